@@ -1,0 +1,1 @@
+"""scoperag runtime: everything that runs at question time."""

@@ -1,0 +1,206 @@
+"""The `scoperag` command: each subcommand parses arguments and calls one library function."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pipeline.config import DEFAULT_INDEX_DIR
+from pipeline.errors import ScopeRagError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def _quiet_environment() -> None:
+    # Nothing may reach the network at start-up: LiteLLM's cost map and MLflow telemetry.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from pipeline.embedders import HashEmbedder, MiniLMEmbedder
+    from pipeline.ingest.build import BuildSettings, build_index
+
+    embedder = (
+        HashEmbedder(args.hash_dim) if args.embedder == "hash" else MiniLMEmbedder(threads=args.threads)
+    )
+    console = _console()
+    with Progress(
+        TextColumn("{task.description:>8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        report = build_index(
+            Path(args.source),
+            Path(args.out),
+            embedder,
+            manifest_path=Path(args.manifest) if args.manifest else None,
+            settings=BuildSettings(chunk_words=args.chunk_words, chunk_overlap=args.chunk_overlap),
+            progress=progress,
+            strict=args.strict,
+        )
+    for skipped in report.skipped:
+        console.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}")
+    for rule in report.unmatched_rules:
+        console.print(f"[yellow]manifest rule matched no file:[/] {rule}")
+    assert report.manifest is not None
+    summary = {
+        "index": args.out,
+        "generation": report.manifest.generation,
+        "documents": report.documents,
+        "chunks": report.chunks,
+        "skipped": [s.path for s in report.skipped],
+        "embedder": embedder.name,
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        console.print(
+            f"indexed {report.documents} documents, {report.chunks} chunks into {args.out} "
+            f"({report.manifest.generation}); {len(report.skipped)} skipped"
+        )
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from pipeline.store import open_store
+
+    store = open_store(Path(args.index))
+    document_ids: list[str] | None = list(args.doc_id) if args.doc_id else None
+    if args.property:
+        entity = store.resolve_entity(args.property)
+        document_ids = sorted(set(document_ids or []) | set(store.entity_document_ids(entity.entity_id)))
+    rows: list[dict[str, Any]]
+    if args.documents:
+        doc_hits = store.search_documents(args.query, args.k, document_ids, args.mode)
+        rows = [
+            {
+                "rank": i,
+                "document_id": h.document.document_id,
+                "filename": h.document.filename,
+                "type": h.document.doc_type,
+                "score": round(h.score, 4),
+                "scores": {k: round(v, 4) for k, v in h.scores.items()},
+                "summary": h.document.summary,
+            }
+            for i, h in enumerate(doc_hits, start=1)
+        ]
+    else:
+        hits = store.search_chunks(args.query, args.k, document_ids, args.mode)
+        rows = [
+            {
+                "rank": i,
+                "document_id": h.chunk.document_id,
+                "filename": h.filename,
+                "page": h.chunk.page,
+                "score": round(h.score, 4),
+                "scores": {k: round(v, 4) for k, v in h.scores.items()},
+                "text": h.chunk.text,
+            }
+            for i, h in enumerate(hits, start=1)
+        ]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    table = Table(title=f"{args.mode} search: {args.query}", show_lines=True)
+    for column in ("#", "document", "page", "score", "text"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        detail = " ".join(f"{k}={v}" for k, v in row["scores"].items())
+        body = str(row.get("text") or row.get("summary"))
+        table.add_row(
+            str(row["rank"]),
+            f"{row['filename']}\n{row['document_id']}",
+            str(row.get("page", "-")),
+            f"{row['score']}\n{detail}",
+            body[:300] + ("..." if len(body) > 300 else ""),
+        )
+    from rich.console import Console
+
+    Console().print(table)
+    if not rows:
+        print("no results")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scoperag", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="build (or rebuild) an index from a directory of documents")
+    p.add_argument("source", help="directory with .md, .txt and .pdf files (and optionally corpus.toml)")
+    p.add_argument("--out", default=str(DEFAULT_INDEX_DIR), help="index directory (default: %(default)s)")
+    p.add_argument("--manifest", help="corpus manifest (default: SOURCE/corpus.toml when present)")
+    p.add_argument("--embedder", choices=["minilm", "hash"], default="minilm")
+    p.add_argument("--hash-dim", type=int, default=64, help=argparse.SUPPRESS)
+    p.add_argument("--threads", type=int, default=1, help="embedding threads (default: 1)")
+    p.add_argument("--chunk-words", type=int, default=120)
+    p.add_argument("--chunk-overlap", type=int, default=30)
+    p.add_argument("--strict", action="store_true", help="fail on the first unreadable file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="ranked chunks (or documents) for a query")
+    p.add_argument("query")
+    p.add_argument("--index", default=str(DEFAULT_INDEX_DIR))
+    p.add_argument("--doc-id", action="append", default=[], metavar="ID", help="restrict to this document")
+    p.add_argument("--property", help="restrict to one entity's documents (name, slug, alias or id)")
+    p.add_argument("--mode", choices=["bm25", "dense", "hybrid"], default="hybrid")
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--documents", action="store_true", help="search documents (summaries, filenames)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_search)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_environment()
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    for noisy in ("bm25s", "pypdf", "faiss"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except ScopeRagError as exc:
+        print(f"scoperag: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("scoperag: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

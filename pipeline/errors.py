@@ -1,0 +1,67 @@
+"""Project errors: one base class, each subclass carries the offending values."""
+
+from __future__ import annotations
+
+
+class ScopeRagError(Exception):
+    """Base of every error scoperag raises on purpose."""
+
+
+class InputFileError(ScopeRagError):
+    """A source file could not be read; carries its path and the reason."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ManifestError(ScopeRagError):
+    """A corpus manifest (corpus.toml) or front matter is invalid."""
+
+
+class IndexCorruptError(ScopeRagError):
+    """An index directory disagrees with its manifest or is missing files."""
+
+    def __init__(self, index_dir: str, problems: list[str]) -> None:
+        joined = "; ".join(problems)
+        super().__init__(
+            f"index at {index_dir} is not usable: {joined}. "
+            f"Rebuild it with `scoperag index SOURCE_DIR --out {index_dir}`."
+        )
+        self.index_dir = index_dir
+        self.problems = problems
+
+
+class IndexNotFoundError(ScopeRagError):
+    """No published index exists at the given directory."""
+
+    def __init__(self, index_dir: str) -> None:
+        super().__init__(
+            f"no index at {index_dir} (no MANIFEST.json). "
+            f"Build one with `scoperag index SOURCE_DIR --out {index_dir}`."
+        )
+        self.index_dir = index_dir
+
+
+class UnknownScopeError(ScopeRagError):
+    """A requested document id or property does not exist in the catalog."""
+
+    def __init__(self, kind: str, values: list[str]) -> None:
+        super().__init__(f"unknown {kind}: {', '.join(values)}")
+        self.kind = kind
+        self.values = values
+
+
+class EmbedderError(ScopeRagError):
+    """The embedding model is missing or does not match its expected hash."""
+
+
+class ModelError(ScopeRagError):
+    """The embedded LM's weights are missing, incomplete, do not match their pinned hash or fail to load."""
+
+    def __init__(self, problem: str, fix: str, path: str | None = None) -> None:
+        super().__init__(f"{problem}. {fix}")
+        self.problem = problem
+        self.fix = fix
+        self.path = path

@@ -1,0 +1,1 @@
+"""Reading source files into pages, chunking them and building an index generation."""

@@ -1,0 +1,110 @@
+"""The corpus manifest (`corpus.toml`) and Markdown front matter, validated by pydantic."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pipeline.errors import ManifestError
+
+MANIFEST_FORMAT = "scoperag-corpus/v1"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EntitySpec(_Strict):
+    """An owning entity: `slug` is how documents refer to it."""
+
+    slug: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str = Field(min_length=1)
+    aliases: list[str] = []
+
+
+class DocumentSpec(_Strict):
+    """Metadata for the files matched by `path` (a relative path or a glob)."""
+
+    path: str = Field(min_length=1)
+    title: str | None = None
+    type: str | None = None
+    summary: str | None = None
+    entities: list[str] = []
+    attributes: dict[str, str] = {}
+
+
+class CorpusManifest(_Strict):
+    """A corpus: its name, its entities, and metadata rules for its documents."""
+
+    format: Literal["scoperag-corpus/v1"]
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    entity_kind: str = "entity"
+    entities: list[EntitySpec] = []
+    documents: list[DocumentSpec] = []
+    # Globs (relative to the corpus directory) of files that are not documents, e.g. a card.
+    exclude: list[str] = []
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> CorpusManifest:
+        slugs = [e.slug for e in self.entities]
+        duplicates = sorted({s for s in slugs if slugs.count(s) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate entity slugs: {', '.join(duplicates)}")
+        unknown = sorted({s for d in self.documents for s in d.entities} - set(slugs))
+        if unknown:
+            raise ValueError(f"documents refer to undeclared entities: {', '.join(unknown)}")
+        return self
+
+    def metadata_for(self, relpath: str) -> DocumentSpec | None:
+        """The merged spec of every rule matching `relpath`; later rules win per field, attributes merge."""
+        matches = [d for d in self.documents if d.path == relpath or fnmatch.fnmatchcase(relpath, d.path)]
+        if not matches:
+            return None
+        merged: dict[str, Any] = {"path": relpath}
+        for spec in matches:
+            for key, value in spec.model_dump(exclude={"path"}, exclude_defaults=True).items():
+                merged[key] = {**merged.get(key, {}), **value} if key == "attributes" else value
+        return DocumentSpec(**merged)
+
+
+class FrontMatter(_Strict):
+    """Metadata a Markdown file may carry between `---` lines at its top."""
+
+    title: str | None = None
+    type: str | None = None
+    summary: str | None = None
+    entities: list[str] = []
+    attributes: dict[str, str] = {}
+
+
+def load_manifest(path: Path) -> CorpusManifest:
+    """The validated manifest at `path`; ManifestError names the file and the problem."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"{path}: cannot read corpus manifest: {exc}") from exc
+    try:
+        return CorpusManifest.model_validate(raw)
+    except ValidationError as exc:
+        raise ManifestError(f"{path}: invalid corpus manifest:\n{exc}") from exc
+
+
+def split_front_matter(text: str, source: str) -> tuple[FrontMatter, str]:
+    """(front matter, body) of a Markdown text; an empty FrontMatter when there is none."""
+    if not text.startswith("---\n"):
+        return FrontMatter(), text
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        raise ManifestError(f"{source}: front matter opened with '---' but never closed")
+    try:
+        raw = yaml.safe_load(text[4:end]) or {}
+        if not isinstance(raw, dict):
+            raise ManifestError(f"{source}: front matter must be a mapping")
+        return FrontMatter.model_validate(raw), text[end + 5 :]
+    except (yaml.YAMLError, ValidationError) as exc:
+        raise ManifestError(f"{source}: invalid front matter: {exc}") from exc

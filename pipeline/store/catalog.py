@@ -1,0 +1,202 @@
+"""The SQLite catalog: documents, entities and their aliases, relationships, chunks."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.types import Chunk, Document, Entity
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE entities (
+    entity_id TEXT PRIMARY KEY, slug TEXT NOT NULL UNIQUE, name TEXT NOT NULL, kind TEXT NOT NULL
+);
+CREATE TABLE entity_aliases (
+    entity_id TEXT NOT NULL REFERENCES entities(entity_id), alias TEXT NOT NULL,
+    PRIMARY KEY (entity_id, alias)
+);
+CREATE TABLE documents (
+    document_id TEXT PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, filename TEXT NOT NULL,
+    title TEXT NOT NULL, summary TEXT NOT NULL, summary_source TEXT NOT NULL,
+    doc_type TEXT NOT NULL, page_count INTEGER NOT NULL, sha256 TEXT NOT NULL,
+    row_start INTEGER NOT NULL, row_end INTEGER NOT NULL, ordinal INTEGER NOT NULL UNIQUE
+);
+CREATE TABLE document_entities (
+    document_id TEXT NOT NULL REFERENCES documents(document_id),
+    entity_id TEXT NOT NULL REFERENCES entities(entity_id), rank INTEGER NOT NULL,
+    PRIMARY KEY (document_id, entity_id)
+);
+CREATE TABLE document_attributes (
+    document_id TEXT NOT NULL REFERENCES documents(document_id), key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (document_id, key)
+);
+CREATE TABLE chunks (
+    row INTEGER PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(document_id),
+    page INTEGER NOT NULL, ordinal INTEGER NOT NULL, text TEXT NOT NULL
+);
+CREATE INDEX chunks_by_document ON chunks(document_id);
+CREATE INDEX document_entities_by_entity ON document_entities(entity_id);
+"""
+
+
+class CatalogWriter:
+    """Writes a new catalog file; rows must be added document by document."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(path)
+        self._db.executescript(SCHEMA)
+
+    def add_entity(self, entity: Entity, kind: str) -> None:
+        self._db.execute(
+            "INSERT INTO entities VALUES (?, ?, ?, ?)", (entity.entity_id, entity.slug, entity.name, kind)
+        )
+        self._db.executemany(
+            "INSERT OR IGNORE INTO entity_aliases VALUES (?, ?)",
+            [(entity.entity_id, alias) for alias in entity.aliases],
+        )
+
+    def add_document(
+        self, document: Document, summary_source: str, sha256: str, row_start: int, ordinal: int
+    ) -> None:
+        self._db.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                document.document_id,
+                document.relpath,
+                document.filename,
+                document.title,
+                document.summary,
+                summary_source,
+                document.doc_type,
+                document.page_count,
+                sha256,
+                row_start,
+                row_start,
+                ordinal,
+            ),
+        )
+        self._db.executemany(
+            "INSERT INTO document_entities VALUES (?, ?, ?)",
+            [(document.document_id, eid, rank) for rank, eid in enumerate(document.entity_ids)],
+        )
+        self._db.executemany(
+            "INSERT INTO document_attributes VALUES (?, ?, ?)",
+            [(document.document_id, k, v) for k, v in document.attributes],
+        )
+
+    def add_chunks(self, chunks: Iterable[Chunk]) -> None:
+        rows = [(c.row, c.document_id, c.page, c.ordinal, c.text) for c in chunks]
+        self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", rows)
+        if rows:
+            self._db.execute(
+                "UPDATE documents SET row_end = ? WHERE document_id = ?", (rows[-1][0] + 1, rows[-1][1])
+            )
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        self._db.commit()
+        self._db.execute("VACUUM")
+        self._db.close()
+
+
+class Catalog:
+    """Read-only view of a catalog; documents and entities are held in memory."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        self.meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        aliases: dict[str, list[str]] = {}
+        for entity_id, alias in self._db.execute(
+            "SELECT entity_id, alias FROM entity_aliases ORDER BY alias"
+        ):
+            aliases.setdefault(entity_id, []).append(alias)
+        self.entities: dict[str, Entity] = {
+            eid: Entity(eid, slug, name, tuple(aliases.get(eid, ())))
+            for eid, slug, name in self._db.execute(
+                "SELECT entity_id, slug, name FROM entities ORDER BY slug"
+            )
+        }
+        self.entity_kind = self.meta.get("entity_kind", "entity")
+        owners: dict[str, list[str]] = {}
+        for did, eid in self._db.execute(
+            "SELECT document_id, entity_id FROM document_entities ORDER BY rank"
+        ):
+            owners.setdefault(did, []).append(eid)
+        attrs: dict[str, list[tuple[str, str]]] = {}
+        for did, key, value in self._db.execute("SELECT * FROM document_attributes ORDER BY key"):
+            attrs.setdefault(did, []).append((key, value))
+        self.documents: dict[str, Document] = {}
+        starts, ends = [], []
+        query = (
+            "SELECT document_id, filename, relpath, title, summary, doc_type, page_count, row_start, row_end"
+            " FROM documents ORDER BY ordinal"
+        )
+        for did, filename, relpath, title, summary, doc_type, pages, start, end in self._db.execute(query):
+            self.documents[did] = Document(
+                did,
+                filename,
+                relpath,
+                title,
+                summary,
+                doc_type,
+                pages,
+                tuple(owners.get(did, ())),
+                tuple(attrs.get(did, ())),
+            )
+            starts.append(start)
+            ends.append(end)
+        self.document_order: list[str] = list(self.documents)
+        self._doc_index = {did: i for i, did in enumerate(self.document_order)}
+        self.row_start = np.array(starts, dtype=np.int64)
+        self.row_end = np.array(ends, dtype=np.int64)
+        self.chunk_count = int(self.row_end.max()) if len(ends) else 0
+        # chunk row -> document position, for mapping dense and BM25 hits back to documents
+        self.row_document = np.zeros(self.chunk_count, dtype=np.int32)
+        for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+            self.row_document[start:end] = i
+
+    def document_position(self, document_id: str) -> int:
+        """Position of a document in document order (its row in the document indexes)."""
+        return self._doc_index[document_id]
+
+    def rows_for_documents(self, document_ids: Sequence[str]) -> npt.NDArray[np.int64]:
+        """Sorted chunk rows of the given (known) documents."""
+        parts = [
+            np.arange(self.row_start[self._doc_index[d]], self.row_end[self._doc_index[d]], dtype=np.int64)
+            for d in sorted(set(document_ids))
+        ]
+        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+    def chunks(self, rows: Sequence[int]) -> list[Chunk]:
+        """The chunks at the given rows, in the order asked."""
+        wanted = [int(r) for r in rows]
+        if not wanted:
+            return []
+        found: dict[int, Chunk] = {}
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for row, did, page, ordinal, text in self._db.execute(
+                f"SELECT row, document_id, page, ordinal, text FROM chunks WHERE row IN ({marks})", batch
+            ):
+                found[row] = Chunk(row, did, page, ordinal, text)
+        return [found[r] for r in wanted]
+
+    def document_ids_for_entity(self, entity_id: str) -> list[str]:
+        """Every document related to the entity, in catalog order (the one scope query)."""
+        rows = self._db.execute(
+            "SELECT de.document_id FROM document_entities de JOIN documents d USING (document_id)"
+            " WHERE de.entity_id = ? ORDER BY d.ordinal",
+            (entity_id,),
+        )
+        return [r[0] for r in rows]
+
+    def close(self) -> None:
+        self._db.close()

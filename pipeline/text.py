@@ -1,0 +1,79 @@
+"""Text normalisation and the BM25 tokenizer (pure functions)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+
+import Stemmer
+
+# Words too common to help ranking; kept short on purpose so that legal phrasing such as
+# "shall not" still matches when quoted.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "when",
+        "where",
+        "does",
+        "do",
+        "did",
+    ]
+)
+
+# Compound tokens first (parcel numbers "2327/30", clause numbers "4.2.1", amounts
+# "1,200,000"), then plain words; compounds are also split into their parts.
+_TOKEN = re.compile(r"[0-9a-z]+(?:[/.,:-][0-9a-z]+)*")
+
+
+def normalise(text: str) -> str:
+    """NFKC-normalised, case-folded text with runs of whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+@cache
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Stemmed index terms of `text`; compound literals are kept whole and split."""
+    out: list[str] = []
+    for match in _TOKEN.findall(normalise(text)):
+        parts = re.split(r"[/.,:-]", match)
+        if len(parts) > 1:
+            out.append(match)
+        out.extend(p for p in parts if p and p not in STOPWORDS)
+    stemmer = _stemmer()
+    return [t if not t.isalpha() else stemmer.stemWord(t) for t in out]

@@ -1,0 +1,68 @@
+"""Values passed between stages: frozen dataclasses, never bare dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+SearchMode = Literal["bm25", "dense", "hybrid"]
+
+
+@dataclass(frozen=True)
+class Entity:
+    """An owning entity (a property, a company) with every name it goes by."""
+
+    entity_id: str
+    slug: str
+    name: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The canonical name followed by its aliases."""
+        return (self.name, *self.aliases)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A catalogued document; `entity_ids` lists its owners, primary first."""
+
+    document_id: str
+    filename: str
+    relpath: str
+    title: str
+    summary: str
+    doc_type: str
+    page_count: int
+    entity_ids: tuple[str, ...] = ()
+    attributes: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of one page of one document; `row` is its position in the indexes."""
+
+    row: int
+    document_id: str
+    page: int
+    ordinal: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    """A retrieved chunk with the fused score and the per-retriever scores behind it."""
+
+    chunk: Chunk
+    filename: str
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DocumentHit:
+    """A retrieved document with its fused score."""
+
+    document: Document
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
