@@ -91,17 +91,13 @@ class MiniLMEmbedder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self._batch_size = batch_size
 
     def __call__(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [
-            self._embed_batch(texts[i : i + self._batch_size]) for i in range(0, len(texts), self._batch_size)
-        ]
+        parts = [self._embed_batch(texts[i : i + self._batch_size]) for i in range(0, len(texts), self._batch_size)]
         return np.concatenate(parts, axis=0)
 
     def _embed_batch(self, texts: Sequence[str]) -> Vectors:

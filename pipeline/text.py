@@ -77,3 +77,13 @@ def bm25_tokens(text: str) -> list[str]:
         out.extend(p for p in parts if p and p not in STOPWORDS)
     stemmer = _stemmer()
     return [t if not t.isalpha() else stemmer.stemWord(t) for t in out]
+
+
+# DSPy's ChatAdapter delimits fields with "[[ ## name ## ]]"; document text must never be able
+# to open or close a field, so such markers are defused before text is shown to an LM.
+_FIELD_MARKER = re.compile(r"\[\[\s*##(.*?)##\s*\]\]", re.DOTALL)
+
+
+def defuse_field_markers(text: str) -> str:
+    """`text` with every DSPy field marker rewritten so no adapter can parse it as one."""
+    return _FIELD_MARKER.sub(lambda m: f"( #{m.group(1)}# )", text)

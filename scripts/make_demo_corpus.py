@@ -170,10 +170,8 @@ PROPERTIES: tuple[Property, ...] = (
         valuation_purpose="mortgage security",
         market_value=112_000_000,
         comparables=(
-            "A five-bedroom house on Miotoni Road, Karen, on 0.6 acres, sold for KSH 128,000,000 in March"
-            " 2024.",
-            "A four-bedroom house on Hardy Road, Karen, on 0.5 acres, sold for KSH 105,000,000 in January"
-            " 2024.",
+            "A five-bedroom house on Miotoni Road, Karen, on 0.6 acres, sold for KSH 128,000,000 in March 2024.",
+            "A four-bedroom house on Hardy Road, Karen, on 0.5 acres, sold for KSH 105,000,000 in January 2024.",
         ),
         buyer="Amina Hassan Abdi",
         offer_price=117_000_000,
@@ -243,10 +241,8 @@ PROPERTIES: tuple[Property, ...] = (
         valuation_purpose="sale",
         market_value=138_500_000,
         comparables=(
-            "A five-bedroom house on Kuro Road, Karen, on 1.2 acres, sold for KSH 150,000,000 in November"
-            " 2023.",
-            "A four-bedroom bungalow on Ndege Road, Karen, on 1.0 acre, sold for KSH 126,000,000 in"
-            " February 2024.",
+            "A five-bedroom house on Kuro Road, Karen, on 1.2 acres, sold for KSH 150,000,000 in November 2023.",
+            "A four-bedroom bungalow on Ndege Road, Karen, on 1.0 acre, sold for KSH 126,000,000 in February 2024.",
         ),
         buyer="Daniel Mwenda Kirimi",
         offer_price=131_000_000,
@@ -316,8 +312,7 @@ PROPERTIES: tuple[Property, ...] = (
         valuation_purpose="mortgage security",
         market_value=28_500_000,
         comparables=(
-            "A three-bedroom house on Kisembe Road, Langata, on 0.25 acres, sold for KSH 31,000,000 in May"
-            " 2024.",
+            "A three-bedroom house on Kisembe Road, Langata, on 0.25 acres, sold for KSH 31,000,000 in May 2024.",
             "14 Banda Lane, Hardy, Karen: a four-bedroom maisonette on 0.5 acres under offer at KSH"
             " 117,000,000 in"
             " July 2024; a much larger house in a superior location, used only as an upper bound.",
@@ -390,8 +385,7 @@ PROPERTIES: tuple[Property, ...] = (
         valuation_purpose="sale",
         market_value=89_000_000,
         comparables=(
-            "A three-bedroom villa on Marula Lane, Karen, on 0.8 acres, sold for KSH 92,000,000 in August"
-            " 2023.",
+            "A three-bedroom villa on Marula Lane, Karen, on 0.8 acres, sold for KSH 92,000,000 in August 2023.",
             "A four-bedroom house on Langata South Road on 0.5 acres, sold for KSH 81,500,000 in June 2023.",
         ),
         buyer="Fatuma Ali Said",
@@ -502,9 +496,7 @@ PROPERTIES: tuple[Property, ...] = (
             ),
         ),
         registered=date(2019, 1, 12),
-        encumbrances=(
-            "Charge to Umoja Savings Bank Ltd to secure KSH 20,000,000, registered 30 January 2019.",
-        ),
+        encumbrances=("Charge to Umoja Savings Bank Ltd to secure KSH 20,000,000, registered 30 January 2019.",),
         encumbrance_summary="charge to Umoja Savings Bank Ltd for KSH 20,000,000",
         search_date=date(2024, 3, 11),
     ),
@@ -679,8 +671,7 @@ PROPERTIES: tuple[Property, ...] = (
         market_value=78_000_000,
         comparables=(
             "A four-bedroom townhouse on Muthangari Drive, Lavington, sold for KSH 80,000,000 in June 2024.",
-            "A four-bedroom townhouse on James Gichuru Road, Lavington, sold for KSH 74,000,000 in April"
-            " 2024.",
+            "A four-bedroom townhouse on James Gichuru Road, Lavington, sold for KSH 74,000,000 in April 2024.",
         ),
         buyer="Victor Omondi Okoth",
         offer_price=76_000_000,
@@ -823,10 +814,8 @@ PROPERTIES: tuple[Property, ...] = (
         valuation_purpose="sale",
         market_value=125_000_000,
         comparables=(
-            "A five-bedroom house on Kandara Road, Kileleshwa, on 0.6 acres sold for KSH 130,000,000 in"
-            " October 2023.",
-            "A four-bedroom house on Mandera Road, Kileleshwa, on 0.5 acres sold for KSH 112,000,000 in"
-            " January 2024.",
+            "A five-bedroom house on Kandara Road, Kileleshwa, on 0.6 acres sold for KSH 130,000,000 in October 2023.",
+            "A four-bedroom house on Mandera Road, Kileleshwa, on 0.5 acres sold for KSH 112,000,000 in January 2024.",
         ),
         buyer="Kamau & Sons Holdings Ltd",
         offer_price=121_000_000,
@@ -1026,8 +1015,7 @@ def lease(p: Property, banner: str | None = None) -> Content:
         ("h2", "3. Outgoings"),
         (
             "p",
-            "3.1 The Tenant pays for electricity, water, refuse collection and internet used at the"
-            " Premises.",
+            "3.1 The Tenant pays for electricity, water, refuse collection and internet used at the Premises.",
         ),
         ("p", "3.2 The Landlord pays land rent, county rates and the insurance of the buildings."),
     ]
@@ -1185,11 +1173,9 @@ def offer_letter(p: Property) -> Content:
         (
             "ul",
             (
-                "The offer is subject to a satisfactory official search and to a valuation for the"
-                " Purchaser's lender.",
+                "The offer is subject to a satisfactory official search and to a valuation for the Purchaser's lender.",
                 "The sale agreement will incorporate the Law Society Conditions of Sale (2015 edition).",
-                "The property is sold subject to the existing tenancy; rent will be apportioned on"
-                " completion.",
+                "The property is sold subject to the existing tenancy; rent will be apportioned on completion.",
                 "This offer is valid for fourteen days from its date and is not binding until a sale"
                 " agreement"
                 " is signed.",
@@ -1531,10 +1517,7 @@ def standard_terms_annex(p: Property) -> Content:
             ),
         ],
     )
-    summary = (
-        "Standard terms annex for residential leases: deposit handling, notices, repairs and dispute"
-        " resolution."
-    )
+    summary = "Standard terms annex for residential leases: deposit handling, notices, repairs and dispute resolution."
     return Content("lease", "Annex B - Standard Terms", summary, pages)
 
 
@@ -1545,8 +1528,7 @@ def valuation_assumptions_annex() -> Content:
             ("h1", "GENERAL ASSUMPTIONS AND LIMITING CONDITIONS"),
             (
                 "p",
-                "These assumptions apply to every residential valuation report unless the report states"
-                " otherwise.",
+                "These assumptions apply to every residential valuation report unless the report states otherwise.",
             ),
             (
                 "ul",
@@ -1710,8 +1692,7 @@ def portfolio_offer(a: Property, b: Property) -> Content:
             ("h2", "Terms"),
             (
                 "p",
-                "Deposit of ten per cent of each price on signing; completion in 120 days; offer valid 14"
-                " days.",
+                "Deposit of ten per cent of each price on signing; completion in 120 days; offer valid 14 days.",
             ),
             ("p", f"Kevin Otieno, for {agent}."),
         ],
@@ -1758,9 +1739,7 @@ class Corpus:
     traps: list[Trap] = field(default_factory=list)
 
     def add(self, path: str, content: Content, entities: Sequence[str], note: str = "") -> str:
-        self.docs.append(
-            Doc(path, content.type, tuple(entities), content.title, content.summary, content.pages, note)
-        )
+        self.docs.append(Doc(path, content.type, tuple(entities), content.title, content.summary, content.pages, note))
         return path
 
     def trap(self, kind: str, document: str, asked: str, expected: str, note: str) -> None:
@@ -2143,8 +2122,7 @@ def build_corpus() -> Corpus:
         smuggle_mv,
         bl.slug,
         "exclude",
-        "about 6 Mvuli Road; '14 B\\u0430nda Lane' (Cyrillic a) appears only as the contractor's previous"
-        " job",
+        "about 6 Mvuli Road; '14 B\\u0430nda Lane' (Cyrillic a) appears only as the contractor's previous job",
     )
     c.trap(
         "lookalike_smuggles_other",
@@ -2382,8 +2360,7 @@ def render_card(corpus: Corpus) -> bytes:
         "- `<property-slug>/*.pdf`: one logical page per PDF page (core font Helvetica, latin-1 text); the"
         " PDF title is the document title and the PDF subject is the summary.",
         "- `traps.toml`: trap records (`kind`, `document`, `asked_entity`, `expected`, `note`).",
-        "- `README.md`: this card. The manifest's `exclude` keeps this card and `traps.toml` out of the"
-        " index.",
+        "- `README.md`: this card. The manifest's `exclude` keeps this card and `traps.toml` out of the index.",
         "",
         "## How it was generated",
         "",
@@ -2403,9 +2380,7 @@ def render_card(corpus: Corpus) -> bytes:
     ]
     for p in PROPERTIES:
         count = sum(1 for x in docs if p.slug in x.entities)
-        out.append(
-            f"| `{p.slug}` | {p.name} | {p.full_address} | {p.parcel} | {'; '.join(p.aliases)} | {count} |"
-        )
+        out.append(f"| `{p.slug}` | {p.name} | {p.full_address} | {p.parcel} | {'; '.join(p.aliases)} | {count} |")
     out += [
         "",
         "Near-identical pairs: Banda Lane / Banda Road (parcels 1160/88 and 1160/880), Karen Ridge /"
@@ -2424,8 +2399,7 @@ def render_card(corpus: Corpus) -> bytes:
         "",
         "## Facts per property (for checking answers)",
         "",
-        "| property | tenant | monthly rent | lease start, term | market value (valuer, date) | offer"
-        " (buyer) |",
+        "| property | tenant | monthly rent | lease start, term | market value (valuer, date) | offer (buyer) |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for p in PROPERTIES:
@@ -2513,9 +2487,7 @@ def write(out_dir: Path) -> list[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out", type=Path, default=DEFAULT_OUT, help="output directory (default: datasets/demo)"
-    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: datasets/demo)")
     args = parser.parse_args()
     written = write(args.out)
     total = sum(p.stat().st_size for p in written)

@@ -112,9 +112,7 @@ def test_catalog_keeps_pages_metadata_and_relationships(corpus: Path, tmp_path: 
     assert banda.slug == "banda-lane"
     assert set(store.entity_document_ids(banda.entity_id)) == {lease.document_id, inspection.document_id}
     pages = {
-        c.page
-        for c in store.catalog.chunks(range(store.catalog.chunk_count))
-        if c.document_id == lease.document_id
+        c.page for c in store.catalog.chunks(range(store.catalog.chunk_count)) if c.document_id == lease.document_id
     }
     assert pages == {1, 2}
     hits = store.search_chunks("parcel L.R. NO: 2327/30", k=1, mode="bm25")
@@ -143,9 +141,7 @@ def test_filtered_search_returns_k_inside_the_filter(corpus: Path, tmp_path: Pat
     allowed = store.entity_document_ids(banda.entity_id)
     total = sum(1 for c in store.catalog.chunks(range(store.catalog.chunk_count)) if c.document_id in allowed)
     for mode in ("bm25", "dense", "hybrid"):
-        hits = store.search_chunks(
-            "valuation Knight Frank market value", k=total, document_ids=allowed, mode=mode
-        )
+        hits = store.search_chunks("valuation Knight Frank market value", k=total, document_ids=allowed, mode=mode)
         assert {h.chunk.document_id for h in hits} <= set(allowed)
         if mode != "bm25":  # dense scores every allowed chunk, so k are always found
             assert len(hits) == total

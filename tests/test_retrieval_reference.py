@@ -24,9 +24,7 @@ CORPUS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "query", ["roof repair", "tenant rent", "Banda Lane valuation", "2327/30", "unknownword"]
-)
+@pytest.mark.parametrize("query", ["roof repair", "tenant rent", "Banda Lane valuation", "2327/30", "unknownword"])
 def test_bm25_scores_match_rank_bm25(query: str) -> None:
     tokens = [bm25_tokens(t) for t in CORPUS]
     ours = BM25Index.build_from_tokens(tokens).scores(query)
@@ -80,9 +78,7 @@ def test_dense_save_load_round_trip(tmp_path) -> None:  # type: ignore[no-untype
     vectors, query = _unit(rng, 50, 8), _unit(rng, 1, 8)[0]
     DenseIndex.build(vectors, "flat").save(tmp_path / "d")
     loaded = DenseIndex.load(tmp_path / "d", "flat")
-    assert (
-        loaded.search(query, 5)[0].tolist() == DenseIndex.build(vectors, "flat").search(query, 5)[0].tolist()
-    )
+    assert loaded.search(query, 5)[0].tolist() == DenseIndex.build(vectors, "flat").search(query, 5)[0].tolist()
 
 
 def test_rrf_matches_hand_computed_values() -> None:

@@ -92,9 +92,7 @@ def build_index(
     excluded = set(corpus.exclude)
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
     report = BuildReport()
-    report.unmatched_rules = [
-        d.path for d in corpus.documents if not any(_matches(d.path, r) for _, r in files)
-    ]
+    report.unmatched_rules = [d.path for d in corpus.documents if not any(_matches(d.path, r) for _, r in files)]
     if not files:
         raise ManifestError(f"no files to index under {source_dir}")
 
@@ -123,10 +121,7 @@ def build_index(
         document = _document(corpus, entities, source)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
         row_start = len(chunk_texts)
-        chunks = [
-            Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text)
-            for i, p in enumerate(pieces)
-        ]
+        chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
         summary_source = "extractive" if _summary_of(corpus, source) is None else "metadata"
         writer.add_document(document, summary_source, _sha256(path), row_start, report.documents)
         writer.add_chunks(chunks)

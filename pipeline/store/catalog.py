@@ -52,17 +52,13 @@ class CatalogWriter:
         self._db.executescript(SCHEMA)
 
     def add_entity(self, entity: Entity, kind: str) -> None:
-        self._db.execute(
-            "INSERT INTO entities VALUES (?, ?, ?, ?)", (entity.entity_id, entity.slug, entity.name, kind)
-        )
+        self._db.execute("INSERT INTO entities VALUES (?, ?, ?, ?)", (entity.entity_id, entity.slug, entity.name, kind))
         self._db.executemany(
             "INSERT OR IGNORE INTO entity_aliases VALUES (?, ?)",
             [(entity.entity_id, alias) for alias in entity.aliases],
         )
 
-    def add_document(
-        self, document: Document, summary_source: str, sha256: str, row_start: int, ordinal: int
-    ) -> None:
+    def add_document(self, document: Document, summary_source: str, sha256: str, row_start: int, ordinal: int) -> None:
         self._db.execute(
             "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -93,9 +89,7 @@ class CatalogWriter:
         rows = [(c.row, c.document_id, c.page, c.ordinal, c.text) for c in chunks]
         self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", rows)
         if rows:
-            self._db.execute(
-                "UPDATE documents SET row_end = ? WHERE document_id = ?", (rows[-1][0] + 1, rows[-1][1])
-            )
+            self._db.execute("UPDATE documents SET row_end = ? WHERE document_id = ?", (rows[-1][0] + 1, rows[-1][1]))
 
     def set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
@@ -113,21 +107,15 @@ class Catalog:
         self._db = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
         self.meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         aliases: dict[str, list[str]] = {}
-        for entity_id, alias in self._db.execute(
-            "SELECT entity_id, alias FROM entity_aliases ORDER BY alias"
-        ):
+        for entity_id, alias in self._db.execute("SELECT entity_id, alias FROM entity_aliases ORDER BY alias"):
             aliases.setdefault(entity_id, []).append(alias)
         self.entities: dict[str, Entity] = {
             eid: Entity(eid, slug, name, tuple(aliases.get(eid, ())))
-            for eid, slug, name in self._db.execute(
-                "SELECT entity_id, slug, name FROM entities ORDER BY slug"
-            )
+            for eid, slug, name in self._db.execute("SELECT entity_id, slug, name FROM entities ORDER BY slug")
         }
         self.entity_kind = self.meta.get("entity_kind", "entity")
         owners: dict[str, list[str]] = {}
-        for did, eid in self._db.execute(
-            "SELECT document_id, entity_id FROM document_entities ORDER BY rank"
-        ):
+        for did, eid in self._db.execute("SELECT document_id, entity_id FROM document_entities ORDER BY rank"):
             owners.setdefault(did, []).append(eid)
         attrs: dict[str, list[tuple[str, str]]] = {}
         for did, key, value in self._db.execute("SELECT * FROM document_attributes ORDER BY key"):

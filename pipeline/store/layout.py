@@ -79,9 +79,7 @@ def publish_generation(index_dir: Path, scratch: Path, fields: dict[str, object]
     files: dict[str, FileRecord] = {}
     for path in sorted(p for p in scratch.rglob("*") if p.is_file()):
         _fsync_path(path)
-        files[path.relative_to(scratch).as_posix()] = FileRecord(
-            size=path.stat().st_size, sha256=sha256_file(path)
-        )
+        files[path.relative_to(scratch).as_posix()] = FileRecord(size=path.stat().st_size, sha256=sha256_file(path))
     now = datetime.now(UTC)
     generation = f"gen-{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     manifest = IndexManifest(

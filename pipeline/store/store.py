@@ -98,11 +98,7 @@ class Store:
     ) -> list[ChunkHit]:
         """Top k chunks for `query`, inside `document_ids` when given (still k if they hold k)."""
         self._record("search_chunks", document_ids, query)
-        rows = (
-            None
-            if document_ids is None
-            else self.catalog.rows_for_documents(self.check_document_ids(document_ids))
-        )
+        rows = None if document_ids is None else self.catalog.rows_for_documents(self.check_document_ids(document_ids))
         ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights)
         chunks = self.catalog.chunks([row for row, _, _ in ranked])
         return [
@@ -126,9 +122,7 @@ class Store:
             rows = np.array(sorted(self.catalog.document_position(d) for d in set(checked)), dtype=np.int64)
         ranked = self._hybrid(query, k, rows, self.document_bm25, self.document_dense, mode, weights)
         order = self.catalog.document_order
-        return [
-            DocumentHit(self.catalog.documents[order[row]], score, scores) for row, score, scores in ranked
-        ]
+        return [DocumentHit(self.catalog.documents[order[row]], score, scores) for row, score, scores in ranked]
 
     def _hybrid(
         self,
@@ -152,9 +146,7 @@ class Store:
         if mode != "hybrid":
             name = "bm25" if mode == "bm25" else "dense"
             return [(row, score, {name: score}) for row, score in raw[name].items()][:k]
-        fused = reciprocal_rank_fusion(
-            {n: r.tolist() for n, (r, _) in found.items()}, weights=weights, limit=k
-        )
+        fused = reciprocal_rank_fusion({n: r.tolist() for n, (r, _) in found.items()}, weights=weights, limit=k)
         return [(f.row, f.score, {"rrf": f.score, **{n: raw[n][f.row] for n in f.ranks}}) for f in fused]
 
 
