@@ -7,16 +7,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pipeline.core_config import CoreConfig
 from pipeline.errors import ScopeRagError
 
 DEFAULT_INDEX_DIR = Path(".scoperag/index")
-
-
-class RetrievalSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    chunks_per_subquestion: int = Field(default=6, ge=1, le=50)
-    documents_per_search: int = Field(default=8, ge=1, le=100)
-    rrf_k: int = Field(default=60, ge=1)
+DEFAULT_HISTORY = Path(".scoperag/history.sqlite")
 
 
 class Settings(BaseModel):
@@ -24,10 +19,11 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     index_dir: Path = DEFAULT_INDEX_DIR
+    history: Path = DEFAULT_HISTORY
     embed_threads: int = Field(default=1, ge=1, le=64)
-    chunk_words: int = Field(default=120, ge=16, le=2000)
-    chunk_overlap: int = Field(default=30, ge=0)
-    retrieval: RetrievalSettings = RetrievalSettings()
+    lm_threads: int = Field(default=1, ge=1, le=64)
+    relevance_threshold: float = Field(default=5.0, ge=0, le=10)
+    core: CoreConfig = CoreConfig()
 
 
 def load_settings(path: Path | None) -> Settings:

@@ -38,8 +38,7 @@ class IndexNotFoundError(ScopeRagError):
 
     def __init__(self, index_dir: str) -> None:
         super().__init__(
-            f"no index at {index_dir} (no MANIFEST.json). "
-            f"Build one with `scoperag index SOURCE_DIR --out {index_dir}`."
+            f"no index at {index_dir} (no MANIFEST.json). Build one with `scoperag index SOURCE_DIR --out {index_dir}`."
         )
         self.index_dir = index_dir
 
@@ -65,3 +64,19 @@ class ModelError(ScopeRagError):
         self.problem = problem
         self.fix = fix
         self.path = path
+
+
+class ScopeViolationError(ScopeRagError):
+    """A value that is not a canonical, known, in-scope document id was about to reach the store."""
+
+    def __init__(self, values: list[str]) -> None:
+        super().__init__(f"refused to send document ids outside the scope to the store: {', '.join(values)}")
+        self.values = values
+
+
+class RetrievalUnavailableError(ScopeRagError):
+    """A search backend cannot serve this turn (down, missing); the tool is given up at once."""
+
+
+class RetrievalRateLimitedError(ScopeRagError):
+    """A search backend asked us to slow down; the call may be retried."""

@@ -1,0 +1,297 @@
+"""Entity matching that look-alike letters cannot fool, and "another address" detection.
+
+Text is folded to a skeleton (NFKC, invisible characters and accents removed, Cyrillic and
+Greek look-alikes mapped to Latin, case-folded) and split into word tokens; names match as
+whole token runs, so "Banda Lane" never matches inside "Banda Road" and a Cyrillic "а"
+neither hides "Banda Lane" nor disguises "Dik Dik Lane".
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from pipeline.core_config import EntityGateConfig
+from pipeline.types import Entity
+
+# Look-alikes of Latin letters (after NFKC), each string's letters aligned with the Latin ones.
+_LOOKALIKES = (
+    ("авеёкмнорстухѕіїјԁһԛԝӏьɡɑı", "abeekmhopctyxsiijdhqwlbgai"),  # Cyrillic and Latin small
+    ("АВЕЁКМНОРСТУХЅІЇЈԀҺԚԜӀ", "ABEEKMHOPCTYXSIIJDHQWI"),  # Cyrillic capital
+    ("αβεηικνορτυχγωμ", "abeniknoptuxywu"),  # Greek small
+    ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),  # Greek capital
+)
+_CONFUSABLES = str.maketrans("".join(a for a, _ in _LOOKALIKES), "".join(b for _, b in _LOOKALIKES))
+# Zero-width and directional characters that render as nothing but split words.
+_INVISIBLE = dict.fromkeys(
+    [
+        0x00AD,
+        0x034F,
+        0x061C,
+        0x180E,
+        0xFEFF,
+        *range(0x200B, 0x2010),
+        *range(0x202A, 0x202F),
+        *range(0x2060, 0x2065),
+        *range(0x2066, 0x206A),
+    ]
+)
+_WORD = re.compile(r"[^\W_]+")
+_PARCEL = re.compile(
+    r"\b(?:l\s*\.?\s*r|title|parcel)\s*\.?\s*(?:no|number|#)?\s*\.?\s*[:.]?\s*(\d+(?:\s*/\s*[0-9a-z]+)+)",
+    re.IGNORECASE,
+)
+_BARE_PARCEL = re.compile(r"\b\d+(?:\s*/\s*\d+)+\b")
+
+MentionSource = Literal["entity", "parcel_number", "configured", "street_pattern"]
+# When two candidate mentions overlap and are equally long, the lower rank wins.
+_SOURCE_RANK = {"entity": 0, "parcel_number": 1, "configured": 2, "street_pattern": 3}
+
+
+def fold(text: str) -> str:
+    """Case-preserving skeleton text: NFKC, no invisibles, no accents, look-alikes in Latin."""
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    stripped = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", stripped.translate(_CONFUSABLES))
+
+
+def skeleton(text: str) -> str:
+    """Folded, case-folded words joined by single spaces: what entity matching compares."""
+    return " ".join(t.folded for t in tokenize(text))
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word of folded text: its character span, its cased form and its skeleton."""
+
+    start: int
+    end: int
+    cased: str
+    folded: str
+
+
+def tokenize(text: str) -> list[Token]:
+    """Words of `fold(text)`; punctuation and underscores separate words."""
+    folded = fold(text)
+    return [Token(m.start(), m.end(), m.group(), m.group().casefold()) for m in _WORD.finditer(folded)]
+
+
+# Names and patterns are folded once per process, not once per document.
+@lru_cache(maxsize=65536)
+def phrase_tokens(phrase: str) -> tuple[str, ...]:
+    """The skeleton words of a name or pattern."""
+    return tuple(t.folded for t in tokenize(phrase))
+
+
+@lru_cache(maxsize=16384)
+def name_variants(entity: Entity) -> tuple[tuple[str, ...], ...]:
+    """Skeleton word runs an entity goes by: each name, and each without a leading house number."""
+    out: dict[tuple[str, ...], None] = {}
+    for name in entity.names:
+        words = phrase_tokens(name)
+        out[words] = None
+        stripped = words
+        while stripped and stripped[0].isdigit():
+            stripped = stripped[1:]
+        if stripped and any(not w.isdigit() for w in stripped):
+            out[stripped] = None
+    return tuple(w for w in out if w)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A name or address found in a text, as a token span; `asked` marks the asked entity."""
+
+    label: str
+    start: int
+    end: int
+    source: MentionSource
+    asked: bool
+    entity_id: str | None = None
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+    @property
+    def strong(self) -> bool:
+        """A catalog entity or a configured location, not a guess from a pattern."""
+        return self.source in ("entity", "configured") or self.entity_id is not None
+
+
+def _runs(words: Sequence[str], phrase: Sequence[str]) -> Iterable[int]:
+    """Start positions of `phrase` as a run of whole words in `words`."""
+    n = len(phrase)
+    if n == 0:
+        return
+    first = phrase[0]
+    for i, word in enumerate(words[: len(words) - n + 1]):
+        if word == first and tuple(words[i : i + n]) == tuple(phrase):
+            yield i
+
+
+def parcel_number(raw: str) -> str:
+    """A parcel number without spaces, case-folded: "2327 / 30" -> "2327/30"."""
+    return re.sub(r"\s+", "", raw).casefold()
+
+
+def find_parcel_numbers(text: str) -> list[str]:
+    """Parcel numbers written as "L.R. NO: 1160/88" (or title/parcel no.) in `text`."""
+    return [parcel_number(m.group(1)) for m in _PARCEL.finditer(fold(text))]
+
+
+@lru_cache(maxsize=16384)
+def entity_parcels(entity: Entity) -> frozenset[str]:
+    """Parcel numbers written in the entity's names and aliases."""
+    found: set[str] = set()
+    for name in entity.names:
+        folded = fold(name)
+        found.update(parcel_number(m.group(1)) for m in _PARCEL.finditer(folded))
+        found.update(parcel_number(m.group()) for m in _BARE_PARCEL.finditer(folded))
+    return frozenset(found)
+
+
+def _select(candidates: list[Mention]) -> list[Mention]:
+    """Leftmost-longest non-overlapping mentions, ordered by position."""
+    chosen: list[Mention] = []
+    taken: set[int] = set()
+    for m in sorted(candidates, key=lambda c: (-c.length, c.start, _SOURCE_RANK[c.source], not c.asked)):
+        span = set(range(m.start, m.end))
+        if span & taken:
+            continue
+        taken |= span
+        chosen.append(m)
+    return sorted(chosen, key=lambda c: (c.start, c.end))
+
+
+def _name_candidates(
+    words: Sequence[str], entities: Sequence[Entity], asked: bool, skip: frozenset[tuple[str, ...]]
+) -> list[Mention]:
+    out: list[Mention] = []
+    for entity in entities:
+        for name in name_variants(entity):
+            if name in skip:
+                continue
+            out.extend(
+                Mention(entity.name, i, i + len(name), "entity", asked, entity.entity_id) for i in _runs(words, name)
+            )
+    return out
+
+
+def find_entity_mentions(text: str, entities: Sequence[Entity]) -> list[Mention]:
+    """Catalog entities named in `text`: names, aliases and parcel numbers, longest first."""
+    tokens = tokenize(text)
+    words = [t.folded for t in tokens]
+    owners = {p: e for e in entities for p in entity_parcels(e)}
+    parcels = [m for m in _parcel_candidates(fold(text), tokens, frozenset(), owners) if m.entity_id]
+    return _select([*_name_candidates(words, entities, asked=False, skip=frozenset()), *parcels])
+
+
+@dataclass(frozen=True)
+class AddressScan:
+    """Mentions of the asked entities and of any other address in one text."""
+
+    asked: tuple[Mention, ...]
+    others: tuple[Mention, ...]
+
+    @property
+    def other_labels(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m.label for m in self.others))
+
+
+def _parcel_candidates(
+    folded: str, tokens: Sequence[Token], asked_parcels: frozenset[str], owners: dict[str, Entity]
+) -> list[Mention]:
+    ends = [t.end for t in tokens]
+    starts = [t.start for t in tokens]
+    out = []
+    for m in _PARCEL.finditer(folded):
+        number = parcel_number(m.group(1))
+        first = bisect.bisect_right(ends, m.start())
+        last = bisect.bisect_left(starts, m.end())
+        owner = owners.get(number)
+        if number in asked_parcels:
+            out.append(Mention(f"parcel {number}", first, last, "parcel_number", True))
+        else:
+            label = owner.name if owner else f"parcel {number}"
+            out.append(Mention(label, first, last, "parcel_number", False, owner.entity_id if owner else None))
+    return out
+
+
+def _street_candidates(
+    tokens: Sequence[Token],
+    config: EntityGateConfig,
+    asked_names: Sequence[str],
+    other_names: Sequence[tuple[str, Entity]],
+    shared: frozenset[tuple[str, ...]],
+) -> list[Mention]:
+    """ "<Head> Lane"-style addresses; one that is part of a known name counts as that entity."""
+    types = {v for t in config.street_types for v in (t.title(), t.upper())}
+    stop = {s.casefold() for s in config.street_head_stopwords}
+    out = []
+    for i in range(1, len(tokens)):
+        head = tokens[i - 1]
+        if tokens[i].cased not in types or not head.cased[0].isupper() or not head.cased.isalpha():
+            continue
+        if head.folded in stop:
+            continue
+        label = f"{head.folded} {tokens[i].folded}"
+        if (head.folded, tokens[i].folded) in shared:
+            continue
+        if any(_contains(name, label) for name in asked_names):
+            out.append(Mention(label, i - 1, i + 1, "street_pattern", True))
+            continue
+        owner = next((e for name, e in other_names if _contains(name, label)), None)
+        out.append(
+            Mention(
+                owner.name if owner else label,
+                i - 1,
+                i + 1,
+                "street_pattern",
+                False,
+                owner.entity_id if owner else None,
+            )
+        )
+    return out
+
+
+def scan_addresses(
+    text: str, asked: Sequence[Entity], others: Sequence[Entity], config: EntityGateConfig
+) -> AddressScan:
+    """The asked entities and other addresses named in `text` (catalog, configured, patterns).
+
+    A phrase shared by an asked and another entity says nothing and is ignored; a configured
+    location that is part of an asked name is not "another" address.
+    """
+    tokens = tokenize(text)
+    words = [t.folded for t in tokens]
+    asked_names = {n for e in asked for n in name_variants(e)}
+    other_names = {n for e in others for n in name_variants(e)}
+    shared = frozenset(asked_names & other_names)
+    asked_parcels: frozenset[str] = frozenset().union(*(entity_parcels(e) for e in asked))
+    owners = {p: e for e in others for p in entity_parcels(e) if p not in asked_parcels}
+    asked_text = [" ".join(n) for n in asked_names - shared]
+    other_text = [(" ".join(n), e) for e in others for n in name_variants(e) if n not in shared]
+    candidates = [
+        *_name_candidates(words, asked, asked=True, skip=shared),
+        *_name_candidates(words, others, asked=False, skip=shared),
+        *_parcel_candidates(fold(text), tokens, asked_parcels, owners),
+        *_street_candidates(tokens, config, asked_text, other_text, shared),
+    ]
+    for pattern in dict.fromkeys(phrase_tokens(p) for p in config.conflicting_location_patterns):
+        if not pattern or any(_contains(name, " ".join(pattern)) for name in asked_text):
+            continue
+        label = " ".join(pattern)
+        candidates.extend(Mention(label, i, i + len(pattern), "configured", False) for i in _runs(words, pattern))
+    chosen = _select(candidates)
+    return AddressScan(tuple(m for m in chosen if m.asked), tuple(m for m in chosen if not m.asked))
+
+
+def _contains(haystack: str, needle: str) -> bool:
+    """Whole-word containment of one skeleton phrase in another."""
+    return f" {needle} " in f" {haystack} "

@@ -1,0 +1,264 @@
+"""The entity gate (seed 002): no document or chunk about another property gets through.
+
+A document is judged on its summary, never on its filename alone:
+- hard exclusion, never relaxed: the summary does not name the asked entity but names
+  another address (catalog entity, configured location, "<Word> Lane", parcel number); or
+  the summary names no address at all and the filename or title names only another one;
+- soft exclusion (entity required in the summary): the summary names no address at all and
+  the catalog ties the document to a different entity; or the summary names the asked
+  entity but another address more prominently (unless the catalog lists the asked entity
+  among the document's owners: one offer genuinely about two properties);
+- a summary that names no address and belongs to no other entity (a generic annex) is kept,
+  ranked after documents whose summary names the entity.
+When every document would be excluded, soft exclusions come back ranked: entity in the
+filename, then neither, then (only if configured) prominence losers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.core_config import EntityGateConfig
+from pipeline.entities import AddressScan, scan_addresses
+from pipeline.types import ChunkHit, Document, Entity
+
+log = logging.getLogger(__name__)
+
+ExclusionReason = Literal[
+    "entity_not_in_summary",
+    "other_address_in_summary",
+    "other_address_in_filename",
+    "other_address_more_prominent",
+    "owned_by_other_entity",
+]
+ChunkExclusionReason = Literal["entity_not_in_chunk", "other_address_in_chunk"]
+
+
+@dataclass(frozen=True)
+class DocumentVerdict:
+    """Everything the gate found about one document and what it decided."""
+
+    document_id: str
+    filename: str
+    entity_in_summary: bool
+    entity_in_filename: bool
+    other_addresses: tuple[str, ...]
+    reasons: tuple[ExclusionReason, ...]
+    hard: bool
+
+    @property
+    def keep(self) -> bool:
+        return not self.reasons
+
+    @property
+    def tier(self) -> int:
+        """Relaxation rank: entity in summary, in filename only, nowhere, losing on prominence."""
+        if "other_address_more_prominent" in self.reasons:
+            return 3
+        if self.entity_in_summary:
+            return 0
+        return 1 if self.entity_in_filename else 2
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A document kept out of the results, with why."""
+
+    document_id: str
+    filename: str
+    reasons: tuple[ExclusionReason, ...]
+    other_addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Documents kept (best first), documents excluded, and any relaxed back in."""
+
+    kept: tuple[Document, ...]
+    exclusions: tuple[Exclusion, ...]
+    relaxed: tuple[str, ...]
+    verdicts: tuple[DocumentVerdict, ...]
+
+    @property
+    def kept_ids(self) -> tuple[str, ...]:
+        return tuple(d.document_id for d in self.kept)
+
+
+def gate_inputs(
+    entity_ids: Sequence[str], entities: Mapping[str, Entity]
+) -> tuple[tuple[Entity, ...], tuple[Entity, ...]]:
+    """(asked entities, every other catalog entity) for the given asked ids."""
+    asked = tuple(entities[e] for e in dict.fromkeys(entity_ids) if e in entities)
+    wanted = {e.entity_id for e in asked}
+    return asked, tuple(e for e in entities.values() if e.entity_id not in wanted)
+
+
+def _dominant_other(scan: AddressScan) -> str | None:
+    """Another address that outweighs the asked entity: more mentions, or as many and earlier.
+
+    A guessed address (street pattern, unknown parcel) must be mentioned more often to win,
+    because "Banda Lane, off Ngong Road" is about Banda Lane.
+    """
+    count, first = len(scan.asked), scan.asked[0].start
+    for label in scan.other_labels:
+        found = [m for m in scan.others if m.label == label]
+        strong = any(m.strong for m in found)
+        if len(found) > count or (len(found) == count and strong and found[0].start < first):
+            return label
+    return None
+
+
+def judge_document(
+    document: Document, asked: Sequence[Entity], others: Sequence[Entity], config: EntityGateConfig
+) -> DocumentVerdict:
+    """The gate's verdict on one document, from its summary (its filename and catalog owners
+    only decide when the summary names no address at all)."""
+    summary = scan_addresses(document.summary, asked, others, config)
+    name = scan_addresses(f"{document.filename}\n{document.title}", asked, others, config)
+    in_summary, in_name = bool(summary.asked), bool(name.asked)
+    asked_ids = {e.entity_id for e in asked}
+    owned_by_asked = bool(asked_ids & set(document.entity_ids))
+    owned_by_other = bool(document.entity_ids) and not owned_by_asked
+    # With no summary at all, the filename is the only description there is (seed 002, 1).
+    filename_stands_in = in_name and not document.summary.strip()
+    others_found = summary.other_labels
+    reasons: tuple[ExclusionReason, ...] = ()
+    hard = False
+    if not in_summary and others_found:
+        reasons, hard = ("entity_not_in_summary", "other_address_in_summary"), True
+    elif not in_summary and not in_name and name.others:
+        reasons, hard, others_found = (
+            ("entity_not_in_summary", "other_address_in_filename"),
+            True,
+            name.other_labels,
+        )
+    elif not in_summary and config.require_entity_in_summary and owned_by_other and not filename_stands_in:
+        reasons = ("entity_not_in_summary", "owned_by_other_entity")
+    elif in_summary and others_found and config.prominence_check and not owned_by_asked:
+        dominant = _dominant_other(summary)
+        if dominant is not None:
+            reasons, others_found = ("other_address_more_prominent",), (dominant, *others_found)
+    return DocumentVerdict(
+        document.document_id,
+        document.filename,
+        in_summary,
+        in_name,
+        tuple(dict.fromkeys(others_found)),
+        reasons,
+        hard,
+    )
+
+
+def _relaxable(verdict: DocumentVerdict, config: EntityGateConfig) -> bool:
+    if verdict.hard or verdict.keep:
+        return False
+    return config.relax_prominence_exclusions or "other_address_more_prominent" not in verdict.reasons
+
+
+def gate(
+    documents: Sequence[Document],
+    asked: Sequence[Entity],
+    others: Sequence[Entity],
+    config: EntityGateConfig,
+    doc_type_hint: AbstractSet[str] = frozenset(),
+) -> GateResult:
+    """Documents about the asked entities, best first; every exclusion logged with its reason.
+
+    With no asked entity the gate is inactive and only the document-type hint reorders.
+    """
+    hint = {h.casefold() for h in doc_type_hint}
+    if not asked:
+        ordered = sorted(documents, key=lambda d: d.doc_type.casefold() not in hint)
+        return GateResult(tuple(ordered), (), (), ())
+    verdicts = [judge_document(d, asked, others, config) for d in documents]
+    keep = {v.document_id for v in verdicts if v.keep}
+    relaxed: list[str] = []
+    if not keep and config.relax_when_all_excluded:
+        relaxed = [v.document_id for v in verdicts if _relaxable(v, config)]
+        if relaxed:
+            log.warning("entity gate would exclude every document; relaxed %d soft exclusions", len(relaxed))
+        keep = set(relaxed)
+    by_id = {v.document_id: v for v in verdicts}
+    position = {d.document_id: i for i, d in enumerate(documents)}
+    kept = sorted(
+        (d for d in documents if d.document_id in keep),
+        key=lambda d: (by_id[d.document_id].tier, d.doc_type.casefold() not in hint, position[d.document_id]),
+    )
+    exclusions = tuple(
+        Exclusion(v.document_id, v.filename, v.reasons, v.other_addresses)
+        for v in verdicts
+        if v.document_id not in keep
+    )
+    for e in exclusions:
+        log.info(
+            "entity gate excluded %s (%s): %s; other addresses %s",
+            e.document_id,
+            e.filename,
+            ", ".join(e.reasons),
+            list(e.other_addresses),
+        )
+    for v in verdicts:
+        if v.document_id in keep:
+            log.debug(
+                "entity gate kept %s (%s): entity in %s",
+                v.document_id,
+                v.filename,
+                "summary" if v.entity_in_summary else "filename" if v.entity_in_filename else "neither",
+            )
+    return GateResult(tuple(kept), exclusions, tuple(relaxed), tuple(verdicts))
+
+
+@dataclass(frozen=True)
+class ChunkExclusion:
+    """A chunk kept away from the answer: it names another address and not the asked entity."""
+
+    document_id: str
+    filename: str
+    page: int
+    row: int
+    reasons: tuple[ChunkExclusionReason, ...]
+    other_addresses: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BackstopResult:
+    """Chunks that may be shown and cited, and the ones dropped."""
+
+    kept: tuple[ChunkHit, ...]
+    exclusions: tuple[ChunkExclusion, ...]
+
+
+def chunk_backstop(
+    hits: Sequence[ChunkHit], asked: Sequence[Entity], others: Sequence[Entity], config: EntityGateConfig
+) -> BackstopResult:
+    """`hits` without the chunks that name another address but not the asked entity."""
+    if not asked:
+        return BackstopResult(tuple(hits), ())
+    kept, dropped = [], []
+    for hit in hits:
+        scan = scan_addresses(hit.chunk.text, asked, others, config)
+        if scan.asked or not scan.others:
+            kept.append(hit)
+            continue
+        dropped.append(
+            ChunkExclusion(
+                hit.chunk.document_id,
+                hit.filename,
+                hit.chunk.page,
+                hit.chunk.row,
+                ("entity_not_in_chunk", "other_address_in_chunk"),
+                scan.other_labels,
+            )
+        )
+        log.info(
+            "chunk backstop dropped %s page %d (%s): names %s",
+            hit.filename,
+            hit.chunk.page,
+            hit.chunk.document_id,
+            list(scan.other_labels),
+        )
+    return BackstopResult(tuple(kept), tuple(dropped))
