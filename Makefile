@@ -1,4 +1,4 @@
-# Two commands: `make demo` (set up, index the demo corpus, ask a question) and `make test`.
+# Two commands: `make demo` (set up, index the demo corpus, search, ask) and `make test`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -20,7 +20,8 @@ setup: $(STAMP)
 
 demo: setup
 	$(BIN)/scoperag index datasets/demo --out $(INDEX)
-	$(BIN)/scoperag search "What is the monthly rent for Banda Lane?" --property "Banda Lane" --index $(INDEX)
+	$(BIN)/scoperag search "monthly rent" --property "Banda Lane" --index $(INDEX) -k 3
+	$(BIN)/scoperag ask "What is the monthly rent for Banda Lane and who is the tenant?" --property "Banda Lane" --index $(INDEX)
 
 lint: setup
 	$(BIN)/ruff check .

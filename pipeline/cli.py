@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.config import DEFAULT_INDEX_DIR
+from pipeline.config import DEFAULT_HISTORY, DEFAULT_INDEX_DIR
 from pipeline.errors import ScopeRagError
 
 if TYPE_CHECKING:
@@ -38,9 +38,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.embedders import HashEmbedder, MiniLMEmbedder
     from pipeline.ingest.build import BuildSettings, build_index
 
-    embedder = (
-        HashEmbedder(args.hash_dim) if args.embedder == "hash" else MiniLMEmbedder(threads=args.threads)
-    )
+    embedder = HashEmbedder(args.hash_dim) if args.embedder == "hash" else MiniLMEmbedder(threads=args.threads)
     console = _console()
     with Progress(
         TextColumn("{task.description:>8}"),
@@ -152,6 +150,142 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ask(args: argparse.Namespace) -> int:
+    import dspy
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from pipeline.events import Completed, Failed
+    from pipeline.history import History
+    from pipeline.lm import make_lm
+    from pipeline.program import ScopedQA
+    from pipeline.scope import resolve_scope
+    from pipeline.store import open_store
+
+    console = _console()
+    store = open_store(Path(args.index))
+    scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
+    cache_dir = Path(os.environ.get("SCOPERAG_CACHE_DIR", Path.home() / ".cache" / "scoperag")) / "models"
+    with console.status("loading the language model...") as status:
+        lm = make_lm(args.lm, cache_dir=cache_dir, threads=args.threads)
+        program = ScopedQA(store)
+        state: dict[str, object] = {}
+        final: Completed | Failed | None = None
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            for event in program.stream(args.question, scope, state):
+                status.update(_describe(event))
+                if isinstance(event, Completed | Failed):
+                    final = event
+    trace = state.get("trace")
+    history_id = None
+    if trace is not None:
+        history = History(Path(args.history))
+        history_id = history.record(trace)  # type: ignore[arg-type]
+        history.close()
+    if isinstance(final, Failed) or final is None:
+        console.print(f"[red]error:[/] {final.message if final else 'no answer'}")
+        return 1
+    if args.json:
+        print(final.model_copy(update={"history_id": history_id}).model_dump_json(indent=2))
+        return 0
+    out = Console()
+    for section in final.sections:
+        out.print(Markdown(f"## {section.index + 1}. {section.sub_question}"))
+        if section.status == "error":
+            out.print(f"  [red]{section.error}[/]")
+        for bullet in section.bullets:
+            out.print(f"  - {bullet}", highlight=False)
+        if section.sources:
+            names = "; ".join(f"{s.filename} p.{s.page}" for s in section.sources)
+            out.print(f"  [dim]sources: {names}[/]", highlight=False)
+        out.print()
+    out.print(
+        f"[dim]{final.lm_calls} LM calls, {final.tokens} tokens, {final.seconds:.1f} s; "
+        f"scope: {scope.kind}; history: {history_id}[/]"
+    )
+    return 0
+
+
+def _describe(event: object) -> str:
+    from pipeline.events import Decomposed, GeneratingSubquestion
+
+    if isinstance(event, Decomposed):
+        return f"decomposed into {len(event.sub_questions)} sub-question(s); retrieving..."
+    if isinstance(event, GeneratingSubquestion):
+        return f"answering {event.index + 1}: {event.sub_question}"
+    return f"{getattr(event, 'phase', 'working')}..."
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipeline.history import History
+
+    history = History(Path(args.history))
+    if args.id:
+        entry = history.get(args.id)
+        if args.json:
+            print(entry.trace.model_dump_json(indent=2))
+        else:
+            console = Console()
+            console.print(f"[bold]{entry.question}[/]  ({entry.created_at}, {entry.history_id})")
+            console.print(entry.answer or "(no answer)", highlight=False)
+            trace = entry.trace
+            for sq in trace.sub_questions:
+                kept = sum(1 for c in sq.chunks if c.kept)
+                console.print(
+                    f"  sub-question {sq.index + 1}: {sq.sub_question} - {len(sq.chunks)} retrieved, {kept} kept"
+                )
+            for item in trace.interventions:
+                console.print(f"  [yellow]{item.guard}[/] {item.target}: {item.reason}", highlight=False)
+            for item in trace.fallbacks:
+                console.print(f"  [magenta]fallback {item.guard}[/] {item.target}: {item.reason}", highlight=False)
+            console.print(f"  {entry.lm_calls} LM calls, {entry.tokens} tokens, {entry.seconds:.1f} s")
+        return 0
+    entries = history.recent(args.limit)
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": e.history_id,
+                        "created_at": e.created_at,
+                        "question": e.question,
+                        "lm_calls": e.lm_calls,
+                        "tokens": e.tokens,
+                        "seconds": e.seconds,
+                    }
+                    for e in entries
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    table = Table(title="recent questions")
+    for column in ("id", "when", "question", "LM calls", "tokens", "s"):
+        table.add_column(column)
+    for e in entries:
+        table.add_row(
+            e.history_id[:8],
+            e.created_at,
+            e.question[:70],
+            str(e.lm_calls),
+            str(e.tokens),
+            f"{e.seconds:.1f}",
+        )
+    Console().print(table)
+    return 0
+
+
+def _silence_libraries() -> None:
+    # bm25s sets its own logger to DEBUG when imported; import it first so this sticks.
+    import bm25s  # noqa: F401
+
+    for noisy in ("bm25s", "pypdf", "faiss", "LiteLLM", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scoperag", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
@@ -180,6 +314,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--documents", action="store_true", help="search documents (summaries, filenames)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("ask", help="answer a question with sectioned, cited answers")
+    p.add_argument("question")
+    p.add_argument("--index", default=str(DEFAULT_INDEX_DIR))
+    p.add_argument("--doc-id", action="append", default=[], metavar="ID", help="chip: only these documents")
+    p.add_argument("--property", help="only this entity's documents (name, slug, alias or id)")
+    p.add_argument(
+        "--lm",
+        default=os.environ.get("SCOPERAG_LM"),
+        help="'embedded' (default), a LiteLLM model string (openai/..., ollama_chat/...) or an http(s) base URL",
+    )
+    p.add_argument("--threads", type=int, default=1, help="embedded model threads (default: 1)")
+    p.add_argument("--history", default=str(DEFAULT_HISTORY))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("history", help="list recent questions, or show one with its trace")
+    p.add_argument("id", nargs="?", help="history id (or a unique prefix)")
+    p.add_argument("--history", default=str(DEFAULT_HISTORY))
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_history)
     return parser
 
 
@@ -189,8 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    for noisy in ("bm25s", "pypdf", "faiss"):
-        logging.getLogger(noisy).setLevel(logging.ERROR)
+    _silence_libraries()
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)

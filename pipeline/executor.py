@@ -93,12 +93,13 @@ def execute_plan(
     config: CoreConfig | None = None,
     context: Sequence[ContextSource] = (),
     weights: Mapping[str, float] | None = None,
+    dense_query: str | None = None,
 ) -> ExecutionResult:
     """Run `plan` inside `scope`. The gate protects the scope's property, else the entities
     the question names; `context` adds retry sources after the scope's (e.g. the user's reply)."""
     config = config or CoreConfig()
     gate_ids = gate_entity_ids(scope, mentioned_entity_ids)
-    run = RetrievalTools(store, scope, config, gate_ids, doc_type_hint, weights)
+    run = RetrievalTools(store, scope, config, gate_ids, doc_type_hint, weights, dense_query)
     loop = ToolLoop(run.tools(), config.tool_loop, [*context_sources(scope, store.entity_document_ids), *context])
     ex = _Execution(run, loop)
     for step in plan.steps:

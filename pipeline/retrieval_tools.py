@@ -57,6 +57,7 @@ class SearchStore(Protocol):
         document_ids: Sequence[str] | None = None,
         mode: SearchMode = "hybrid",
         weights: dict[str, float] | None = None,
+        dense_query: str | None = None,
     ) -> list[ChunkHit]: ...
 
     def entity_document_ids(self, entity_id: str) -> list[str]: ...
@@ -102,8 +103,11 @@ class RetrievalTools:
         gate_ids: Sequence[str],
         doc_type_hint: AbstractSet[str],
         weights: Mapping[str, float] | None,
+        dense_query: str | None = None,
     ) -> None:
         self.store, self.scope, self.config = store, scope, config
+        # A HyDE passage replaces the query for dense chunk search only (BM25 keeps the words asked).
+        self.dense_query = dense_query
         self.known = frozenset(store.catalog.documents)
         self.allowed = allowed_document_ids(scope, store.entity_document_ids)
         self.asked, self.others = gate_inputs(gate_ids, store.catalog.entities)
@@ -195,7 +199,9 @@ class RetrievalTools:
         ids = self.ensure_sendable(accepted)
         self.recorder.sent = ids
         k = _int_arg(args, "k", self.config.chunks_k)
-        found = _store_call(lambda: self.store.search_chunks(query, k, ids, weights=self.weights))
+        found = _store_call(
+            lambda: self.store.search_chunks(query, k, ids, weights=self.weights, dense_query=self.dense_query)
+        )
         if found.value is None:
             return found
         backstop = chunk_backstop(found.value, self.asked, self.others, self.config.entity_gate)

@@ -1,1 +1,8 @@
-"""signatures package."""
+"""DSPy signatures, one per file; each docstring is the module's instruction."""
+
+from signatures.decompose import Decompose
+from signatures.hyde import HyDE
+from signatures.score_relevance import ScoreRelevance
+from signatures.sectioned_answer import SectionedAnswer
+
+__all__ = ["Decompose", "HyDE", "ScoreRelevance", "SectionedAnswer"]

@@ -95,11 +95,15 @@ class Store:
         document_ids: Sequence[str] | None = None,
         mode: SearchMode = "hybrid",
         weights: dict[str, float] | None = None,
+        dense_query: str | None = None,
     ) -> list[ChunkHit]:
-        """Top k chunks for `query`, inside `document_ids` when given (still k if they hold k)."""
+        """Top k chunks for `query`, inside `document_ids` when given (still k if they hold k).
+
+        `dense_query` (e.g. a HyDE passage) replaces `query` for the dense half only.
+        """
         self._record("search_chunks", document_ids, query)
         rows = None if document_ids is None else self.catalog.rows_for_documents(self.check_document_ids(document_ids))
-        ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights)
+        ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query)
         chunks = self.catalog.chunks([row for row, _, _ in ranked])
         return [
             ChunkHit(chunk, self.catalog.documents[chunk.document_id].filename, score, scores)
@@ -133,6 +137,7 @@ class Store:
         dense: DenseIndex,
         mode: SearchMode,
         weights: dict[str, float] | None,
+        dense_query: str | None = None,
     ) -> list[tuple[int, float, dict[str, float]]]:
         if rows is not None and len(rows) == 0:
             return []
@@ -141,7 +146,7 @@ class Store:
         if mode in ("bm25", "hybrid"):
             found["bm25"] = bm25.search(query, depth, rows)
         if mode in ("dense", "hybrid"):
-            found["dense"] = dense.search(self.embedder([query])[0], depth, rows)
+            found["dense"] = dense.search(self.embedder([dense_query or query])[0], depth, rows)
         raw = {name: dict(zip(r.tolist(), s.tolist(), strict=True)) for name, (r, s) in found.items()}
         if mode != "hybrid":
             name = "bm25" if mode == "bm25" else "dense"

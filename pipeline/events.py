@@ -1,0 +1,73 @@
+"""Progress events of one question (seed 003 order), shared by the CLI and the HTTP server."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceRef(_Event):
+    """A cited page: document id, filename and page."""
+
+    document_id: str
+    filename: str
+    page: int
+
+
+class Section(_Event):
+    """One sub-question's answer: bullets with inline citations, its sources, or its error."""
+
+    index: int
+    sub_question: str
+    bullets: tuple[str, ...] = ()
+    sources: tuple[SourceRef, ...] = ()
+    status: Literal["answered", "no_information", "error"] = "answered"
+    error: str | None = None
+
+
+class Decomposed(_Event):
+    phase: Literal["decomposed"] = "decomposed"
+    sub_questions: tuple[str, ...]
+
+
+class Retrieving(_Event):
+    phase: Literal["retrieving"] = "retrieving"
+
+
+class Filtering(_Event):
+    phase: Literal["filtering"] = "filtering"
+
+
+class GeneratingSubquestion(_Event):
+    phase: Literal["generating_subquestion"] = "generating_subquestion"
+    index: int
+    sub_question: str
+
+
+class Completed(_Event):
+    phase: Literal["completed"] = "completed"
+    answer: str
+    sections: tuple[Section, ...]
+    strategy: str = "retrieve_then_answer"
+    # Set when the planner needs the user to choose before anything is read.
+    clarifying_questions: tuple[str, ...] = ()
+    lm_calls: int
+    tokens: int
+    seconds: float
+    history_id: str | None = None
+
+
+class Failed(_Event):
+    phase: Literal["error"] = "error"
+    message: str
+
+
+Event = Annotated[
+    Decomposed | Retrieving | Filtering | GeneratingSubquestion | Completed | Failed,
+    Field(discriminator="phase"),
+]

@@ -1,0 +1,428 @@
+"""The DSPy program: decompose -> per-sub-question retrieval inside the guards -> one scoring
+call -> answer -> citation check. `forward()` only wires steps; every decision that is not
+the LM's lives in plain functions (scope, executor, relevance, citations)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+
+from pipeline.citations import CitedSource, RemovedCitation, check_citation, citation_label, shown_sources
+from pipeline.core_config import CoreConfig
+from pipeline.events import (
+    Completed,
+    Decomposed,
+    Event,
+    Failed,
+    Filtering,
+    GeneratingSubquestion,
+    Retrieving,
+    Section,
+    SourceRef,
+)
+from pipeline.executor import ExecutionResult, execute_plan
+from pipeline.intake import analyse_question
+from pipeline.planner import plan_question, round_weights
+from pipeline.planner_state import PlannerState
+from pipeline.relevance import apply_scores
+from pipeline.scope import Scope, allowed_document_ids, build_plan
+from pipeline.store import Store
+from pipeline.text import defuse_field_markers
+from pipeline.trace import Intervention, QuestionTrace, RetrievedChunk, SubQuestionTrace
+from pipeline.types import ChunkHit
+from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
+from signatures.types import AnswerSection, ChunkForScoring, ScoringGroup, SectionContext, SourceChunk
+
+log = logging.getLogger(__name__)
+
+MAX_SUB_QUESTIONS = 5
+MAX_BULLETS = 5
+NO_INFORMATION = "No relevant information found"
+
+
+@dataclass(frozen=True)
+class ProgramSettings:
+    """Knobs of the program that are not the LM's: threshold, sizes, limits."""
+
+    relevance_threshold: float = 5.0
+    max_chunk_chars: int = 900
+    # Output budgets per call: a small model that starts repeating itself stops here.
+    max_tokens: dict[str, int] = field(
+        default_factory=lambda: {"decompose": 256, "score": 512, "answer": 1024, "hyde": 256}
+    )
+    core: CoreConfig = field(default_factory=CoreConfig)
+
+
+@dataclass(frozen=True)
+class RetrievalContext:
+    """What the planner decided for every sub-question's retrieval."""
+
+    mentioned: tuple[str, ...] = ()
+    doc_type_hint: frozenset[str] = frozenset()
+    weights: dict[str, float] | None = None
+    passage: str | None = None
+
+    def with_passage(self, passage: str | None) -> RetrievalContext:
+        return RetrievalContext(self.mentioned, self.doc_type_hint, self.weights, passage)
+
+
+class LMFailure(Exception):
+    """The LM could not be reached or failed outright (not a parse problem)."""
+
+
+def clean_sub_questions(raw: object, question: str) -> tuple[list[str], bool]:
+    """1..5 distinct non-blank sub-questions; ([question], True) when there are none."""
+    items = raw if isinstance(raw, list) else []
+    seen: dict[str, None] = {}
+    for item in items:
+        if isinstance(item, str) and item.strip() and item.strip().casefold() not in (s.casefold() for s in seen):
+            seen[item.strip()] = None
+    cleaned = list(seen)[:MAX_SUB_QUESTIONS]
+    return (cleaned, False) if cleaned else ([question], True)
+
+
+def strip_inline_citations(text: str) -> str:
+    """Bullet text without bracketed page references the LM wrote itself (only checked ones are shown)."""
+    import re
+
+    return re.sub(r"\s*\[[^\[\]]{1,300}?,\s*(?:page|p\.)\s*\d+\s*\]", "", text, flags=re.IGNORECASE).strip()
+
+
+class ScopedQA(dspy.Module):
+    """Scoped, sectioned question answering with citations checked against what was shown."""
+
+    def __init__(self, store: Store, settings: ProgramSettings | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.settings = settings or ProgramSettings()
+        self.decompose = dspy.Predict(Decompose)
+        self.score = dspy.Predict(ScoreRelevance)
+        self.answer = dspy.Predict(SectionedAnswer)
+        self.hyde = dspy.Predict(HyDE)
+        self._entities = list(store.catalog.entities.values())
+        self._doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
+
+    def forward(self, question: str, scope: Scope) -> dspy.Prediction:
+        last: Event | None = None
+        state: dict[str, Any] = {}
+        for event in self.stream(question, scope, state):
+            last = event
+        if isinstance(last, Failed):
+            raise LMFailure(last.message)
+        if not isinstance(last, Completed):
+            raise LMFailure("the program ended without an answer")
+        return dspy.Prediction(answer=last.answer, sections=list(last.sections), trace=state["trace"])
+
+    # -- the pipeline as a stream of events -----------------------------------------------
+
+    def stream(self, question: str, scope: Scope, state: dict[str, Any] | None = None) -> Iterator[Event]:
+        """Progress events in seed-003 order, ending with `completed` or `error`.
+
+        `state["trace"]` holds the QuestionTrace once the stream ends.
+        """
+        state = state if state is not None else {}
+        trace = QuestionTrace(question=question, scope=scope.model_dump(mode="json"))
+        state["trace"] = trace
+        started = time.perf_counter()
+        intake = analyse_question(question, self._entities, self._doc_types, self.settings.core.planner)
+        plan = plan_question(intake, scope, self.store.catalog.entities, self.settings.core.planner)
+        trace.planner = plan.model_dump(mode="json")
+        if plan.strategy in ("clarify_then_retrieve", "defer_or_refuse"):
+            yield self._without_retrieval(plan, trace, started)
+            return
+        first_round = plan.retrieval_rounds[0] if plan.retrieval_rounds else None
+        retrieval = RetrievalContext(
+            mentioned=intake.entity_ids,
+            doc_type_hint=intake.doc_type_hint,
+            weights=round_weights(first_round) if first_round else None,
+        )
+        try:
+            if first_round is not None and first_round.use_hyde:
+                retrieval = retrieval.with_passage(self._hyde(question, trace))
+            sub_questions = self._decompose(question, trace)
+            yield Decomposed(sub_questions=tuple(sub_questions))
+            yield Retrieving()
+            groups = [self._retrieve(i, sq, scope, retrieval, trace) for i, sq in enumerate(sub_questions)]
+            yield Filtering()
+            kept = self._score(sub_questions, groups, trace)
+            sections_out: list[Section] = []
+            answered = self._generate(question, sub_questions, kept, trace)
+            for index, sub_question in enumerate(sub_questions):
+                yield GeneratingSubquestion(index=index, sub_question=sub_question)
+                sections_out.append(self._section(index, sub_question, kept[index], answered, scope, trace))
+        except LMFailure as exc:
+            trace.timings["total"] = time.perf_counter() - started
+            yield Failed(message=f"language model failed: {exc}")
+            return
+        trace.timings["total"] = time.perf_counter() - started
+        answer = render_markdown(sections_out)
+        trace.answer = answer
+        trace.sections = [s.model_dump(mode="json") for s in sections_out]
+        yield Completed(
+            answer=answer,
+            sections=tuple(sections_out),
+            lm_calls=trace.lm_calls,
+            tokens=trace.tokens,
+            seconds=round(trace.timings["total"], 3),
+            strategy=plan.strategy,
+        )
+
+    def _without_retrieval(self, plan: PlannerState, trace: QuestionTrace, started: float) -> Completed:
+        """The answer when the planner stops before reading: clarify, or refuse."""
+        questions = tuple(q.question for q in plan.clarifying_questions)
+        if plan.strategy == "clarify_then_retrieve":
+            answer = "Before searching, please clarify:\n" + "\n".join(f"- {q}" for q in questions)
+        else:
+            answer = "This request cannot be answered from the documents under the current safety settings."
+        trace.answer = answer
+        trace.timings["total"] = time.perf_counter() - started
+        return Completed(
+            answer=answer,
+            sections=(),
+            lm_calls=0,
+            tokens=0,
+            seconds=round(trace.timings["total"], 3),
+            strategy=plan.strategy,
+            clarifying_questions=questions,
+        )
+
+    # -- steps --------------------------------------------------------------------------------
+
+    def _call(self, name: str, predictor: dspy.Predict, trace: QuestionTrace, **inputs: Any) -> dspy.Prediction | None:
+        """One LM call, counted with its tokens; None when the output could not be parsed."""
+        started = time.perf_counter()
+        trace.lm_calls += 1
+        try:
+            with dspy.track_usage() as usage:
+                result = predictor(**inputs, config={"max_tokens": self.settings.max_tokens.get(name, 1024)})
+        except (dspy.utils.exceptions.AdapterParseError, ValueError) as exc:
+            trace.fallbacks.append(Intervention(guard=name, target="lm_output", reason=f"unparseable: {exc!s:.300}"))
+            return None
+        except Exception as exc:  # any other failure is the LM's: stop with an error event
+            raise LMFailure(f"{name}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            trace.timings[name] = trace.timings.get(name, 0.0) + time.perf_counter() - started
+        for entries in usage.usage_data.values():
+            for entry in entries:
+                trace.prompt_tokens += int(entry.get("prompt_tokens") or 0)
+                trace.completion_tokens += int(entry.get("completion_tokens") or 0)
+        return result
+
+    def _decompose(self, question: str, trace: QuestionTrace) -> list[str]:
+        result = self._call("decompose", self.decompose, trace, question=question)
+        sub_questions, fell_back = clean_sub_questions(getattr(result, "sub_questions", None), question)
+        if fell_back:
+            trace.fallbacks.append(
+                Intervention(guard="decompose", target="sub_questions", reason="empty: using the question")
+            )
+        return sub_questions
+
+    def _hyde(self, question: str, trace: QuestionTrace) -> str | None:
+        result = self._call("hyde", self.hyde, trace, question=question)
+        passage = getattr(result, "passage", None)
+        return passage.strip() if isinstance(passage, str) and passage.strip() else None
+
+    def _retrieve(
+        self, index: int, sub_question: str, scope: Scope, retrieval: RetrievalContext, trace: QuestionTrace
+    ) -> list[ChunkHit]:
+        started = time.perf_counter()
+        plan = build_plan(scope, sub_question, self.store.entity_document_ids)
+        result: ExecutionResult = execute_plan(
+            self.store,
+            plan,
+            scope,
+            mentioned_entity_ids=retrieval.mentioned,
+            doc_type_hint=retrieval.doc_type_hint,
+            config=self.settings.core,
+            weights=retrieval.weights,
+            dense_query=retrieval.passage,
+        )
+        trace.timings["retrieve"] = trace.timings.get("retrieve", 0.0) + time.perf_counter() - started
+        record_execution(trace, index, sub_question, result)
+        return list(result.chunks)
+
+    def _score(
+        self, sub_questions: Sequence[str], groups: list[list[ChunkHit]], trace: QuestionTrace
+    ) -> list[list[ChunkHit]]:
+        if not any(groups):
+            return groups
+        payload = [
+            ScoringGroup(
+                sub_question_index=i,
+                sub_question=sq,
+                chunks=[
+                    ChunkForScoring(chunk_index=j, source=citation_label(h.filename, h.chunk.page), text=self._shown(h))
+                    for j, h in enumerate(groups[i])
+                ],
+            )
+            for i, sq in enumerate(sub_questions)
+        ]
+        result = self._call("score", self.score, trace, groups=payload)
+        raw = getattr(result, "scores", None) if result is not None else None
+        verdicts, fallbacks = apply_scores([len(g) for g in groups], raw, self.settings.relevance_threshold)
+        for fb in fallbacks:
+            trace.fallbacks.append(
+                Intervention(
+                    guard="score",
+                    target=f"sub_question:{fb.sub_question_index}",
+                    reason=f"{fb.reason}: {fb.detail}",
+                )
+            )
+        kept: list[list[ChunkHit]] = []
+        for verdict, group, sq_trace in zip(verdicts, groups, trace.sub_questions, strict=True):
+            for chunk_trace, score, keep in zip(sq_trace.chunks, verdict.scores, verdict.kept, strict=True):
+                chunk_trace.relevance, chunk_trace.kept = score, keep
+            kept.append([h for h, keep in zip(group, verdict.kept, strict=True) if keep])
+        return kept
+
+    def _generate(
+        self, question: str, sub_questions: Sequence[str], kept: list[list[ChunkHit]], trace: QuestionTrace
+    ) -> dict[int, AnswerSection]:
+        contexts = [
+            SectionContext(
+                sub_question_index=i,
+                sub_question=sq,
+                chunks=[SourceChunk(filename=h.filename, page=h.chunk.page, text=self._shown(h)) for h in kept[i]],
+            )
+            for i, sq in enumerate(sub_questions)
+            if kept[i]
+        ]
+        if not contexts:
+            return {}
+        result = self._call("answer", self.answer, trace, question=question, sections_context=contexts)
+        sections = getattr(result, "sections", None) if result is not None else None
+        answered: dict[int, AnswerSection] = {}
+        for section in sections if isinstance(sections, list) else []:
+            if isinstance(section, AnswerSection) and section.sub_question_index not in answered:
+                answered[section.sub_question_index] = section
+        return answered
+
+    def _section(
+        self,
+        index: int,
+        sub_question: str,
+        chunks: list[ChunkHit],
+        answered: dict[int, AnswerSection],
+        scope: Scope,
+        trace: QuestionTrace,
+    ) -> Section:
+        if not chunks:
+            return Section(index=index, sub_question=sub_question, bullets=(NO_INFORMATION,), status="no_information")
+        section = answered.get(index)
+        if section is None or not section.bullets:
+            trace.fallbacks.append(
+                Intervention(guard="answer", target=f"section:{index}", reason="missing from the answer")
+            )
+            return Section(
+                index=index,
+                sub_question=sub_question,
+                status="error",
+                error="Unable to generate an answer for this sub-question.",
+            )
+        allowed = allowed_document_ids(scope, self.store.entity_document_ids)
+        shown = shown_sources(chunks)
+        bullets: list[str] = []
+        cited: dict[tuple[str, int], CitedSource] = {}
+        if len(section.bullets) > MAX_BULLETS:
+            trace.interventions.append(
+                Intervention(
+                    guard="answer",
+                    target=f"section:{index}",
+                    reason=f"{len(section.bullets)} bullets cut to {MAX_BULLETS}",
+                )
+            )
+        for bullet in section.bullets[:MAX_BULLETS]:
+            labels = []
+            for citation in bullet.citations:
+                verdict = check_citation(index, citation.filename, citation.page, shown, allowed)
+                if isinstance(verdict, RemovedCitation):
+                    trace.interventions.append(
+                        Intervention(
+                            guard="citation",
+                            target=f"section:{index}:{citation_label(citation.filename, citation.page)}",
+                            reason=verdict.reason,
+                        )
+                    )
+                    continue
+                cited.setdefault((verdict.document_id, verdict.page), verdict)
+                labels.append(citation_label(verdict.filename, verdict.page))
+            text = strip_inline_citations(bullet.text)
+            if text:
+                bullets.append(" ".join([text, *dict.fromkeys(labels)]))
+        sources = tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in cited.values())
+        if not bullets:
+            return Section(
+                index=index,
+                sub_question=sub_question,
+                status="error",
+                error="The answer for this sub-question was empty.",
+            )
+        return Section(index=index, sub_question=sub_question, bullets=tuple(bullets), sources=sources)
+
+    def _shown(self, hit: ChunkHit) -> str:
+        return defuse_field_markers(hit.chunk.text[: self.settings.max_chunk_chars])
+
+
+def render_markdown(sections: Sequence[Section]) -> str:
+    """The answer as Markdown: one `## Sub-question N:` section per sub-question."""
+    parts = []
+    for section in sections:
+        lines = [f"## Sub-question {section.index + 1}: {section.sub_question}"]
+        if section.status == "error":
+            lines.append(f"- {section.error}")
+        else:
+            lines.extend(f"- {bullet}" for bullet in section.bullets)
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def record_execution(trace: QuestionTrace, index: int, sub_question: str, result: ExecutionResult) -> None:
+    """Copy what the executor decided into the question trace."""
+    sq = SubQuestionTrace(index=index, sub_question=sub_question)
+    for step in result.trace.steps:
+        sq.plan.append(
+            {
+                "step_id": step.step_id,
+                "tool": step.tool,
+                "sent": list(step.sent or ()),
+                "status": str(step.status),
+            }
+        )
+        for rejection in step.rejections:
+            trace.interventions.append(
+                Intervention(guard="id", target=repr(rejection.value)[:120], reason=str(rejection.reason))
+            )
+        if step.sent:
+            trace.store_document_ids.extend(step.sent)
+    for exclusion in result.trace.gate_exclusions:
+        trace.interventions.append(
+            Intervention(
+                guard="entity_gate",
+                target=f"{exclusion.document_id} {exclusion.filename}",
+                reason=", ".join(exclusion.reasons),
+            )
+        )
+    for chunk_exclusion in result.trace.chunk_exclusions:
+        trace.interventions.append(
+            Intervention(
+                guard="chunk_backstop",
+                target=f"{chunk_exclusion.filename} page {chunk_exclusion.page}",
+                reason=", ".join(chunk_exclusion.reasons),
+            )
+        )
+    for hit in result.chunks:
+        sq.chunks.append(
+            RetrievedChunk(
+                document_id=hit.chunk.document_id,
+                filename=hit.filename,
+                page=hit.chunk.page,
+                row=hit.chunk.row,
+                retrieval_score=hit.score,
+            )
+        )
+    trace.sub_questions.append(sq)

@@ -1,0 +1,69 @@
+"""Typed values the signatures read and write (rendered to and parsed from JSON by DSPy)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ChunkForScoring(_Model):
+    """A retrieved chunk shown to the scorer, numbered within its sub-question's group."""
+
+    chunk_index: int
+    source: str = Field(description="[filename, page N]")
+    text: str
+
+
+class ScoringGroup(_Model):
+    """One sub-question and the chunks retrieved for it."""
+
+    sub_question_index: int
+    sub_question: str
+    chunks: list[ChunkForScoring]
+
+
+class GroupScores(_Model):
+    """Relevance of each chunk of one group to that group's own sub-question."""
+
+    sub_question_index: int
+    scores: list[float] = Field(description="one score 0-10 per chunk, in chunk_index order")
+
+
+class SourceChunk(_Model):
+    """A chunk the answer may cite, labelled the way citations must name it."""
+
+    filename: str
+    page: int
+    text: str
+
+
+class SectionContext(_Model):
+    """A sub-question and the only chunks its section may use and cite."""
+
+    sub_question_index: int
+    sub_question: str
+    chunks: list[SourceChunk]
+
+
+class Citation(_Model):
+    """A reference to one page of one shown document."""
+
+    filename: str
+    page: int
+
+
+class Bullet(_Model):
+    """One statement of a section with the pages that support it."""
+
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+
+
+class AnswerSection(_Model):
+    """The answer to one sub-question: 1-5 bullets."""
+
+    sub_question_index: int
+    bullets: list[Bullet]

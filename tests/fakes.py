@@ -1,0 +1,95 @@
+"""Test LMs: DummyLM whose answers are computed from the prompt it is shown."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from dspy.clients.engines.dummy_engine import AsyncDummyEngine, DummyEngine
+from dspy.utils import DummyLM
+
+Responder = Callable[[str], Any]
+
+
+class _ScriptEngine(DummyEngine):
+    def __init__(self, owner: DummyLM, respond: Responder) -> None:
+        super().__init__(owner)
+        self.respond = respond
+
+    def _complete_messages(self, messages: list[dict[str, str]]):  # type: ignore[no-untyped-def]
+        from dspy.lm15 import Message, Response, TextPart, Usage
+
+        answer = self.respond(messages[-1]["content"])
+        # a str is sent as the raw completion (malformed output); a dict as well-formed fields
+        output = answer if isinstance(answer, str) else self.owner._format_answer_fields(answer)
+        return Response(
+            id=None,
+            model="scripted",
+            message=Message.assistant([TextPart(output)]),
+            finish_reason="stop",
+            usage=Usage(input_tokens=len(messages[-1]["content"]) // 4, output_tokens=len(output) // 4, total_tokens=0),
+        )
+
+
+def scripted_lm(respond: Responder) -> DummyLM:
+    """A DummyLM that answers each call with `respond(last user message)`."""
+    lm = DummyLM([])
+    engine = _ScriptEngine(lm, respond)
+    lm._engine_spec = engine
+    lm._async_engine_spec = AsyncDummyEngine(engine)
+    return lm
+
+
+def field(prompt: str, name: str) -> Any:
+    """The JSON value of input field `name` in a ChatAdapter prompt."""
+    match = re.search(
+        r"\[\[ ## " + re.escape(name) + r" ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", prompt, re.S
+    )
+    if match is None:
+        raise KeyError(name)
+    text = match.group(1).strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def cooperative(sub_questions: list[str] | None = None, score: float = 8.0) -> Responder:
+    """A well-behaved LM: decomposes as told, scores every chunk `score`, cites what it sees."""
+
+    def respond(prompt: str) -> dict[str, Any]:
+        if "[[ ## groups ## ]]" in prompt:
+            groups = field(prompt, "groups")
+            return {
+                "scores": [
+                    {"sub_question_index": g["sub_question_index"], "scores": [score] * len(g["chunks"])}
+                    for g in groups
+                ]
+            }
+        if "[[ ## sections_context ## ]]" in prompt:
+            contexts = field(prompt, "sections_context")
+            return {
+                "sections": [
+                    {
+                        "sub_question_index": c["sub_question_index"],
+                        "bullets": [
+                            {
+                                "text": f"From {ch['filename']}: {ch['text'][:40]}",
+                                "citations": [{"filename": ch["filename"], "page": ch["page"]}],
+                            }
+                            for ch in c["chunks"][:2]
+                        ],
+                    }
+                    for c in contexts
+                ]
+            }
+        if "`[[ ## passage ## ]]`" in prompt:
+            return {"passage": f"A document stating the answer to: {field(prompt, 'question')}"}
+        if "[[ ## question ## ]]" in prompt:
+            question = field(prompt, "question")
+            return {"sub_questions": sub_questions if sub_questions is not None else [question]}
+        raise AssertionError(f"unexpected prompt: {prompt[:200]}")
+
+    return respond
