@@ -20,7 +20,7 @@ from pipeline.guards.ids import IdRejection, resolve_step_references
 from pipeline.retrieval_tools import RetrievalTools, SearchStore, ToolRecorder, context_sources
 from pipeline.scope import Plan, PlanStep, Scope, ToolName, gate_entity_ids
 from pipeline.tool_loop import CallRecord, CallStatus, ContextSource, StopReason, ToolCall, ToolError, ToolLoop
-from pipeline.types import ChunkHit, DocumentHit
+from pipeline.types import ChunkHit, DocumentHit, SearchMode
 
 log = logging.getLogger(__name__)
 
@@ -94,12 +94,13 @@ def execute_plan(
     context: Sequence[ContextSource] = (),
     weights: Mapping[str, float] | None = None,
     dense_query: str | None = None,
+    mode: SearchMode = "hybrid",
 ) -> ExecutionResult:
     """Run `plan` inside `scope`. The gate protects the scope's property, else the entities
     the question names; `context` adds retry sources after the scope's (e.g. the user's reply)."""
     config = config or CoreConfig()
     gate_ids = gate_entity_ids(scope, mentioned_entity_ids)
-    run = RetrievalTools(store, scope, config, gate_ids, doc_type_hint, weights, dense_query)
+    run = RetrievalTools(store, scope, config, gate_ids, doc_type_hint, weights, dense_query, mode)
     loop = ToolLoop(run.tools(), config.tool_loop, [*context_sources(scope, store.entity_document_ids), *context])
     ex = _Execution(run, loop)
     for step in plan.steps:

@@ -200,7 +200,7 @@ class ScopedQA(dspy.Module):
         try:
             with dspy.track_usage() as usage:
                 result = predictor(**inputs, config={"max_tokens": self.settings.max_tokens.get(name, 1024)})
-        except (dspy.utils.exceptions.AdapterParseError, ValueError) as exc:
+        except dspy.utils.exceptions.AdapterParseError as exc:
             trace.fallbacks.append(Intervention(guard=name, target="lm_output", reason=f"unparseable: {exc!s:.300}"))
             return None
         except Exception as exc:  # any other failure is the LM's: stop with an error event

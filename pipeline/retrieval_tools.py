@@ -104,10 +104,12 @@ class RetrievalTools:
         doc_type_hint: AbstractSet[str],
         weights: Mapping[str, float] | None,
         dense_query: str | None = None,
+        mode: SearchMode = "hybrid",
     ) -> None:
         self.store, self.scope, self.config = store, scope, config
         # A HyDE passage replaces the query for dense chunk search only (BM25 keeps the words asked).
         self.dense_query = dense_query
+        self.mode: SearchMode = mode
         self.known = frozenset(store.catalog.documents)
         self.allowed = allowed_document_ids(scope, store.entity_document_ids)
         self.asked, self.others = gate_inputs(gate_ids, store.catalog.entities)
@@ -169,7 +171,9 @@ class RetrievalTools:
                 self.recorder.sent = ()
                 return ToolResult.success(())
         self.recorder.sent = restrict
-        found = _store_call(lambda: self.store.search_documents(query, GATE_DEPTH * k, restrict, weights=self.weights))
+        found = _store_call(
+            lambda: self.store.search_documents(query, GATE_DEPTH * k, restrict, mode=self.mode, weights=self.weights)
+        )
         if found.value is None:
             return found
         by_id = {h.document.document_id: h for h in found.value}
@@ -200,7 +204,9 @@ class RetrievalTools:
         self.recorder.sent = ids
         k = _int_arg(args, "k", self.config.chunks_k)
         found = _store_call(
-            lambda: self.store.search_chunks(query, k, ids, weights=self.weights, dense_query=self.dense_query)
+            lambda: self.store.search_chunks(
+                query, k, ids, mode=self.mode, weights=self.weights, dense_query=self.dense_query
+            )
         )
         if found.value is None:
             return found

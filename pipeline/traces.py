@@ -1,0 +1,154 @@
+"""Labelled traces: what optimisers compile against and what every quality claim rests on.
+
+JSONL, one example per line, validated by `LabelledExample`; ids are content hashes of the
+question and scope. Loaded as a Hugging Face `datasets.Dataset` or as `dspy.Example`s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pipeline.errors import ScopeRagError
+
+if TYPE_CHECKING:
+    import dspy
+
+Case = Literal["no_scope", "chip", "property", "wrong_property"]
+Split = Literal["train", "dev", "test"]
+CASES: tuple[Case, ...] = ("no_scope", "chip", "property", "wrong_property")
+SPLITS: tuple[Split, ...] = ("train", "dev", "test")
+MAX_LINE_BYTES = 1 << 20
+
+
+class TraceError(ScopeRagError):
+    """A trace file or line is invalid; names the file, line and problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TraceScope(_Strict):
+    """The scope a question was asked in: selected documents, a property, or neither."""
+
+    document_ids: tuple[str, ...] = ()
+    property: str | None = None
+
+
+class GoldPage(_Strict):
+    """A page of a gold document that supports the answer (page None: any page)."""
+
+    document: str = Field(description="relative path of the document in its corpus")
+    page: int | None = Field(default=None, ge=1)
+
+
+class LabelledExample(_Strict):
+    """One labelled question. Documents are named by relative path (stable across rebuilds)."""
+
+    id: str = Field(pattern=r"^[0-9a-f]{16}$")
+    corpus: str
+    case: Case
+    question: str = Field(min_length=1, max_length=2000)
+    scope: TraceScope = TraceScope()
+    gold_documents: tuple[str, ...] = ()
+    gold_pages: tuple[GoldPage, ...] = ()
+    answer_facts: tuple[str, ...] = ()
+    forbidden_documents: tuple[str, ...] = ()
+    expect_not_found: bool = False
+    expected_plan: Literal["two_step", "one_step"] | None = None
+    expected_strategy: Literal["direct_answer", "retrieve_then_answer", "clarify_then_retrieve", "defer_or_refuse"] = (
+        "retrieve_then_answer"
+    )
+    gold_sub_questions: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    split: Split | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LabelledExample:
+        if self.id != example_id(self.corpus, self.question, self.scope):
+            raise ValueError("id is not the content hash of corpus, question and scope")
+        if set(self.gold_documents) & set(self.forbidden_documents):
+            raise ValueError("a document cannot be both gold and forbidden")
+        if self.expect_not_found and self.answer_facts:
+            raise ValueError("an example that expects 'not found' has no answer facts")
+        if self.case == "chip" and not self.scope.document_ids:
+            raise ValueError("a chip example needs scope.document_ids")
+        if self.case == "property" and not self.scope.property:
+            raise ValueError("a property example needs scope.property")
+        if self.case == "wrong_property" and not self.forbidden_documents:
+            raise ValueError("a wrong_property example needs forbidden_documents")
+        return self
+
+
+def example_id(corpus: str, question: str, scope: TraceScope) -> str:
+    """Content hash of corpus, question and scope: the same example always gets the same id."""
+    payload = json.dumps(
+        {"corpus": corpus, "question": " ".join(question.split()), "scope": scope.model_dump(mode="json")},
+        sort_keys=True,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def make_example(**fields: Any) -> LabelledExample:
+    """A LabelledExample whose id is computed from its content."""
+    scope = TraceScope.model_validate(fields.pop("scope", {}))
+    return LabelledExample(id=example_id(fields["corpus"], fields["question"], scope), scope=scope, **fields)
+
+
+def load_traces(path: Path, split: Split | None = None, cases: Sequence[Case] | None = None) -> list[LabelledExample]:
+    """Every valid example of a JSONL file, filtered; TraceError names the first bad line."""
+    if not path.is_file():
+        raise TraceError(f"{path}: no such trace file")
+    examples: list[LabelledExample] = []
+    seen: dict[str, int] = {}
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise TraceError(f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes")
+            if not raw.strip():
+                continue
+            try:
+                example = LabelledExample.model_validate_json(raw)
+            except ValidationError as exc:
+                raise TraceError(f"{path}:{number}: invalid example: {exc}") from exc
+            if example.id in seen:
+                raise TraceError(f"{path}:{number}: duplicate id {example.id} (first on line {seen[example.id]})")
+            seen[example.id] = number
+            examples.append(example)
+    return [e for e in examples if (split is None or e.split == split) and (cases is None or e.case in cases)]
+
+
+def write_traces(path: Path, examples: Iterable[LabelledExample]) -> int:
+    """Write examples as JSONL atomically (temp file then rename); returns the count."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    count = 0
+    with tmp.open("w", encoding="utf-8") as handle:
+        for example in examples:
+            handle.write(example.model_dump_json(exclude_defaults=True) + "\n")
+            count += 1
+    tmp.replace(path)
+    return count
+
+
+def to_hf_dataset(examples: Sequence[LabelledExample]) -> Any:
+    """The examples as a Hugging Face `datasets.Dataset` (nested fields as JSON-compatible values)."""
+    # Imported by name: type checkers would resolve "datasets" to this project's data folder.
+    hf_datasets = importlib.import_module("datasets")
+    return hf_datasets.Dataset.from_list([e.model_dump(mode="json") for e in examples])
+
+
+def to_dspy_examples(examples: Sequence[LabelledExample]) -> list[dspy.Example]:
+    """The examples as dspy.Examples with `question` and `scope` as inputs."""
+    import dspy
+
+    return [
+        dspy.Example(question=e.question, scope=e.scope, label=e).with_inputs("question", "scope") for e in examples
+    ]
