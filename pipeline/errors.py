@@ -80,3 +80,36 @@ class RetrievalUnavailableError(ScopeRagError):
 
 class RetrievalRateLimitedError(ScopeRagError):
     """A search backend asked us to slow down; the call may be retried."""
+
+
+class ExportError(ScopeRagError):
+    """A program export (or an inlined one) is invalid or cannot be written; names the file, key path and fix."""
+
+    def __init__(self, file: str, problem: str, fix: str, key_path: str = "") -> None:
+        where = f"{file} at {key_path}" if key_path else file
+        super().__init__(f"{where}: {problem}. {fix}")
+        self.file = file
+        self.key_path = key_path
+        self.problem = problem
+        self.fix = fix
+
+
+class ProfileError(ScopeRagError):
+    """A prompt profile is unknown, badly named, or the profile registry is invalid."""
+
+    def __init__(self, name: str | None, problem: str, fix: str) -> None:
+        super().__init__(f"profile {name!r}: {problem}. {fix}" if name is not None else f"{problem}. {fix}")
+        self.name = name
+        self.problem = problem
+        self.fix = fix
+
+
+class ProfileExistsError(ProfileError):
+    """An import or add would replace an existing profile without the caller's confirmation."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            name,
+            "a profile with this name already exists",
+            "Pass confirm_overwrite=True (CLI: --yes) to replace it, or choose another name",
+        )

@@ -1,0 +1,147 @@
+"""The `scoperag-program/v1` schemas: manifest.json and each predictor's state in program.json."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, ValidationError, field_validator
+
+from pipeline.errors import ExportError
+from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
+
+FORMAT = "scoperag-program/v1"
+FORMAT_FAMILY = "scoperag-program/"
+MANIFEST = "manifest.json"
+PROGRAM = "program.json"
+PROMPTS = "prompts.md"
+# The predictors of ScopedQA, in the order prompts.md lists them.
+PREDICTORS: dict[str, type[dspy.Signature]] = {
+    "decompose": Decompose,
+    "score": ScoreRelevance,
+    "answer": SectionedAnswer,
+    "hyde": HyDE,
+}
+METADATA = "metadata"
+
+M = TypeVar("M", bound=BaseModel)
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+
+class FileEntry(_Strict):
+    """Hash and size of one file of the export."""
+
+    sha256: Sha256
+    size: int = Field(ge=0)
+
+
+class ExportFiles(_Strict):
+    """The two files the manifest vouches for."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    program: FileEntry = Field(alias="program.json")
+    prompts: FileEntry = Field(alias="prompts.md")
+
+
+class Versions(_Strict):
+    """What produced the export (informational; the LM is never configured from it)."""
+
+    scoperag: ShortText
+    dspy: ShortText
+    python: ShortText
+    lm: ShortText | None = None
+
+
+class ExportConfig(_Strict):
+    """The full configuration the program was compiled under."""
+
+    settings: dict[str, JsonValue]
+    program: dict[str, JsonValue]
+    experiment: dict[str, JsonValue]
+
+
+class ExportManifest(_Strict):
+    """manifest.json: provenance, config, scores and the hashes of program.json and prompts.md."""
+
+    format: Literal["scoperag-program/v1"]
+    created_at: str
+    versions: Versions
+    config: ExportConfig
+    trainset_hash: ShortText
+    scores: dict[str, dict[str, float]]
+    run_id: ShortText | None = None
+    files: ExportFiles
+
+    @field_validator("created_at")
+    @classmethod
+    def _aware_iso_time(cls, value: str) -> str:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise ValueError("created_at must be an ISO 8601 time") from exc
+        if parsed.tzinfo is None:
+            raise ValueError("created_at must carry a UTC offset")
+        return value
+
+
+class FieldState(_Strict):
+    """One signature field as DSPy saves it."""
+
+    prefix: str
+    description: str
+
+
+class SignatureState(_Strict):
+    """A predictor's instruction and its fields' prefixes and descriptions."""
+
+    instructions: str
+    fields: list[FieldState]
+
+
+class PredictorState(_Strict):
+    """One dspy.Predict's saved state; `lm` must be null (no LM override travels with a program)."""
+
+    traces: list[JsonValue]
+    train: list[JsonValue]
+    demos: list[dict[str, JsonValue]]
+    signature: SignatureState
+    lm: None = None
+
+
+class ProgramMetadata(_Strict):
+    """The `metadata` entry DSPy writes beside the state."""
+
+    dependency_versions: dict[str, str]
+
+
+def validate_model(model: type[M], value: Any, file: str, prefix: str = "") -> M:
+    """`value` validated as `model`; ExportError naming every bad key path."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        raise schema_error(exc, file, prefix) from None
+
+
+def schema_error(exc: ValidationError, file: str, prefix: str = "") -> ExportError:
+    """An ExportError listing the key paths and problems of a pydantic ValidationError."""
+    problems = []
+    paths = []
+    for error in exc.errors()[:5]:
+        path = ".".join([prefix, *(str(part) for part in error["loc"])] if prefix else map(str, error["loc"]))
+        paths.append(path)
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        problems.append(f"{path or '(top level)'}: {message}")
+    more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+    return ExportError(
+        file,
+        "does not match the schema: " + "; ".join(problems) + more,
+        "Re-create it with `scoperag export`; hand-edited or foreign files are not loaded",
+        key_path=paths[0] if paths else "",
+    )
