@@ -53,7 +53,7 @@ class ProgramSettings:
     max_chunk_chars: int = 900
     # Output budgets per call: a small model that starts repeating itself stops here.
     max_tokens: dict[str, int] = field(
-        default_factory=lambda: {"decompose": 256, "score": 512, "answer": 1024, "hyde": 256}
+        default_factory=lambda: {"decompose": 160, "score": 400, "answer": 900, "hyde": 200}
     )
     core: CoreConfig = field(default_factory=CoreConfig)
 

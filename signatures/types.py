@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+# Bounds that reach the LM only as JSON schema (a grammar for constrained decoding): parsing
+# stays lenient, and the program's own checks decide what an out-of-bounds value means.
+Score = Annotated[float, WithJsonSchema({"type": "integer", "minimum": 0, "maximum": 10})]
+MAX_CHUNKS_PER_GROUP = 20
 
 
 class _Model(BaseModel):
@@ -29,7 +36,10 @@ class GroupScores(_Model):
     """Relevance of each chunk of one group to that group's own sub-question."""
 
     sub_question_index: int
-    scores: list[float] = Field(description="one score 0-10 per chunk, in chunk_index order")
+    scores: list[Score] = Field(
+        description="one score 0-10 per chunk, in chunk_index order",
+        json_schema_extra={"maxItems": MAX_CHUNKS_PER_GROUP},
+    )
 
 
 class SourceChunk(_Model):
@@ -58,12 +68,12 @@ class Citation(_Model):
 class Bullet(_Model):
     """One statement of a section with the pages that support it."""
 
-    text: str
-    citations: list[Citation] = Field(default_factory=list)
+    text: str = Field(json_schema_extra={"maxLength": 400})
+    citations: list[Citation] = Field(default_factory=list, json_schema_extra={"maxItems": 4})
 
 
 class AnswerSection(_Model):
     """The answer to one sub-question: 1-5 bullets."""
 
     sub_question_index: int
-    bullets: list[Bullet]
+    bullets: list[Bullet] = Field(json_schema_extra={"minItems": 1, "maxItems": 5})
