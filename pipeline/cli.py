@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -11,11 +12,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.config import DEFAULT_HISTORY, DEFAULT_INDEX_DIR
+from pipeline.config import DEFAULT_HISTORY, DEFAULT_INDEX_DIR, DEFAULT_PROFILES
 from pipeline.errors import ScopeRagError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from pipeline.profiles import ProfilePaths
+    from pipeline.program import ScopedQA
+    from pipeline.store import Store
+    from pipeline.types import SearchMode
 
 
 def _quiet_environment() -> None:
@@ -158,17 +164,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from pipeline.events import Completed, Failed
     from pipeline.history import History
     from pipeline.lm import make_lm
-    from pipeline.program import ScopedQA
     from pipeline.scope import resolve_scope
     from pipeline.store import open_store
 
     console = _console()
+    _configure_dspy()
     store = open_store(Path(args.index))
     scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
-    cache_dir = Path(os.environ.get("SCOPERAG_CACHE_DIR", Path.home() / ".cache" / "scoperag")) / "models"
+    cache_dir = _model_cache_dir()
     with console.status("loading the language model...") as status:
         lm = make_lm(args.lm, cache_dir=cache_dir, threads=args.threads)
-        program = ScopedQA(store)
+        program = _program(store, args.program, console)
         state: dict[str, object] = {}
         final: Completed | Failed | None = None
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
@@ -286,6 +292,147 @@ def _silence_libraries() -> None:
         logging.getLogger(noisy).setLevel(logging.ERROR)
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import dspy
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from pipeline.evaluation import evaluate, per_case_table, results_frame
+    from pipeline.store import open_store
+    from pipeline.traces import load_traces
+
+    console = _console()
+    examples = load_traces(Path(args.traces), split=args.split, cases=args.case or None)
+    if args.limit:
+        examples = examples[: args.limit]
+    if not examples:
+        console.print(f"no examples in {args.traces} for split={args.split} case={args.case or 'any'}")
+        return 1
+    store = open_store(Path(args.index))
+    _configure_dspy()
+    program = None
+    lm = None
+    if not args.retrieval_only:
+        from pipeline.lm import make_lm
+
+        program = _program(store, args.program, console)
+        lm = make_lm(args.lm, cache_dir=_model_cache_dir(), threads=args.lm_threads)
+    tables = {}
+    modes: list[SearchMode] = (args.mode or ["bm25", "dense", "hybrid"]) if args.retrieval_only else ["hybrid"]
+    for mode in modes:
+        with Progress(
+            TextColumn(f"{mode:>7}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as bar:
+            task = bar.add_task(mode, total=len(examples))
+
+            def advance(done: int, total: int, task: TaskID = task) -> None:
+                bar.update(task, completed=done, total=total)
+
+            with dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if lm is not None else contextlib.nullcontext():
+                results = evaluate(
+                    examples,
+                    store,
+                    program=program,
+                    mode=mode,
+                    threads=args.threads,
+                    progress=advance,
+                )
+        frame = results_frame(results)
+        table = per_case_table(frame)
+        tables[mode] = table
+        Console().print(f"\n[bold]{mode}[/] ({len(examples)} examples from {args.traces}, split={args.split})")
+        Console().print(table.to_string())
+        failures = frame[frame["failed"]]
+        if len(failures):
+            listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
+            Console().print(f"[yellow]{len(failures)} failed:[/] {listed}", highlight=False)
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            frame.to_csv(out / f"examples-{mode}.csv", index=False)
+            table.to_csv(out / f"cases-{mode}.csv")
+            (out / f"cases-{mode}.json").write_text(table.to_json(orient="index", indent=2))
+    return 0
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipeline import profiles
+
+    paths = _profile_paths()
+    console = Console()
+    if args.action == "list":
+        table = Table(title="prompt profiles")
+        for column in ("", "name", "program", "created", "note"):
+            table.add_column(column)
+        for info in profiles.list_profiles(paths):
+            table.add_row("*" if info.active else "", info.name, str(info.program), info.created_at, info.note)
+        console.print(table)
+    elif args.action == "add":
+        info = profiles.add_profile(paths, args.name, Path(args.export_dir), note=args.note, confirm_overwrite=args.yes)
+        console.print(f"added profile '{info.name}' -> {info.program}")
+    elif args.action == "activate":
+        info = profiles.activate(paths, args.name)
+        console.print(f"active profile: '{info.name}' ({info.program})")
+    elif args.action == "export":
+        if args.all == bool(args.name):
+            console.print("give a profile name or --all (not both)")
+            return 2
+        data = profiles.export_all(paths) if args.all else profiles.export_profile(paths, args.name)
+        payload = profiles.profile_json(data)
+        if args.out:
+            _write_atomic(Path(args.out), payload)
+            console.print(f"wrote {args.out} ({len(payload)} bytes)")
+        else:
+            sys.stdout.buffer.write(payload)
+    elif args.action == "import":
+        info = profiles.import_profile(paths, Path(args.file).read_bytes(), args.name, confirm_overwrite=args.yes)
+        console.print(f"imported profile '{info.name}' (active profile unchanged)")
+    return 0
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def _profile_paths() -> ProfilePaths:
+    from pipeline.profiles import ProfilePaths
+
+    return ProfilePaths(registry=DEFAULT_PROFILES / "profiles.json", root=DEFAULT_PROFILES / "programs")
+
+
+def _program(store: Store, program_dir: str | None, console: Console) -> ScopedQA:
+    """The program to run: --program DIR, else the active profile's export, else the uncompiled one."""
+    from pipeline.export import load_export
+    from pipeline.profiles import active_profile
+    from pipeline.program import ScopedQA
+
+    program = ScopedQA(store)
+    if program_dir:
+        return load_export(Path(program_dir), program).program
+    active = active_profile(_profile_paths())
+    if active is not None:
+        console.print(f"[dim]program: profile '{active.name}' ({active.program})[/]")
+        return load_export(active.program, program).program
+    return program
+
+
+def _configure_dspy() -> None:
+    """DSPy's response cache may only unpickle a known-safe set of types (it lives on disk)."""
+    import dspy
+
+    cache_dir = os.environ.get("DSPY_CACHEDIR", str(Path.home() / ".dspy_cache"))
+    dspy.configure_cache(disk_cache_dir=cache_dir, restrict_pickle=True)
+
+
+def _model_cache_dir() -> Path:
+    return Path(os.environ.get("SCOPERAG_CACHE_DIR", Path.home() / ".cache" / "scoperag")) / "models"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scoperag", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
@@ -326,9 +473,50 @@ def build_parser() -> argparse.ArgumentParser:
         help="'embedded' (default), a LiteLLM model string (openai/..., ollama_chat/...) or an http(s) base URL",
     )
     p.add_argument("--threads", type=int, default=1, help="embedded model threads (default: 1)")
+    p.add_argument("--program", help="an exported program directory (default: the active profile, if any)")
     p.add_argument("--history", default=str(DEFAULT_HISTORY))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("evaluate", help="score the program (or retrieval alone) on labelled traces")
+    p.add_argument("--traces", required=True, help="JSONL trace file (e.g. datasets/demo-traces/dev.jsonl)")
+    p.add_argument("--index", default=str(DEFAULT_INDEX_DIR))
+    p.add_argument("--split", choices=["train", "dev", "test"], default=None)
+    p.add_argument("--case", action="append", choices=["no_scope", "chip", "property", "wrong_property"])
+    p.add_argument("--program", help="an exported program directory (scoperag-program/v1)")
+    p.add_argument("--lm", default=os.environ.get("SCOPERAG_LM"))
+    p.add_argument("--lm-threads", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1, help="examples evaluated in parallel")
+    p.add_argument("--retrieval-only", action="store_true", help="score retrieval and guards, no LM call")
+    p.add_argument(
+        "--mode",
+        action="append",
+        choices=["bm25", "dense", "hybrid"],
+        help="retrieval mode(s) for --retrieval-only (default: all three side by side)",
+    )
+    p.add_argument("--limit", type=int, help="only the first N examples")
+    p.add_argument("--out", help="directory for CSV and JSON results")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("profile", help="named prompt profiles pointing at exported programs")
+    actions = p.add_subparsers(dest="action", required=True)
+    q = actions.add_parser("list", help="list profiles (* marks the active one)")
+    q = actions.add_parser("add", help="register an exported program under a name")
+    q.add_argument("name")
+    q.add_argument("export_dir")
+    q.add_argument("--note", default="")
+    q.add_argument("--yes", action="store_true", help="replace an existing profile of that name")
+    q = actions.add_parser("activate", help="make a profile the one ask/evaluate/serve use")
+    q.add_argument("name")
+    q = actions.add_parser("export", help="one profile (or --all) as versioned JSON")
+    q.add_argument("name", nargs="?", help="the profile to export")
+    q.add_argument("--all", action="store_true", help="every profile and which one is active")
+    q.add_argument("--out", help="file to write (default: stdout)")
+    q = actions.add_parser("import", help="import a profile JSON under a name")
+    q.add_argument("file")
+    q.add_argument("--name", required=True)
+    q.add_argument("--yes", action="store_true", help="confirm overwriting an existing profile")
+    p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("history", help="list recent questions, or show one with its trace")
     p.add_argument("id", nargs="?", help="history id (or a unique prefix)")

@@ -12,6 +12,7 @@ from pipeline.errors import ScopeRagError
 
 DEFAULT_INDEX_DIR = Path(".scoperag/index")
 DEFAULT_HISTORY = Path(".scoperag/history.sqlite")
+DEFAULT_PROFILES = Path(".scoperag/profiles")
 
 
 class Settings(BaseModel):
