@@ -36,6 +36,7 @@ from pipeline.text import defuse_field_markers
 from pipeline.trace import Intervention, QuestionTrace, RetrievedChunk, SubQuestionTrace
 from pipeline.types import ChunkHit
 from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
+from signatures.shapes import exact_scores_type, exact_sections_type
 from signatures.types import AnswerSection, ChunkForScoring, ScoringGroup, SectionContext, SourceChunk
 
 log = logging.getLogger(__name__)
@@ -262,7 +263,9 @@ class ScopedQA(dspy.Module):
             )
             for i, sq in enumerate(sub_questions)
         ]
-        result = self._call("score", self.score, trace, groups=payload)
+        shape = exact_scores_type([len(g) for g in groups])
+        signature = self.score.signature.with_updated_fields("scores", type_=shape)
+        result = self._call("score", self.score, trace, groups=payload, signature=signature)
         raw = getattr(result, "scores", None) if result is not None else None
         verdicts, fallbacks = apply_scores([len(g) for g in groups], raw, self.settings.relevance_threshold)
         for fb in fallbacks:
@@ -294,10 +297,14 @@ class ScopedQA(dspy.Module):
         ]
         if not contexts:
             return {}
-        result = self._call("answer", self.answer, trace, question=question, sections_context=contexts)
+        shape = exact_sections_type(
+            [(c.sub_question_index, [(chunk.filename, chunk.page) for chunk in c.chunks]) for c in contexts]
+        )
+        signature = self.answer.signature.with_updated_fields("sections", type_=shape)
+        result = self._call("answer", self.answer, trace, sections_context=contexts, signature=signature)
         sections = getattr(result, "sections", None) if result is not None else None
         answered: dict[int, AnswerSection] = {}
-        for section in sections if isinstance(sections, list) else []:
+        for section in sections if isinstance(sections, list | tuple) else []:
             if isinstance(section, AnswerSection) and section.sub_question_index not in answered:
                 answered[section.sub_question_index] = section
         return answered

@@ -42,7 +42,7 @@ def _coerce(value: object) -> float | None:
 
 def _entries(raw: object) -> dict[int, list[object]] | None:
     """Scores by group index from the LM's output; None when it is not a list at all."""
-    if not isinstance(raw, list):
+    if not isinstance(raw, list | tuple):
         return None
     found: dict[int, list[object]] = {}
     for entry in raw:

@@ -68,7 +68,10 @@ class Citation(_Model):
 class Bullet(_Model):
     """One statement of a section with the pages that support it."""
 
-    text: str = Field(json_schema_extra={"maxLength": 400})
+    text: str = Field(
+        description="a fact the chunks state, with figures, dates and names as written; never the question itself",
+        json_schema_extra={"maxLength": 400},
+    )
     citations: list[Citation] = Field(default_factory=list, json_schema_extra={"maxItems": 4})
 
 

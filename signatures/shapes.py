@@ -1,0 +1,134 @@
+"""Per-call output types with the exact shape the program expects, for constrained decoding.
+
+The signatures declare lenient types (list[GroupScores], list[AnswerSection]); for one call
+the program knows how many groups, chunks and sections there are and which pages were
+shown, so it narrows the output field's JSON SCHEMA to exactly that shape (prefixItems,
+const, enum, min/maxItems), which llama.cpp turns into a grammar. Validation stays the
+lenient list type: a model without a grammar that misses a section loses that section
+only, and the program's own checks still decide what every value means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter, WithJsonSchema, create_model
+from pydantic_core import core_schema
+
+from signatures.types import AnswerSection, Bullet, Citation, GroupScores, Score
+
+MAX_BULLET_CHARS = 300
+
+
+def inline_refs(schema: Any, defs: dict[str, Any] | None = None) -> Any:
+    """`schema` with every local "$ref" replaced by its definition (no "$defs" left)."""
+    if defs is None and isinstance(schema, dict):
+        defs = schema.get("$defs", {})
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            return inline_refs(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)  # type: ignore[index]
+        return {k: inline_refs(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [inline_refs(v, defs) for v in schema]
+    return schema
+
+
+def _closed(schema: Any) -> Any:
+    """Every object schema with additionalProperties false and all its properties required."""
+    if isinstance(schema, dict):
+        out = {k: _closed(v) for k, v in schema.items()}
+        if out.get("type") == "object" and "properties" in out:
+            out["additionalProperties"] = False
+            out["required"] = list(out["properties"])
+        return out
+    if isinstance(schema, list):
+        return [_closed(v) for v in schema]
+    return schema
+
+
+def shaped_list(item_type: Any, strict_type: Any, name: str) -> type:
+    """A list type that validates as list[item_type] but shows `strict_type`'s JSON schema."""
+    schema = _closed(inline_refs(TypeAdapter(strict_type).json_schema()))
+
+    def core(cls: type, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return handler.generate_schema(list[item_type])
+
+    def json_schema(cls: type, _: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        return dict(schema)
+
+    return type(
+        name,
+        (list,),
+        {
+            "__get_pydantic_core_schema__": classmethod(core),
+            "__get_pydantic_json_schema__": classmethod(json_schema),
+        },
+    )
+
+
+def _const(value: int) -> Any:
+    return Annotated[int, WithJsonSchema({"type": "integer", "const": value})]
+
+
+def _enum(base: type, values: list[Any]) -> Any:
+    kind = "integer" if base is int else "string"
+    return Annotated[base, WithJsonSchema({"type": kind, "enum": values})]
+
+
+def _list_of(item: Any) -> Any:
+    return list[item]  # type: ignore[valid-type]
+
+
+def _tuple_of(items: Sequence[Any]) -> Any:
+    """tuple[A, B, ...] of exactly these item types (the empty tuple type when none)."""
+    return tuple.__class_getitem__(tuple(items)) if items else tuple[()]
+
+
+def exact_scores_type(group_sizes: Sequence[int]) -> Any:
+    """tuple[Group0, ...]: one entry per group, each with exactly as many scores as chunks."""
+    groups = [
+        create_model(
+            f"ScoresForSubQuestion{index}",
+            __base__=GroupScores,
+            sub_question_index=(_const(index), ...),
+            scores=(list[Score], Field(json_schema_extra={"minItems": size, "maxItems": size})),
+        )
+        for index, size in enumerate(group_sizes)
+    ]
+    return shaped_list(GroupScores, _tuple_of(groups), "GroupScoresList")
+
+
+def exact_sections_type(shown: Sequence[tuple[int, Sequence[tuple[str, int]]]], max_bullets: int = 5) -> Any:
+    """tuple[Section...]: one per (sub-question index, shown (filename, page) pairs), citing only those."""
+    sections = []
+    for index, pages in shown:
+        filenames = sorted({f for f, _ in pages})
+        numbers = sorted({p for _, p in pages})
+        citation = create_model(
+            f"CitationForSection{index}",
+            __base__=Citation,
+            filename=(_enum(str, filenames), ...),
+            page=(_enum(int, numbers), ...),
+        )
+        bullet = create_model(
+            f"BulletForSection{index}",
+            __base__=Bullet,
+            text=(
+                str,
+                Field(
+                    description=Bullet.model_fields["text"].description,
+                    json_schema_extra={"maxLength": MAX_BULLET_CHARS},
+                ),
+            ),
+            citations=(_list_of(citation), Field(json_schema_extra={"maxItems": 2})),
+        )
+        sections.append(
+            create_model(
+                f"AnswerForSection{index}",
+                __base__=AnswerSection,
+                sub_question_index=(_const(index), ...),
+                bullets=(_list_of(bullet), Field(json_schema_extra={"minItems": 1, "maxItems": max_bullets})),
+            )
+        )
+    return shaped_list(AnswerSection, _tuple_of(sections), "AnswerSectionList")
