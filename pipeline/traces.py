@@ -82,6 +82,12 @@ class LabelledExample(_Strict):
             raise ValueError("a chip example needs scope.document_ids")
         if self.case == "property" and not self.scope.property:
             raise ValueError("a property example needs scope.property")
+        # The evaluator resolves the scope, not the case: a scope the case does not allow
+        # would silently score the example as another case.
+        if self.case == "property" and self.scope.document_ids:
+            raise ValueError("a property example has no scope.document_ids (selected documents make it a chip)")
+        if self.case == "no_scope" and (self.scope.document_ids or self.scope.property):
+            raise ValueError("a no_scope example has an empty scope")
         if self.case == "wrong_property" and not self.forbidden_documents:
             raise ValueError("a wrong_property example needs forbidden_documents")
         return self
