@@ -299,10 +299,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from pipeline.evaluation import evaluate, per_case_table, results_frame
     from pipeline.store import open_store
-    from pipeline.traces import load_traces
+    from pipeline.traces import load_trace_set
 
     console = _console()
-    examples = load_traces(Path(args.traces), split=args.split, cases=args.case or None)
+    examples = load_trace_set(Path(args.traces), split=args.split, cases=args.case or None)
     if args.limit:
         examples = examples[: args.limit]
     if not examples:
@@ -341,7 +341,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         table = per_case_table(frame)
         tables[mode] = table
         Console().print(f"\n[bold]{mode}[/] ({len(examples)} examples from {args.traces}, split={args.split})")
-        Console().print(table.to_string())
+        shown = table.dropna(axis=1, how="all")
+        if args.retrieval_only:
+            shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
+        print(shown.to_string(line_width=200))
         failures = frame[frame["failed"]]
         if len(failures):
             listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
@@ -479,7 +482,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("evaluate", help="score the program (or retrieval alone) on labelled traces")
-    p.add_argument("--traces", required=True, help="JSONL trace file (e.g. datasets/demo-traces/dev.jsonl)")
+    p.add_argument(
+        "--traces",
+        required=True,
+        help="a JSONL trace file, or a directory of train/dev/test.jsonl (e.g. datasets/demo-traces)",
+    )
     p.add_argument("--index", default=str(DEFAULT_INDEX_DIR))
     p.add_argument("--split", choices=["train", "dev", "test"], default=None)
     p.add_argument("--case", action="append", choices=["no_scope", "chip", "property", "wrong_property"])

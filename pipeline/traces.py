@@ -131,6 +131,19 @@ def load_traces(path: Path, split: Split | None = None, cases: Sequence[Case] | 
     return [e for e in examples if (split is None or e.split == split) and (cases is None or e.case in cases)]
 
 
+def load_trace_set(
+    path: Path, split: Split | None = None, cases: Sequence[Case] | None = None
+) -> list[LabelledExample]:
+    """Examples from a JSONL file, or from a directory's train/dev/test.jsonl (split selects one)."""
+    if not path.is_dir():
+        return load_traces(path, split, cases)
+    files = [path / f"{name}.jsonl" for name in SPLITS if split in (None, name)]
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        raise TraceError(f"{path}: trace set is missing {', '.join(missing)}")
+    return [e for f in files for e in load_traces(f, split, cases)]
+
+
 def write_traces(path: Path, examples: Iterable[LabelledExample]) -> int:
     """Write examples as JSONL atomically (temp file then rename); returns the count."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -211,3 +211,17 @@ def test_dspy_examples_have_question_and_scope_as_inputs() -> None:
     assert first.question == "What is the monthly rent?"
     assert first.scope == TraceScope(property="banda-lane")
     assert first.label is examples[0]
+
+
+def test_trace_set_directory_reads_every_split(tmp_path: Path) -> None:
+    from pipeline.traces import TraceError, load_trace_set, make_example, write_traces
+
+    for split in ("train", "dev", "test"):
+        write_traces(
+            tmp_path / f"{split}.jsonl", [make_example(corpus="c", case="no_scope", question=f"q {split}", split=split)]
+        )
+    assert [e.split for e in load_trace_set(tmp_path)] == ["train", "dev", "test"]
+    assert [e.question for e in load_trace_set(tmp_path, split="dev")] == ["q dev"]
+    (tmp_path / "test.jsonl").unlink()
+    with pytest.raises(TraceError, match=r"test\.jsonl"):
+        load_trace_set(tmp_path)
