@@ -72,10 +72,18 @@ def allowed_document_ids(scope: Scope, resolver: EntityResolver) -> frozenset[st
 
 
 def gate_entity_ids(scope: Scope, mentioned: Sequence[str]) -> tuple[str, ...]:
-    """Entities the gate protects: the scope's property, else those the question names."""
-    if scope.entity_id is not None:
+    """Entities the gate protects: the ones the question names, else the scope's property.
+
+    A question that names only other entities than its scope's property is about them: the
+    gate then keeps nothing of the scope's own documents (they are about another entity),
+    and the answer says the documents in scope do not cover it.
+    """
+    named = tuple(dict.fromkeys(mentioned))
+    if scope.entity_id is None:
+        return named
+    if not named or scope.entity_id in named:
         return (scope.entity_id,)
-    return tuple(dict.fromkeys(mentioned))
+    return named
 
 
 class ScopeSource(Protocol):

@@ -122,7 +122,8 @@ def test_generic_summary_unowned_or_owned_by_the_asked_entity_is_kept() -> None:
 def test_entity_required_in_summary_excludes_a_generic_document_owned_by_another_entity() -> None:
     owned = doc("d", GENERIC.summary, owners=("e-br",))
     strict = judge_document(owned, ASKED, OTHERS, CONFIG)
-    assert strict.reasons == ("entity_not_in_summary", "owned_by_other_entity") and not strict.hard
+    # the catalog gives it to another entity only: a hard exclusion, never relaxed back
+    assert strict.reasons == ("entity_not_in_summary", "owned_by_other_entity") and strict.hard
     lenient = judge_document(owned, ASKED, OTHERS, CONFIG.model_copy(update={"require_entity_in_summary": False}))
     assert lenient.keep
 
@@ -168,21 +169,21 @@ def test_relaxation_brings_back_soft_exclusions_in_order_never_hard_ones(
     generic_other = doc("d-g", GENERIC.summary, filename="annex.md", owners=("e-br",))
     filename_only = doc("d-f", GENERIC.summary, filename="banda-lane-terms.md", owners=("e-br",))
     prominent = doc("d-p", "Valuation of 7 Banda Road, Karen Plains Banda Road; see 14 Banda Lane.")
-    with caplog.at_level(logging.WARNING, logger="pipeline.guards.entity_gate"):
-        result = gate([prominent, generic_other, ROAD_LEASE, filename_only], ASKED, OTHERS, CONFIG)
-    assert result.kept_ids == ("d-f", "d-g")
-    assert set(result.relaxed) == {"d-f", "d-g"}
-    assert {e.document_id for e in result.exclusions} == {"d-road", "d-p"}
-    assert "relaxed 2 soft exclusions" in caplog.text
     with_prominence = CONFIG.model_copy(update={"relax_prominence_exclusions": True})
-    assert gate([prominent, ROAD_LEASE], ASKED, OTHERS, with_prominence).kept_ids == ("d-p",)
-    assert gate([prominent, ROAD_LEASE], ASKED, OTHERS, CONFIG).kept_ids == ()
+    with caplog.at_level(logging.WARNING, logger="pipeline.guards.entity_gate"):
+        result = gate([prominent, generic_other, ROAD_LEASE, filename_only], ASKED, OTHERS, with_prominence)
+    # only the prominence loser is soft; documents the catalog gives to another entity stay out
+    assert result.kept_ids == ("d-p",) and result.relaxed == ("d-p",)
+    assert {e.document_id for e in result.exclusions} == {"d-road", "d-g", "d-f"}
+    assert "relaxed 1 soft exclusions" in caplog.text
+    assert gate([prominent, generic_other, ROAD_LEASE, filename_only], ASKED, OTHERS, CONFIG).kept_ids == ()
 
 
 def test_no_relaxation_when_something_is_kept_or_when_switched_off() -> None:
-    soft = doc("d-g", GENERIC.summary, owners=("e-br",))
-    assert gate([LANE_LEASE, soft], ASKED, OTHERS, CONFIG).kept_ids == ("d-lane",)
-    off = CONFIG.model_copy(update={"relax_when_all_excluded": False})
+    soft = doc("d-p", "Valuation of 7 Banda Road, Karen Plains Banda Road; see 14 Banda Lane.")
+    relaxing = CONFIG.model_copy(update={"relax_prominence_exclusions": True})
+    assert gate([LANE_LEASE, soft], ASKED, OTHERS, relaxing).kept_ids == ("d-lane",)
+    off = relaxing.model_copy(update={"relax_when_all_excluded": False})
     assert gate([soft], ASKED, OTHERS, off).kept_ids == ()
 
 

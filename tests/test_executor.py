@@ -214,7 +214,9 @@ def test_gate_also_checks_ids_that_did_not_come_from_retrieve_docs(demo_store: S
 def test_chunk_backstop_runs_on_retrieved_chunks(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Dik Dik Lane")
     query = "comparable sale Banda Lane upper bound"
-    result = run(demo_store, build_plan(scope, query, demo_store.entity_document_ids), scope, query)
+    # the question names no property, so the gate protects the scope's Dik Dik Lane; the
+    # search words still pull in chunks about Banda Lane, which the backstop must drop
+    result = run(demo_store, build_plan(scope, query, demo_store.entity_document_ids), scope)
     assert result.trace.chunk_exclusions
     dropped = {e.row for e in result.trace.chunk_exclusions}
     assert not dropped & {h.chunk.row for h in result.chunks}

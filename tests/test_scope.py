@@ -76,9 +76,13 @@ def test_allowed_ids_per_scope() -> None:
 
 def test_gate_entities_prefer_the_scope_property() -> None:
     assert gate_entity_ids(NO_SCOPE, [OTHER, OTHER]) == (OTHER,)
-    assert gate_entity_ids(Scope(kind="property", entity_id=PROPERTY), [OTHER]) == (PROPERTY,)
+    # a question naming only another entity is about that entity, whatever the scope
+    assert gate_entity_ids(Scope(kind="property", entity_id=PROPERTY), [OTHER]) == (OTHER,)
+    assert gate_entity_ids(Scope(kind="property", entity_id=PROPERTY), [OTHER, PROPERTY]) == (PROPERTY,)
+    assert gate_entity_ids(Scope(kind="property", entity_id=PROPERTY), []) == (PROPERTY,)
     assert gate_entity_ids(Scope(kind="chip", document_ids=(IDS[0],)), [OTHER]) == (OTHER,)
-    assert gate_entity_ids(Scope(kind="chip", document_ids=(IDS[0],), entity_id=PROPERTY), [OTHER]) == (PROPERTY,)
+    assert gate_entity_ids(Scope(kind="chip", document_ids=(IDS[0],), entity_id=PROPERTY), [OTHER]) == (OTHER,)
+    assert gate_entity_ids(Scope(kind="chip", document_ids=(IDS[0],), entity_id=PROPERTY), []) == (PROPERTY,)
 
 
 class FakeSource:

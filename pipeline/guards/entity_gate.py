@@ -137,7 +137,9 @@ def judge_document(
             name.other_labels,
         )
     elif not in_summary and config.require_entity_in_summary and owned_by_other and not filename_stands_in:
-        reasons = ("entity_not_in_summary", "owned_by_other_entity")
+        # The catalog's relationships come from the corpus manifest: a document it gives to
+        # another entity only, whose summary does not name the asked one, is never relaxed back.
+        reasons, hard = ("entity_not_in_summary", "owned_by_other_entity"), True
     elif in_summary and others_found and config.prominence_check and not owned_by_asked:
         dominant = _dominant_other(summary)
         if dominant is not None:
