@@ -358,6 +358,28 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_label(args: argparse.Namespace) -> int:
+    from pipeline.history import History
+    from pipeline.labelling import append_example, example_from_history
+    from pipeline.store import open_store
+
+    entry = History(Path(args.history)).get(args.id)
+    store = open_store(Path(args.index))
+    example = example_from_history(
+        entry,
+        store.catalog,
+        case=args.case,
+        answer_facts=args.fact,
+        gold_documents=args.gold or None,
+        forbidden_documents=args.forbidden,
+        expect_not_found=args.not_found,
+        split=args.split,
+    )
+    line = append_example(Path(args.traces), example)
+    print(f"labelled {entry.history_id[:8]} as {args.case} example {example.id} ({args.traces}, line {line})")
+    return 0
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -504,6 +526,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N examples")
     p.add_argument("--out", help="directory for CSV and JSON results")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("label", help="turn a recorded question (scoperag history) into a labelled example")
+    p.add_argument("id", help="history id or unique prefix")
+    p.add_argument("--case", required=True, choices=["no_scope", "chip", "property", "wrong_property"])
+    p.add_argument("--fact", action="append", default=[], help="a fact a correct answer must state (repeat)")
+    p.add_argument("--gold", action="append", default=[], help="gold document (default: the cited ones)")
+    p.add_argument("--forbidden", action="append", default=[], help="a document that must never be cited")
+    p.add_argument("--not-found", action="store_true", help="the answer is not in scope")
+    p.add_argument("--split", choices=["train", "dev", "test"])
+    p.add_argument("--traces", required=True, help="JSONL file to append to")
+    p.add_argument("--index", default=str(DEFAULT_INDEX_DIR))
+    p.add_argument("--history", default=str(DEFAULT_HISTORY))
+    p.set_defaults(func=cmd_label)
 
     p = sub.add_parser("profile", help="named prompt profiles pointing at exported programs")
     actions = p.add_subparsers(dest="action", required=True)

@@ -120,3 +120,44 @@ def test_profile_commands_round_trip(
     alpha_row = next(line for line in listing.splitlines() if "alpha" in line)
     beta_row = next(line for line in listing.splitlines() if "beta" in line)
     assert "*" in alpha_row and "*" not in beta_row
+
+
+def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path: Path) -> None:
+    import dspy
+
+    from pipeline.embedders import HashEmbedder
+    from pipeline.history import History
+    from pipeline.program import ScopedQA
+    from pipeline.scope import resolve_scope
+    from pipeline.store import open_store
+    from pipeline.traces import load_traces
+    from tests.fakes import cooperative, scripted_lm
+
+    store = open_store(index_dir, HashEmbedder(64))
+    state: dict = {}
+    with dspy.context(lm=scripted_lm(cooperative())):
+        list(ScopedQA(store).stream("What is the rent?", resolve_scope(store, property_ref="Banda Lane"), state))
+    history = History(tmp_path / "h.sqlite")
+    entry_id = history.record(state["trace"])
+    traces = tmp_path / "labelled.jsonl"
+    args = [
+        "label",
+        entry_id[:8],
+        "--case",
+        "property",
+        "--fact",
+        "KSH 285,000",
+        "--traces",
+        str(traces),
+        "--index",
+        str(index_dir),
+        "--history",
+        str(tmp_path / "h.sqlite"),
+        "--split",
+        "train",
+    ]
+    assert main(args) == 0
+    (example,) = load_traces(traces)
+    assert example.case == "property" and example.scope.property == "banda-lane"
+    assert example.answer_facts == ("KSH 285,000",) and example.gold_documents
+    assert main(args) == 2  # the same example twice is refused
