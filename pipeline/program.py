@@ -12,7 +12,16 @@ from typing import Any
 
 import dspy
 
-from pipeline.citations import CitedSource, RemovedCitation, check_citation, citation_label, shown_sources
+from pipeline.citations import (
+    CitedSource,
+    RemovedCitation,
+    check_citation,
+    citation_label,
+    grounded,
+    is_abstention,
+    restates_question,
+    shown_sources,
+)
 from pipeline.core_config import CoreConfig
 from pipeline.events import (
     Completed,
@@ -343,8 +352,12 @@ class ScopedQA(dspy.Module):
                     reason=f"{len(section.bullets)} bullets cut to {MAX_BULLETS}",
                 )
             )
+        page_texts: dict[tuple[str, int], list[str]] = {}
+        for hit in chunks:
+            page_texts.setdefault((hit.chunk.document_id, hit.chunk.page), []).append(hit.chunk.text)
+        all_texts = [hit.chunk.text for hit in chunks]
         for bullet in section.bullets[:MAX_BULLETS]:
-            labels = []
+            sources: list[CitedSource] = []
             for citation in bullet.citations:
                 verdict = check_citation(index, citation.filename, citation.page, shown, allowed)
                 if isinstance(verdict, RemovedCitation):
@@ -356,20 +369,43 @@ class ScopedQA(dspy.Module):
                         )
                     )
                     continue
-                cited.setdefault((verdict.document_id, verdict.page), verdict)
-                labels.append(citation_label(verdict.filename, verdict.page))
+                sources.append(verdict)
             text = strip_inline_citations(bullet.text)
-            if text:
-                bullets.append(" ".join([text, *dict.fromkeys(labels)]))
-        sources = tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in cited.values())
+            problem = self._unsupported(text, sub_question, sources, page_texts, all_texts)
+            if problem is not None:
+                trace.interventions.append(
+                    Intervention(guard="grounding", target=f"section:{index}:{text[:80]}", reason=problem)
+                )
+                continue
+            for source in sources:
+                cited.setdefault((source.document_id, source.page), source)
+            labels = dict.fromkeys(citation_label(s.filename, s.page) for s in sources)
+            bullets.append(" ".join([text, *labels]))
+        refs = tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in cited.values())
         if not bullets:
-            return Section(
-                index=index,
-                sub_question=sub_question,
-                status="error",
-                error="The answer for this sub-question was empty.",
-            )
-        return Section(index=index, sub_question=sub_question, bullets=tuple(bullets), sources=sources)
+            return Section(index=index, sub_question=sub_question, bullets=(NO_INFORMATION,), status="no_information")
+        return Section(index=index, sub_question=sub_question, bullets=tuple(bullets), sources=refs)
+
+    @staticmethod
+    def _unsupported(
+        text: str,
+        sub_question: str,
+        sources: list[CitedSource],
+        page_texts: dict[tuple[str, int], list[str]],
+        all_texts: list[str],
+    ) -> str | None:
+        """Why a bullet may not be shown (None: it may): empty, a restated question, or not
+        supported by the pages it cites (an uncited bullet: by any chunk shown, unless it abstains)."""
+        if not text:
+            return "empty"
+        if restates_question(text, sub_question):
+            return "restates the question"
+        if sources:
+            cited_texts = [t for s in sources for t in page_texts.get((s.document_id, s.page), [])]
+            return None if grounded(text, cited_texts) else "not supported by the cited pages"
+        if is_abstention(text) or grounded(text, all_texts):
+            return None
+        return "uncited and not supported by the chunks shown"
 
     def _shown(self, hit: ChunkHit) -> str:
         return defuse_field_markers(hit.chunk.text[: self.settings.max_chunk_chars])

@@ -198,3 +198,36 @@ def test_lm_failure_ends_with_an_error_event(demo_store: Store) -> None:
 
     done, _ = _run(demo_store, broken, property_ref="Banda Lane")
     assert isinstance(done, Failed) and "model server went away" in done.message
+
+
+def test_echoed_and_ungrounded_bullets_are_dropped(demo_store: Store) -> None:
+    def weak_model(prompt: str) -> dict[str, Any]:
+        contexts = field(prompt, "sections_context")
+        return {
+            "sections": [
+                {
+                    "sub_question_index": c["sub_question_index"],
+                    "bullets": [
+                        {
+                            "text": c["sub_question"],
+                            "citations": [{"filename": c["chunks"][0]["filename"], "page": c["chunks"][0]["page"]}],
+                        },
+                        {
+                            "text": "A roof leak above the master bedroom from cracked tiles, KSH 999,999 of damage",
+                            "citations": [{"filename": c["chunks"][0]["filename"], "page": c["chunks"][0]["page"]}],
+                        },
+                    ],
+                }
+                for c in contexts
+            ]
+        }
+
+    done, trace = _run(
+        demo_store,
+        _override("sections_context", weak_model, cooperative(["What is the rent?"])),
+        property_ref="Banda Lane",
+    )
+    assert isinstance(done, Completed)
+    assert done.sections[0].status == "no_information" and not done.sections[0].sources
+    reasons = [i.reason for i in trace.interventions if i.guard == "grounding"]
+    assert reasons == ["restates the question", "not supported by the cited pages"]

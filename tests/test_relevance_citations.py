@@ -84,3 +84,35 @@ def test_sub_questions_are_cleaned_and_fall_back_to_the_question() -> None:
 
 def test_inline_citations_written_by_the_lm_are_stripped() -> None:
     assert strip_inline_citations("Rent is KSH 5 [lease.md, page 2] monthly [x.pdf, p. 3]") == "Rent is KSH 5 monthly"
+
+
+LEASE_PAGE = (
+    "Particulars Premises: 14 Banda Lane, Hardy, Karen Parcel: L.R. NO: 1160/88 Landlord: Grace Wanjiku Kamau "
+    "Tenant: Peter Otieno Ochieng Term: 3 years Commencement date: 1 March 2023 Monthly rent: KSH 285,000"
+)
+
+
+def test_bullet_that_restates_its_question_is_caught() -> None:
+    from pipeline.citations import restates_question
+
+    question = "What is the monthly rent for Banda Lane?"
+    assert restates_question("What is the monthly rent for Banda Lane?", question)
+    assert restates_question("the monthly rent for Banda Lane", question)
+    assert not restates_question("The monthly rent for Banda Lane is KSH 285,000.", question)
+
+
+def test_grounding_needs_the_numbers_and_most_words_on_the_cited_pages() -> None:
+    from pipeline.citations import grounded
+
+    assert grounded("The monthly rent is KSH 285,000.", [LEASE_PAGE])
+    assert grounded("Peter Otieno Ochieng is the tenant", [LEASE_PAGE])
+    assert not grounded("The monthly rent is KSH 258,000.", [LEASE_PAGE])  # a number not on the page
+    assert not grounded("A roof leak above the master bedroom from cracked clay tiles.", [LEASE_PAGE])
+    assert not grounded("The rent is KSH 285,000.", [])
+
+
+def test_abstention_wording() -> None:
+    from pipeline.citations import is_abstention
+
+    assert is_abstention("The documents do not say; the rent is not stated.")
+    assert not is_abstention("The rent is KSH 285,000.")
