@@ -299,12 +299,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from pipeline.evaluation import evaluate, per_case_table, results_frame
     from pipeline.store import open_store
-    from pipeline.traces import load_trace_set
+    from pipeline.traces import load_trace_set, stratified_sample
 
     console = _console()
     examples = load_trace_set(Path(args.traces), split=args.split, cases=args.case or None)
     if args.limit:
-        examples = examples[: args.limit]
+        examples = stratified_sample(examples, args.limit, seed=0)
     if not examples:
         console.print(f"no examples in {args.traces} for split={args.split} case={args.case or 'any'}")
         return 1
@@ -523,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["bm25", "dense", "hybrid"],
         help="retrieval mode(s) for --retrieval-only (default: all three side by side)",
     )
-    p.add_argument("--limit", type=int, help="only the first N examples")
+    p.add_argument("--limit", type=int, help="only N examples, taken round-robin over the cases (seeded)")
     p.add_argument("--out", help="directory for CSV and JSON results")
     p.set_defaults(func=cmd_evaluate)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -142,6 +143,30 @@ def load_trace_set(
     if missing:
         raise TraceError(f"{path}: trace set is missing {', '.join(missing)}")
     return [e for f in files for e in load_traces(f, split, cases)]
+
+
+def stratified_sample(examples: Sequence[LabelledExample], n: int, seed: int) -> list[LabelledExample]:
+    """Up to `n` examples taken round-robin over cases (in CASES order), each case shuffled by `seed`.
+
+    Deterministic: the same examples (in any order), `n` and `seed` give the same list. Every case
+    present is represented as soon as `n` >= the number of cases, and every prefix of the result is
+    itself balanced, so optimizers that read the trainset in order see the cases interleaved.
+    """
+    rng = random.Random(seed)
+    present = {e.case for e in examples}
+    groups: list[list[LabelledExample]] = []
+    for case in [c for c in CASES if c in present]:
+        group = sorted((e for e in examples if e.case == case), key=lambda e: e.id)
+        rng.shuffle(group)
+        groups.append(group)
+    picked: list[LabelledExample] = []
+    depth = 0
+    while len(picked) < n and any(depth < len(g) for g in groups):
+        for group in groups:
+            if depth < len(group) and len(picked) < n:
+                picked.append(group[depth])
+        depth += 1
+    return picked
 
 
 def write_traces(path: Path, examples: Iterable[LabelledExample]) -> int:

@@ -225,3 +225,15 @@ def test_trace_set_directory_reads_every_split(tmp_path: Path) -> None:
     (tmp_path / "test.jsonl").unlink()
     with pytest.raises(TraceError, match=r"test\.jsonl"):
         load_trace_set(tmp_path)
+
+
+def test_stratified_sample_is_balanced_and_deterministic() -> None:
+    from pipeline.traces import stratified_sample
+
+    examples = [make_example(corpus="c", case="no_scope", question=f"n{i}") for i in range(5)] + [
+        make_example(corpus="c", case="chip", question=f"c{i}", scope={"document_ids": ["a.md"]}) for i in range(2)
+    ]
+    picked = stratified_sample(examples, 4, seed=1)
+    assert [e.case for e in picked] == ["no_scope", "chip", "no_scope", "chip"]
+    assert picked == stratified_sample(list(reversed(examples)), 4, seed=1)
+    assert len(stratified_sample(examples, 100, seed=1)) == 7
