@@ -358,6 +358,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from pipeline.serving.server import run
+
+    _configure_dspy()
+    print(f"serving on http://{args.host}:{args.port} (OpenAPI at /openapi.json)", file=sys.stderr)
+    run(
+        index_dir=Path(args.index),
+        lm_spec=args.lm,
+        cache_dir=_model_cache_dir(),
+        program_dir=Path(args.program) if args.program else None,
+        profiles=_profile_paths(),
+        history=Path(args.history),
+        host=args.host,
+        port=args.port,
+        lm_threads=args.threads,
+    )
+    return 0
+
+
 def cmd_label(args: argparse.Namespace) -> int:
     from pipeline.history import History
     from pipeline.labelling import append_example, example_from_history
@@ -526,6 +545,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only N examples, taken round-robin over the cases (seeded)")
     p.add_argument("--out", help="directory for CSV and JSON results")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("serve", help="answer questions over HTTP with streamed progress (server-sent events)")
+    p.add_argument("--index", default=str(DEFAULT_INDEX_DIR))
+    p.add_argument("--program", help="an exported program directory (default: the active profile, if any)")
+    p.add_argument("--lm", default=os.environ.get("SCOPERAG_LM"))
+    p.add_argument("--threads", type=int, default=1, help="embedded model threads (default: 1)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--history", default=str(DEFAULT_HISTORY))
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("label", help="turn a recorded question (scoperag history) into a labelled example")
     p.add_argument("id", help="history id or unique prefix")

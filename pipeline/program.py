@@ -84,6 +84,10 @@ class RetrievalContext:
 class LMFailure(Exception):
     """The LM could not be reached or failed outright (not a parse problem)."""
 
+    def __init__(self, message: str, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = public or message
+
 
 def clean_sub_questions(raw: object, question: str) -> tuple[list[str], bool]:
     """1..5 distinct non-blank sub-questions; ([question], True) when there are none."""
@@ -167,7 +171,10 @@ class ScopedQA(dspy.Module):
                 sections_out.append(self._section(index, sub_question, kept[index], answered, scope, trace))
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
-            yield Failed(message=f"language model failed: {exc}")
+            trace.fallbacks.append(Intervention(guard="lm", target="call", reason=str(exc)[:500]))
+            log.warning("language model failed: %s", exc)
+            # The event names the failing step and error type only: its text may carry endpoints.
+            yield Failed(message=f"language model failed: {exc.public}")
             return
         trace.timings["total"] = time.perf_counter() - started
         answer = render_markdown(sections_out)
@@ -214,7 +221,10 @@ class ScopedQA(dspy.Module):
             trace.fallbacks.append(Intervention(guard=name, target="lm_output", reason=f"unparseable: {exc!s:.300}"))
             return None
         except Exception as exc:  # any other failure is the LM's: stop with an error event
-            raise LMFailure(f"{name}: {type(exc).__name__}: {exc}") from exc
+            root: BaseException = exc
+            while root.__cause__ is not None:
+                root = root.__cause__
+            raise LMFailure(f"{name}: {type(exc).__name__}: {exc}", public=f"{name}: {type(root).__name__}") from exc
         finally:
             trace.timings[name] = trace.timings.get(name, 0.0) + time.perf_counter() - started
         for entries in usage.usage_data.values():

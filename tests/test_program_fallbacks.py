@@ -196,8 +196,10 @@ def test_lm_failure_ends_with_an_error_event(demo_store: Store) -> None:
     def broken(prompt: str) -> Any:
         raise ConnectionError("model server went away")
 
-    done, _ = _run(demo_store, broken, property_ref="Banda Lane")
-    assert isinstance(done, Failed) and "model server went away" in done.message
+    done, trace = _run(demo_store, broken, property_ref="Banda Lane")
+    # the event names the step and error type; the detail (which may hold an endpoint) stays in the trace
+    assert isinstance(done, Failed) and done.message == "language model failed: decompose: ConnectionError"
+    assert any(f.guard == "lm" and "model server went away" in f.reason for f in trace.fallbacks)
 
 
 def test_echoed_and_ungrounded_bullets_are_dropped(demo_store: Store) -> None:

@@ -1,0 +1,184 @@
+"""The HTTP API: `POST /v1/query` streams a question's progress as server-sent events.
+
+Everything the app uses is passed to `create_app`; it reads no environment and keeps no global state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import dspy
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from pipeline.errors import UnknownScopeError
+from pipeline.export import ExportManifest
+from pipeline.profiles import ProfilePaths
+from pipeline.program import ScopedQA
+from pipeline.scope import resolve_scope
+from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from pipeline.serving.profile_routes import profile_router
+from pipeline.serving.schemas import MAX_QUESTION_CHARS, ErrorItem, ErrorResponse, HealthResponse, QueryRequest
+from pipeline.serving.sse import KEEPALIVE, MEDIA_TYPE, frame
+from pipeline.serving.state import Limits, LockedHistory, ServingProgram, ServingState
+from pipeline.serving.streaming import EventChannel, Idle, StreamRegistry, StreamWorker
+from pipeline.store import Store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_CONCURRENT_STREAMS = 64
+DEFAULT_HEARTBEAT_SECONDS = 15.0
+
+_STREAM_DOC = (
+    "Server-sent events, one per progress step in this order: `decomposed`, `retrieving`, `filtering`, "
+    "`generating_subquestion` (one per section), then `completed` (answer Markdown, sections with their "
+    "sources) or `error`. Every event's data is JSON carrying the stream's `stream_id` and a `seq` number."
+)
+
+
+def create_app(
+    *,
+    store: Store,
+    program: ScopedQA,
+    lm: Any,
+    profiles: ProfilePaths | None = None,
+    history: Path | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_question_chars: int = MAX_QUESTION_CHARS,
+    max_concurrent_streams: int = DEFAULT_MAX_CONCURRENT_STREAMS,
+    adapter: Any = None,
+    manifest: ExportManifest | None = None,
+    profile: str | None = None,
+    heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
+) -> FastAPI:
+    """The scoperag HTTP app over `store`, answering with `program` on `lm`.
+
+    `adapter` defaults to dspy.JSONAdapter() (as `scoperag ask` uses); `manifest`/`profile` describe
+    where `program` came from (GET /v1/health); `history` is a SQLite file every answered question's
+    trace is recorded in; `profiles` enables the /v1/profiles endpoints.
+    """
+    if not 1 <= max_question_chars <= MAX_QUESTION_CHARS:
+        raise ValueError(f"max_question_chars must be within 1..{MAX_QUESTION_CHARS}, got {max_question_chars}")
+    state = ServingState(
+        store=store,
+        lm=lm,
+        adapter=adapter if adapter is not None else dspy.JSONAdapter(),
+        limits=Limits(max_body_bytes, max_question_chars, max_concurrent_streams, heartbeat_seconds),
+        current=ServingProgram(program, manifest, profile),
+        registry=StreamRegistry(max_concurrent_streams),
+        profiles=profiles,
+        history=LockedHistory(history) if history is not None else None,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        state.registry.cancel_all()
+        if state.history is not None:
+            state.history.close()
+
+    app = FastAPI(
+        title="scoperag",
+        summary="Scoped, sectioned question answering with checked citations, streamed as server-sent events.",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.scoperag = state
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    app.include_router(profile_router(state))
+    _add_query_routes(app, state)
+    return app
+
+
+def _add_query_routes(app: FastAPI, state: ServingState) -> None:
+    errors: dict[int | str, dict[str, Any]] = {
+        413: {"model": ErrorResponse, "description": "The request body is over the size limit"},
+        422: {"model": ErrorResponse, "description": "Invalid question, or an unknown document id or property"},
+        503: {"model": ErrorResponse, "description": "Too many streams are running; retry shortly"},
+    }
+
+    @app.post(
+        "/v1/query",
+        tags=["query"],
+        response_class=StreamingResponse,
+        responses={200: {"content": {MEDIA_TYPE: {}}, "description": _STREAM_DOC}, **errors},
+    )
+    async def query(body: QueryRequest) -> Response:
+        """Answer a question inside its scope, streaming progress events (text/event-stream)."""
+        if len(body.question) > state.limits.max_question_chars:
+            limit = state.limits.max_question_chars
+            return _unprocessable("string_too_long", ["body", "question"], f"at most {limit} characters", None)
+        try:
+            scope = resolve_scope(state.store, document_ids=body.document_ids, property_ref=body.property)
+        except UnknownScopeError as exc:
+            field = "document_ids" if exc.kind == "document id" else "property"
+            return _unprocessable("unknown_scope", ["body", field], str(exc), exc.values)
+        stream_id = uuid.uuid4().hex
+        channel = EventChannel(asyncio.get_running_loop())
+        if not state.registry.reserve(stream_id, channel):
+            detail = f"{state.registry.limit} streams are already running; retry shortly"
+            return JSONResponse({"detail": detail}, status_code=503, headers={"Retry-After": "1"})
+        worker = StreamWorker(
+            stream_id=stream_id,
+            question=body.question,
+            scope=scope,
+            program=state.current.program,
+            lm=state.lm,
+            adapter=state.adapter,
+            channel=channel,
+            on_done=state.registry.release,
+            record=state.history.record if state.history is not None else None,
+        )
+        log.info("stream %s: %s scope, %d chars", stream_id, scope.kind, len(body.question))
+        return StreamingResponse(
+            _sse(worker, channel, state.limits.heartbeat_seconds, state.registry.release),
+            media_type=MEDIA_TYPE,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Stream-Id": stream_id},
+        )
+
+    @app.get("/v1/health", tags=["health"])
+    async def health() -> HealthResponse:
+        """The index generation, document count, program and LM this server answers with."""
+        return HealthResponse(
+            index=state.store.manifest.generation,
+            documents=len(state.store.catalog.documents),
+            program=state.current.info(),
+            lm=state.lm_name,
+            active_streams=state.registry.active,
+        )
+
+
+async def _sse(
+    worker: StreamWorker, channel: EventChannel, heartbeat: float, release: Callable[[str], None]
+) -> AsyncIterator[bytes]:
+    """The stream's SSE frames; leaving early (client gone, server stopping) cancels its worker."""
+    started = False
+    seq = 0
+    try:
+        worker.start()
+        started = True
+        while True:
+            item = await channel.get(heartbeat)
+            if isinstance(item, Idle):
+                yield KEEPALIVE  # keeps proxies from closing an idle stream while the LM works
+                continue
+            if item is None:
+                return
+            yield frame(item, worker.stream_id, seq)
+            seq += 1
+    finally:
+        channel.cancel()
+        if not started:
+            release(worker.stream_id)
+        log.info("stream %s: closed after %d events", worker.stream_id, seq)
+
+
+def _unprocessable(kind: str, loc: list[str | int], msg: str, value: Any) -> JSONResponse:
+    item = ErrorItem(type=kind, loc=loc, msg=msg, input=value)
+    return JSONResponse(ErrorResponse(detail=[item]).model_dump(mode="json"), status_code=422)

@@ -1,0 +1,135 @@
+"""/v1/profiles: list, activate, export and import named prompt profiles (pipeline.profiles).
+
+Activating a profile loads its export into a fresh program on the same store and swaps it in as a
+whole; streams already running keep the program they started with.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from pipeline.errors import ExportError, ProfileError, ProfileExistsError
+from pipeline.export import load_export
+from pipeline.profiles import (
+    ProfileInfo,
+    ProfilePaths,
+    activate,
+    check_name,
+    export_all,
+    export_profile,
+    import_profile,
+    list_profiles,
+    profile_json,
+)
+from pipeline.program import ScopedQA
+from pipeline.serving.schemas import ActivatedResponse, ErrorResponse, ProfileList, ProfileOut
+from pipeline.serving.state import ServingProgram, ServingState, program_info
+
+log = logging.getLogger(__name__)
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorResponse, "description": "No such profile, or no profile registry on this server"},
+    422: {"model": ErrorResponse, "description": "Invalid name, payload or stored export"},
+}
+_JSON_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "A `scoperag-profile/v1` document, as GET /v1/profiles/{name}/export returns (at most 1 MiB)",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+
+
+def profile_router(state: ServingState) -> APIRouter:
+    """The profile endpoints of one app, bound to its state."""
+    router = APIRouter(prefix="/v1/profiles", tags=["profiles"], responses=_ERRORS)
+
+    def paths() -> ProfilePaths:
+        if state.profiles is None:
+            raise HTTPException(404, "this server was started without a profile registry")
+        return state.profiles
+
+    @router.get("")
+    def list_all() -> ProfileList:
+        """Every registered profile and which one is active."""
+        with _http_errors():
+            infos = list_profiles(paths())
+        active = next((i.name for i in infos if i.active), None)
+        return ProfileList(active=active, profiles=[_out(i) for i in infos])
+
+    @router.get("/export", response_class=Response, responses={200: {"content": {"application/json": {}}}})
+    def export_everything() -> Response:
+        """Every profile inlined, and which one is active (`scoperag-profiles-bundle/v1`)."""
+        with _http_errors():
+            data = profile_json(export_all(paths()))
+        return Response(data, media_type="application/json")
+
+    @router.get("/{name}/export", response_class=Response, responses={200: {"content": {"application/json": {}}}})
+    def export_one(name: str) -> Response:
+        """One profile with its export inlined (`scoperag-profile/v1`), ready for import."""
+        with _http_errors():
+            _require(paths(), name)
+            data = profile_json(export_profile(paths(), name))
+        return Response(data, media_type="application/json")
+
+    @router.post("/{name}/activate")
+    def activate_one(name: str) -> ActivatedResponse:
+        """Make `name` the active profile and answer new questions with its program."""
+        with _http_errors(), state.profile_lock:
+            info = _require(paths(), name)
+            # Load before activating: the registry never names a profile this server could not load.
+            loaded = load_export(info.program, ScopedQA(state.store, state.current.program.settings))
+            info = activate(paths(), name)
+            state.current = ServingProgram(loaded.program, loaded.manifest, name)
+        log.info("profile %s activated", name)
+        return ActivatedResponse(profile=_out(info), program=program_info(loaded.manifest, name))
+
+    @router.post("/{name}/import", openapi_extra=_JSON_BODY)
+    async def import_one(
+        name: str,
+        request: Request,
+        confirm: bool = Query(False, description="Replace an existing profile of this name"),
+    ) -> ProfileOut:
+        """Register a profile document under `name`; 409 if it exists and `confirm` is false."""
+        data = await request.body()
+        profiles = paths()
+
+        def run() -> ProfileInfo:
+            with _http_errors(), state.profile_lock:
+                return import_profile(profiles, data, name, confirm_overwrite=confirm)
+
+        info = await run_in_threadpool(run)
+        log.info("profile %s imported", name)
+        return _out(info)
+
+    return router
+
+
+def _require(paths: ProfilePaths, name: str) -> ProfileInfo:
+    check_name(name)
+    for info in list_profiles(paths):
+        if info.name == name:
+            return info
+    raise HTTPException(404, f"no profile named {name!r}; list them with GET /v1/profiles")
+
+
+def _out(info: ProfileInfo) -> ProfileOut:
+    return ProfileOut(name=info.name, created_at=info.created_at, note=info.note, active=info.active)
+
+
+@contextmanager
+def _http_errors() -> Iterator[None]:
+    """Profile and export errors as HTTP errors carrying their message."""
+    try:
+        yield
+    except ProfileExistsError as exc:
+        raise HTTPException(409, str(exc)) from exc
+    except (ProfileError, ExportError) as exc:
+        raise HTTPException(422, str(exc)) from exc

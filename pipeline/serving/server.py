@@ -1,0 +1,105 @@
+"""Running the app on uvicorn: in the foreground (`scoperag serve`), or in a thread (tests, benchmarks)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dspy
+import uvicorn
+from fastapi import FastAPI
+
+from pipeline.errors import ScopeRagError
+from pipeline.export import LoadedExport, load_export
+from pipeline.lm import make_lm
+from pipeline.profiles import ProfilePaths, active_profile
+from pipeline.program import ScopedQA
+from pipeline.serving.app import create_app
+from pipeline.store import open_store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+# Streams still running this long after a stop request are cancelled.
+GRACEFUL_SHUTDOWN_SECONDS = 5
+STARTUP_TIMEOUT_SECONDS = 30.0
+
+
+def _config(app: FastAPI, host: str, port: int) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
+
+
+def serve(app: FastAPI, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    """Serve `app` until interrupted (Ctrl-C / SIGTERM stop it gracefully)."""
+    log.info("scoperag serving on http://%s:%d (OpenAPI at /docs)", host, port)
+    uvicorn.Server(_config(app, host, port)).run()
+
+
+@contextmanager
+def running_server(app: FastAPI, host: str = DEFAULT_HOST, port: int = 0) -> Iterator[str]:
+    """`app` served from a background thread (port 0: any free port); yields its base URL, stops on exit."""
+    server = uvicorn.Server(_config(app, host, port))
+    thread = threading.Thread(target=server.run, name="scoperag-uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise ScopeRagError(f"the server did not start on {host}:{port} (port in use?)")
+        time.sleep(0.01)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://{host}:{bound}"
+    finally:
+        server.should_exit = True
+        thread.join(GRACEFUL_SHUTDOWN_SECONDS + 5)
+
+
+def run(
+    *,
+    index_dir: Path,
+    lm_spec: str | None,
+    cache_dir: Path,
+    program_dir: Path | None = None,
+    profiles: ProfilePaths | None = None,
+    history: Path | None = None,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    lm_threads: int = 1,
+) -> None:
+    """`scoperag serve`: open the index, load the LM and program, and serve until interrupted.
+
+    The program is `program_dir`'s export, else the active profile's, else the uncompiled one.
+    """
+    store = open_store(index_dir)
+    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads)
+    base = ScopedQA(store)
+    loaded: LoadedExport | None = None
+    profile = None
+    if program_dir is not None:
+        loaded = load_export(program_dir, base)
+    elif profiles is not None and (active := active_profile(profiles)) is not None:
+        loaded, profile = load_export(active.program, base), active.name
+    app = create_app(
+        store=store,
+        program=loaded.program if loaded is not None else base,
+        manifest=loaded.manifest if loaded is not None else None,
+        profile=profile,
+        lm=lm,
+        adapter=dspy.JSONAdapter(),
+        profiles=profiles,
+        history=history,
+    )
+    serve(app, host, port)

@@ -1,0 +1,89 @@
+"""What one server instance holds: the store, the LM, the program now serving, limits and running streams.
+
+One `ServingState` per app, created by `create_app`; nothing here is module-global.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pipeline.export import ExportManifest
+from pipeline.history import History
+from pipeline.profiles import ProfilePaths
+from pipeline.program import ScopedQA
+from pipeline.serving.schemas import ProgramInfo
+from pipeline.serving.streaming import StreamRegistry
+from pipeline.store import Store
+from pipeline.trace import QuestionTrace
+
+
+@dataclass(frozen=True)
+class ServingProgram:
+    """A program and where it came from; replaced as a whole, so a stream keeps the one it started with."""
+
+    program: ScopedQA
+    manifest: ExportManifest | None = None
+    profile: str | None = None
+
+    def info(self) -> ProgramInfo | Literal["uncompiled"]:
+        return "uncompiled" if self.manifest is None else program_info(self.manifest, self.profile)
+
+
+def program_info(manifest: ExportManifest, profile: str | None) -> ProgramInfo:
+    """What GET /v1/health tells about an exported program."""
+    return ProgramInfo(
+        profile=profile,
+        created_at=manifest.created_at,
+        run_id=manifest.run_id,
+        trainset_hash=manifest.trainset_hash,
+        lm=manifest.versions.lm,
+    )
+
+
+class LockedHistory:
+    """The question history shared by every stream's thread: one write at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self._history = History(path)
+        self._lock = threading.Lock()
+
+    def record(self, trace: QuestionTrace) -> str:
+        with self._lock:
+            return self._history.record(trace)
+
+    def close(self) -> None:
+        with self._lock:
+            self._history.close()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request limits; `max_question_chars` can only tighten the schema's 2,000."""
+
+    max_body_bytes: int
+    max_question_chars: int
+    max_concurrent_streams: int
+    heartbeat_seconds: float
+
+
+@dataclass
+class ServingState:
+    """Everything the routes of one app share."""
+
+    store: Store
+    lm: Any
+    adapter: Any
+    limits: Limits
+    current: ServingProgram
+    registry: StreamRegistry
+    profiles: ProfilePaths | None = None
+    history: LockedHistory | None = None
+    # Serialises profile changes (activate, import) against each other; streams never wait on it.
+    profile_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def lm_name(self) -> str:
+        return str(getattr(self.lm, "model", None) or type(self.lm).__name__)

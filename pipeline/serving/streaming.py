@@ -1,0 +1,244 @@
+"""One question's events, produced by the synchronous program in its own thread, read by the event loop.
+
+The worker thread enters `dspy.context` itself (DSPy settings are context variables, so they must be
+set in the thread that calls the LM). Events travel through an `EventChannel` holding at most a few
+unread ones. Cancelling a channel (the client went away) stops the worker at its next step: it
+takes no further event from the program, closes the program's generator, and its LM refuses every
+further call, so the LM work still ahead in the current step (scoring, answering) is never done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+
+from pipeline.errors import ScopeRagError
+from pipeline.events import Completed, Event, Failed
+from pipeline.program import ScopedQA
+from pipeline.scope import Scope
+from pipeline.trace import QuestionTrace
+
+try:  # dspy 3.4 exempts its adapters' own `messages=` calls from a deprecation warning; keep that through the view
+    from dspy.clients._deprecation import _adapter_call, adapter_message_call
+except ImportError:  # pragma: no cover - the marker goes away with the warning in dspy 3.5
+    _adapter_call = None
+
+log = logging.getLogger(__name__)
+
+INTERNAL_ERROR = "internal error: the question could not be answered (details are in the server log)"
+# Unread events a worker may run ahead of its client; one question yields fewer than ten.
+CHANNEL_CAPACITY = 8
+# A worker whose reader has not taken an event for this long gives up (a reader that died unseen).
+STALLED_READER_SECONDS = 600.0
+
+Recorder = Callable[[QuestionTrace], str]
+
+
+class StreamCancelled(ScopeRagError):
+    """The stream was cancelled (its client disconnected): no further LM call is made for it."""
+
+
+class CancellableLM(dspy.BaseLM):
+    """A view of a shared LM that refuses calls once its stream is cancelled.
+
+    Every attribute is the wrapped LM's (BaseLM.__init__ is deliberately not run, so nothing is
+    shadowed); only calling it checks the stream's cancel flag first. The wrapped LM keeps its own
+    concurrency rules: the embedded model runs one generation at a time behind its engine's lock,
+    a remote LM serves calls from many streams at once.
+    """
+
+    def __init__(self, inner: Any, cancelled: threading.Event) -> None:
+        self._inner = inner
+        self._cancelled = cancelled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def _check(self) -> None:
+        if self._cancelled.is_set():
+            raise StreamCancelled("the client disconnected; the stream was cancelled")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._check()
+        origin = _adapter_call.get() if _adapter_call is not None else None
+        if origin is not None and origin[0] is self:
+            with adapter_message_call(self._inner, origin[1]):
+                return self._inner(*args, **kwargs)
+        return self._inner(*args, **kwargs)
+
+    async def acall(self, *args: Any, **kwargs: Any) -> Any:
+        self._check()
+        return await self._inner.acall(*args, **kwargs)
+
+    # BaseLM defines these as properties returning False/empty: read the wrapped LM's instead.
+    @property
+    def supports_function_calling(self) -> bool:
+        return bool(self._inner.supports_function_calling)
+
+    @property
+    def supports_reasoning(self) -> bool:
+        return bool(self._inner.supports_reasoning)
+
+    @property
+    def supports_response_schema(self) -> bool:
+        return bool(self._inner.supports_response_schema)
+
+    @property
+    def supported_params(self) -> set[str]:
+        return set(self._inner.supported_params)
+
+
+class Idle:
+    """What EventChannel.get returns when no event arrived in time."""
+
+
+IDLE = Idle()
+
+
+class EventChannel:
+    """Events from one worker thread to the event loop: bounded, cancellable, closed by the worker."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, capacity: int = CHANNEL_CAPACITY) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._space = threading.Semaphore(capacity)
+        self.cancelled = threading.Event()
+
+    def put(self, event: Event) -> bool:
+        """Worker side: hand over `event`; False when the stream is cancelled (stop working)."""
+        if not self._space.acquire(timeout=STALLED_READER_SECONDS):
+            log.warning("stream reader took no event for %.0f s; cancelling", STALLED_READER_SECONDS)
+            self.cancelled.set()
+        if self.cancelled.is_set():
+            return False
+        return self._deliver(event)
+
+    def close(self) -> None:
+        """Worker side, always last: no more events."""
+        self._deliver(None)
+
+    def _deliver(self, item: Event | None) -> bool:
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the event loop is closed: the server is gone
+            self.cancelled.set()
+            return False
+        return True
+
+    async def get(self, timeout: float | None) -> Event | Idle | None:
+        """Loop side: the next event, None once the worker is done, IDLE after `timeout` seconds."""
+        try:
+            item = await asyncio.wait_for(self._queue.get(), timeout)
+        except TimeoutError:
+            return IDLE
+        self._space.release()
+        return item
+
+    def cancel(self) -> None:
+        """Either side: stop the worker at its next step (idempotent)."""
+        if not self.cancelled.is_set():
+            self.cancelled.set()
+            self._space.release()  # wake a worker waiting for room
+
+
+class StreamRegistry:
+    """The streams whose workers are running, bounded by `limit`."""
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"max_concurrent_streams must be >= 1, got {limit}")
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._channels: dict[str, EventChannel] = {}
+
+    def reserve(self, stream_id: str, channel: EventChannel) -> bool:
+        """Register a stream; False when `limit` streams are already running."""
+        with self._lock:
+            if len(self._channels) >= self.limit:
+                return False
+            self._channels[stream_id] = channel
+            return True
+
+    def release(self, stream_id: str) -> None:
+        with self._lock:
+            self._channels.pop(stream_id, None)
+
+    @property
+    def active(self) -> int:
+        with self._lock:
+            return len(self._channels)
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            channels = list(self._channels.values())
+        for channel in channels:
+            channel.cancel()
+
+
+@dataclass
+class StreamWorker:
+    """Runs one question through the program in a thread and feeds its channel."""
+
+    stream_id: str
+    question: str
+    scope: Scope
+    program: ScopedQA
+    lm: Any
+    adapter: Any
+    channel: EventChannel
+    on_done: Callable[[str], None]
+    record: Recorder | None = None
+
+    def start(self) -> None:
+        thread = threading.Thread(target=self._run, name=f"scoperag-stream-{self.stream_id[:8]}", daemon=True)
+        thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._produce()
+        except Exception:
+            log.exception("stream %s failed", self.stream_id)
+            self.channel.put(Failed(message=INTERNAL_ERROR))
+        finally:
+            self.channel.close()
+            self.on_done(self.stream_id)
+            log.debug("stream %s done (cancelled: %s)", self.stream_id, self.channel.cancelled.is_set())
+
+    def _produce(self) -> None:
+        state: dict[str, Any] = {}
+        cancelled = self.channel.cancelled
+        # No DSPy trace or LM history: a long-running server would keep the last 10,000 prompts and
+        # predictions of every client in memory. The question's own trace is in `state`.
+        lm = CancellableLM(self.lm, cancelled)
+        with dspy.context(lm=lm, adapter=self.adapter, trace=None, disable_history=True):
+            events = self.program.stream(self.question, self.scope, state)
+            try:
+                while not cancelled.is_set():
+                    event = next(events, None)
+                    if event is None or cancelled.is_set():
+                        return
+                    if isinstance(event, Completed | Failed):
+                        event = self._finish(event, state.get("trace"))
+                    if not self.channel.put(event):
+                        return
+            finally:
+                if isinstance(events, Generator):  # stream() is one: closing it runs its cleanup
+                    events.close()
+
+    def _finish(self, event: Completed | Failed, trace: QuestionTrace | None) -> Event:
+        """The last event, with its history id once the trace is recorded."""
+        if self.record is None or trace is None:
+            return event
+        try:
+            history_id = self.record(trace)
+        except sqlite3.Error:  # losing the history entry must not lose the answer
+            log.exception("stream %s: the question history could not be written", self.stream_id)
+            return event
+        return event.model_copy(update={"history_id": history_id}) if isinstance(event, Completed) else event
