@@ -1,1 +1,56 @@
-"""optimizers package."""
+"""Compile strategies over ScopedQA: case-stratified, seeded, gated by the safety metrics, budgeted."""
+
+from optimizers.budget import BudgetExhausted, LMCallCounter, SharedUsage, counting
+from optimizers.compile import CompileSpec, compile_program
+from optimizers.feedback import feedback_text
+from optimizers.metric import (
+    bootstrap_accept,
+    gate_penalty,
+    gated_metric,
+    gepa_metric,
+    metric_value,
+    score_example,
+    to_training_examples,
+)
+from optimizers.params import (
+    MODULES,
+    PARAMS,
+    BootstrapParams,
+    GepaParams,
+    MiproParams,
+    ModuleName,
+    OptimizerName,
+    OptimizerParams,
+    RandomSearchParams,
+)
+from optimizers.sampling import missing_cases, stratified_sample
+from optimizers.trainable import TrainableView
+
+__all__ = [
+    "MODULES",
+    "PARAMS",
+    "BootstrapParams",
+    "BudgetExhausted",
+    "CompileSpec",
+    "GepaParams",
+    "LMCallCounter",
+    "MiproParams",
+    "ModuleName",
+    "OptimizerName",
+    "OptimizerParams",
+    "RandomSearchParams",
+    "SharedUsage",
+    "TrainableView",
+    "bootstrap_accept",
+    "compile_program",
+    "counting",
+    "feedback_text",
+    "gate_penalty",
+    "gated_metric",
+    "gepa_metric",
+    "metric_value",
+    "missing_cases",
+    "score_example",
+    "stratified_sample",
+    "to_training_examples",
+]

@@ -358,6 +358,105 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_optimize(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+    from experiments import ProgressEvent, run_experiment
+
+    console = _console()
+    _configure_dspy()
+    with Progress(
+        TextColumn("{task.description:>9}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def progress(event: ProgressEvent) -> None:
+            if event.total is None and event.done == 0:
+                console.print(f"[dim]{event.phase}:[/] {event.message}", highlight=False)
+                return
+            if event.phase not in tasks:
+                tasks[event.phase] = bar.add_task(event.phase, total=event.total, note=event.message)
+            bar.update(tasks[event.phase], completed=event.done, total=event.total, note=event.message)
+
+        # DSPy's optimizers print and draw tqdm bars on stdout; keep stdout for the result (--json).
+        with contextlib.redirect_stdout(sys.stderr):
+            summary = run_experiment(
+                Path(args.config), mlruns=Path(args.mlruns), progress=progress, model_cache_dir=_model_cache_dir()
+            )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "run_id": summary.run_id,
+                    "experiment": summary.experiment,
+                    "selected": summary.selected,
+                    "rejection": summary.rejection,
+                    "lm_calls": summary.lm_calls,
+                    "new_lm_calls": summary.new_lm_calls,
+                    "tokens": summary.tokens,
+                    "export_dir": str(summary.export_dir),
+                    "prompt_versions": summary.prompt_versions,
+                    "baseline": json.loads(summary.baseline.to_json(orient="index")),
+                    "result": json.loads(summary.result.to_json(orient="index")),
+                },
+                indent=2,
+            )
+        )
+        return 0
+    columns = ["n", "composite", "wrong_property_citations", "invalid_ids", "fact_recall", "failed"]
+    console.print("\n[bold]baseline[/] (validation)")
+    console.print(summary.baseline[columns].to_string(), highlight=False)
+    console.print("\n[bold]compiled[/] (validation)")
+    console.print(summary.result[columns].to_string(), highlight=False)
+    verdict = "selected" if summary.selected else f"[red]rejected[/]: {summary.rejection}; the baseline was kept"
+    console.print(
+        f"\nrun {summary.run_id} ({summary.experiment}): candidate {verdict}\n"
+        f"LM calls {summary.lm_calls} ({summary.new_lm_calls} not from cache), tokens {summary.tokens}\n"
+        f"export {summary.export_dir}\nprompt versions "
+        + ", ".join(f"{m} v{v}" for m, v in summary.prompt_versions.items()),
+        highlight=False,
+    )
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from experiments import list_runs
+
+    table = list_runs(Path(args.mlruns), experiment=args.experiment)
+    if args.json:
+        print(table.to_json(orient="records", indent=2))
+    elif table.empty:
+        _console().print("no scoperag runs yet: run `scoperag optimize experiments/bootstrap_demo.toml`")
+    else:
+        import pandas as pd
+
+        with pd.option_context("display.width", 250, "display.max_columns", None, "display.max_colwidth", 60):
+            print(table.to_string(index=False))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from experiments import export_run
+
+    manifest = export_run(args.run_id, Path(args.out), Path(args.mlruns), overwrite=args.overwrite)
+    _console().print(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}", highlight=False)
+    return 0
+
+
+def cmd_champion(args: argparse.Namespace) -> int:
+    from experiments import champion
+
+    versions = champion(args.run_id, Path(args.mlruns))
+    moved = ", ".join(f"scoperag-{m} v{v}" for m, v in versions.items())
+    _console().print(f"alias 'champion' now on {moved}", highlight=False)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from pipeline.serving.server import run
 
@@ -545,6 +644,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only N examples, taken round-robin over the cases (seeded)")
     p.add_argument("--out", help="directory for CSV and JSON results")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("optimize", help="compile the program as an experiment config says; log to MLflow")
+    p.add_argument("config", help="experiment config, e.g. experiments/bootstrap_demo.toml")
+    p.add_argument("--mlruns", default="mlruns", help="MLflow store directory (default: %(default)s)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_optimize)
+
+    p = sub.add_parser("runs", help="table of optimisation runs: per-case metrics and prompt versions")
+    p.add_argument("--experiment", help="only this MLflow experiment")
+    p.add_argument("--mlruns", default="mlruns")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("export", help="copy a run's compiled program (scoperag-program/v1) to a directory")
+    p.add_argument("run_id")
+    p.add_argument("--out", required=True)
+    p.add_argument("--mlruns", default="mlruns")
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("champion", help="move prompt alias 'champion' to a run's prompt versions")
+    p.add_argument("run_id")
+    p.add_argument("--mlruns", default="mlruns")
+    p.set_defaults(func=cmd_champion)
 
     p = sub.add_parser("serve", help="answer questions over HTTP with streamed progress (server-sent events)")
     p.add_argument("--index", default=str(DEFAULT_INDEX_DIR))

@@ -113,3 +113,32 @@ class ProfileExistsError(ProfileError):
             "a profile with this name already exists",
             "Pass confirm_overwrite=True (CLI: --yes) to replace it, or choose another name",
         )
+
+
+class ExperimentConfigError(ScopeRagError):
+    """An experiment config (experiments/*.toml) is missing or invalid; names the file, the field and the fix."""
+
+    def __init__(self, file: str, problem: str, field: str = "") -> None:
+        where = f"{file}: {field}" if field else file
+        super().__init__(f"{where}: {problem}")
+        self.file = file
+        self.field = field
+        self.problem = problem
+
+
+class BudgetExceededError(ScopeRagError):
+    """An optimisation job reached its LM-call budget and was stopped; carries the limit and the calls made."""
+
+    def __init__(self, limit: int, calls: int, phase: str = "compile") -> None:
+        super().__init__(
+            f"{phase} stopped: the LM-call budget of {limit} calls was reached ({calls} calls attempted). "
+            "Raise budget.max_lm_calls in the experiment config, or shrink train_size/val_size or the optimizer's "
+            "parameters; a rerun answers the calls already made from the LM cache"
+        )
+        self.limit = limit
+        self.calls = calls
+        self.phase = phase
+
+
+class TrackingError(ScopeRagError):
+    """An MLflow run, experiment or artifact the command needs does not exist or cannot be used."""

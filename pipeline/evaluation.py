@@ -6,7 +6,7 @@ import contextvars
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -151,7 +151,7 @@ def _invalid(view: Store, allowed: frozenset[str] | None) -> int:
 
 
 def score_answer(
-    program: Any, store: Store, resolved: ResolvedExample, weights: dict[str, float] | None = None
+    program: Any, store: Store, resolved: ResolvedExample, weights: Mapping[str, float] | None = None
 ) -> ExampleResult:
     """Run the program on one example and score everything (LM calls included)."""
     view = _isolated(store)
@@ -162,17 +162,45 @@ def score_answer(
     last = None
     for event in runner.stream(example.question, resolved.scope, state):
         last = event
-    trace: QuestionTrace = state["trace"]
-    answer = getattr(last, "answer", "") or ""
     error = getattr(last, "message", None) if getattr(last, "phase", "") == "error" else None
-    sections = getattr(last, "sections", ()) or ()
+    sent = [d for call in (view.call_log or []) for d in (call.document_ids or ())]
+    return score_prediction(
+        view,
+        resolved,
+        answer=getattr(last, "answer", "") or "",
+        sections=getattr(last, "sections", ()) or (),
+        trace=state["trace"],
+        error=error,
+        sent_ids=sent,
+        weights=weights,
+    )
+
+
+def score_prediction(
+    store: Store,
+    resolved: ResolvedExample,
+    *,
+    answer: str,
+    sections: Sequence[Any],
+    trace: QuestionTrace,
+    error: str | None = None,
+    sent_ids: Sequence[str] | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> ExampleResult:
+    """Every metric of an answer the program already gave (no LM call).
+
+    `sections` are the answer's `Section`s (their `sources` are what was cited); `sent_ids` are the
+    document ids that reached the store, by default those the program recorded in `trace`.
+    """
+    example = resolved.example
     cited_pairs = [(s.document_id, s.page) for section in sections for s in section.sources]
     cited_docs = {d for d, _ in cited_pairs}
     ranked = [c.document_id for sq in trace.sub_questions for c in sorted(sq.chunks, key=lambda c: -c.retrieval_score)]
-    allowed = allowed_document_ids(resolved.scope, view.entity_document_ids)
+    allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
+    sent = trace.store_document_ids if sent_ids is None else sent_ids
     scores = ExampleScores(
         wrong_property_citations=wrong_property_citations(cited_docs, resolved.forbidden, allowed),
-        invalid_ids=_invalid(view, allowed),
+        invalid_ids=invalid_store_ids(sent, store.catalog.documents.keys(), allowed),
         recall_at_5=recall_at_k(ranked, resolved.gold, 5),
         recall_at_10=recall_at_k(ranked, resolved.gold, 10),
         sub_question_coverage=sub_question_coverage(
@@ -198,7 +226,7 @@ def evaluate(
     mode: SearchMode = "hybrid",
     threads: int = 1,
     progress: Progress | None = None,
-    weights: dict[str, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[ExampleResult]:
     """Every example scored, in input order: the program's answers, or retrieval alone when no program."""
     resolved = [resolve_example(e, store) for e in examples]

@@ -1,0 +1,99 @@
+"""Turning evaluation tables into MLflow metrics, export scores and readable prompt texts (pure functions)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from optimizers.params import MODULES
+
+# Per-case columns of pipeline.evaluation.per_case_table that are logged and exported.
+CASE_COLUMNS = (
+    "n",
+    "composite",
+    "failed",
+    "wrong_property_citations",
+    "invalid_ids",
+    "fact_recall",
+    "citation_precision",
+    "citation_recall",
+    "recall_at_10",
+    "sub_question_coverage",
+    "abstention",
+    "lm_calls",
+    "tokens",
+)
+PHASES = ("baseline", "result")
+
+
+def finite_number(value: Any) -> float | None:
+    """`value` as a finite float; None for None, NaN, infinities and non-numbers."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def case_metrics(phase: str, table: Any) -> dict[str, float]:
+    """`<phase>.<case>.<column>` -> value for every finite cell of a per-case table."""
+    out: dict[str, float] = {}
+    for case in table.index:
+        for column in CASE_COLUMNS:
+            if column in table.columns:
+                value = finite_number(table.loc[case, column])
+                if value is not None:
+                    out[f"{phase}.{case}.{column}"] = value
+    return out
+
+
+def export_scores(tables: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """The manifest's `scores`: {case: {"baseline.composite": .., "result.composite": .., ...}}."""
+    scores: dict[str, dict[str, float]] = {}
+    for phase, table in tables.items():
+        for key, value in case_metrics(phase, table).items():
+            _, case, column = key.split(".", 2)
+            scores.setdefault(str(case), {})[f"{phase}.{column}"] = value
+    return scores
+
+
+def gate_failures(table: Any) -> int:
+    """Wrong-property citations plus invalid ids over all examples of a per-case table."""
+    row = table.loc["all"]
+    return int(finite_number(row["wrong_property_citations"]) or 0) + int(finite_number(row["invalid_ids"]) or 0)
+
+
+def comparison_frame(baseline: Any, result: Any) -> Any:
+    """Per case: composite and safety counts before and after, side by side."""
+    import pandas as pd
+
+    columns = ("composite", "wrong_property_citations", "invalid_ids", "fact_recall", "failed")
+    frame = pd.DataFrame(index=baseline.index)
+    for column in columns:
+        frame[f"{column}_before"] = baseline[column]
+        frame[f"{column}_after"] = result[column].reindex(baseline.index)
+    return frame
+
+
+def module_prompt(name: str, predictor: Mapping[str, Any], optimised: bool) -> str:
+    """One predictor's prompt as plain text: instruction, fields and demos (what the registry stores)."""
+    signature = predictor["signature"]
+    lines = [f"# {name} ({'optimised' if optimised else 'frozen'})", "", "## Instructions", signature["instructions"]]
+    lines += ["", "## Fields"]
+    lines += [f"- {f['prefix']} {f['description']}" for f in signature["fields"]]
+    demos = predictor.get("demos") or []
+    lines += ["", f"## Demos ({len(demos)})"]
+    for number, demo in enumerate(demos, start=1):
+        lines += ["", f"### Demo {number}"]
+        for key in sorted(demo):
+            value = demo[key]
+            text = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+            lines.append(f"{key}:\n{text}")
+    return "\n".join(lines) + "\n"
+
+
+def module_prompts(state: Mapping[str, Any], optimised: tuple[str, ...]) -> dict[str, str]:
+    """{module: prompt text} for every predictor of a program.json state."""
+    return {name: module_prompt(name, state[name], name in optimised) for name in MODULES}

@@ -1,0 +1,106 @@
+"""Reading logged runs back: the runs table, exporting a run's program, moving the champion alias."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from experiments.tracking import (
+    TAG_CHAMPION_RUN,
+    TAG_CONFIG_HASH,
+    TAG_CONFIG_NAME,
+    TAG_OPTIMIZER,
+    TAG_SELECTED,
+    TAG_STOP,
+    Tracker,
+    artifact_dir,
+    find_experiment_ids,
+    open_tracker,
+    run_prompt_versions,
+    set_champion,
+)
+from optimizers.params import MODULES
+from pipeline.errors import TrackingError
+from pipeline.export import MANIFEST, PROGRAM, PROMPTS, ExportManifest, validate_export_bytes
+from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
+from pipeline.export.jsonio import read_limited
+from pipeline.traces import CASES
+
+SUMMARY_CASES = (*CASES, "all")
+
+
+def open_existing(mlruns: Path) -> Tracker:
+    """The tracker of an existing store; TrackingError (with the way out) when there is none yet."""
+    if not (Path(mlruns) / "mlflow.db").is_file():
+        raise TrackingError(
+            f"no MLflow store at {mlruns}/mlflow.db; run `scoperag optimize experiments/<config>.toml` first"
+        )
+    return open_tracker(mlruns)
+
+
+def list_runs(mlruns: Path, experiment: str | None = None) -> Any:
+    """One row per scoperag run, newest first (pandas DataFrame): status, selection, per-case composite
+    before/after, safety counts after, LM calls and the prompt versions it registered."""
+    import pandas as pd
+
+    tracker = open_existing(mlruns)
+    ids = find_experiment_ids(tracker, experiment)
+    names = {str(e.experiment_id): e for e in tracker.client.search_experiments()}
+    rows = []
+    runs: list[Any] = []
+    if ids:
+        runs = list(tracker.client.search_runs(ids, order_by=["attributes.start_time DESC"], max_results=1000))
+    for run in runs:
+        tags, metrics = run.data.tags, run.data.metrics
+        if TAG_CONFIG_HASH not in tags:
+            continue  # not a scoperag job
+        experiment_entity = names.get(str(run.info.experiment_id))
+        champion = experiment_entity is not None and experiment_entity.tags.get(TAG_CHAMPION_RUN) == run.info.run_id
+        row: dict[str, Any] = {
+            "run_id": run.info.run_id,
+            "experiment": experiment_entity.name if experiment_entity is not None else run.info.experiment_id,
+            "config": tags.get(TAG_CONFIG_NAME, ""),
+            "optimizer": tags.get(TAG_OPTIMIZER, ""),
+            "status": run.info.status,
+            "selected": tags.get(TAG_SELECTED, ""),
+            "champion": champion,
+            "started": datetime.fromtimestamp(run.info.start_time / 1000, UTC).strftime("%Y-%m-%d %H:%M"),
+        }
+        for case in SUMMARY_CASES:
+            row[f"{case} before"] = metrics.get(f"baseline.{case}.composite")
+            row[f"{case} after"] = metrics.get(f"result.{case}.composite")
+        row["wrong_property_citations"] = metrics.get("result.all.wrong_property_citations")
+        row["invalid_ids"] = metrics.get("result.all.invalid_ids")
+        row["lm_calls"] = metrics.get("lm_calls.total")
+        row["lm_calls_new"] = metrics.get("lm_calls.new")
+        versions = run_prompt_versions(run)
+        row["prompts"] = " ".join(f"{m}:v{versions[m]}" for m in MODULES if m in versions)
+        row["note"] = tags.get(TAG_STOP, "")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def export_run(run_id: str, out_dir: Path, mlruns: Path, *, overwrite: bool = False) -> ExportManifest:
+    """Copy the run's logged export to `out_dir` after validating every byte; atomic (all or nothing)."""
+    out_dir = Path(out_dir)
+    tracker = open_existing(mlruns)
+    check_target(out_dir, overwrite=overwrite)
+    with tempfile.TemporaryDirectory(prefix="scoperag-export-") as scratch:
+        source = artifact_dir(tracker, run_id, "export", Path(scratch))
+        files = {name: read_limited(source / name, f"{source}/{name}") for name in (MANIFEST, PROGRAM, PROMPTS)}
+        contents = validate_export_bytes(files[MANIFEST], files[PROGRAM], files[PROMPTS], where=str(source))
+    if contents.manifest.run_id != run_id:
+        raise TrackingError(
+            f"the export logged by run {run_id} names run {contents.manifest.run_id!r}; it was not written by this run"
+        )
+    with staged_dir(out_dir) as staging:
+        write_files(staging, files)
+        publish_dir(staging, out_dir, overwrite=overwrite)
+    return contents.manifest
+
+
+def champion(run_id: str, mlruns: Path) -> dict[str, int]:
+    """Move alias `champion` of each module's prompt to the versions run `run_id` registered."""
+    return set_champion(open_existing(mlruns), run_id)

@@ -1,0 +1,355 @@
+"""MLflow tracking for optimisation jobs: runs, params, batched metrics, artifacts, prompt versions, aliases.
+
+The store is `sqlite:///<root>/mlflow.db` with artifacts under `<root>/artifacts/<experiment>/`
+(recent MLflow refuses the plain file store unless forced). Every call goes through an explicit
+`MlflowClient`; the global tracking URI is set only while DSPy autologging is on, and restored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import socket
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# MLflow phones a telemetry host at import unless this is set; nothing may reach the network.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+import mlflow
+from mlflow import MlflowClient
+from mlflow.entities import Metric, Param, RunStatus, RunTag
+from mlflow.exceptions import MlflowException
+from mlflow.tracing.constant import TraceTagKey
+from mlflow.tracing.utils.prompt import update_linked_prompts_tag
+
+from pipeline.errors import TrackingError
+
+log = logging.getLogger(__name__)
+
+TAG = "scoperag."
+TAG_PID = TAG + "pid"
+TAG_PID_START = TAG + "pid_start"
+TAG_HOST = TAG + "host"
+TAG_CONFIG_HASH = TAG + "config_hash"
+TAG_CONFIG_NAME = TAG + "config_name"
+TAG_OPTIMIZER = TAG + "optimizer"
+TAG_SELECTED = TAG + "selected"
+TAG_REJECTION = TAG + "rejection"
+TAG_STOP = TAG + "stop_reason"
+TAG_PROMPT = TAG + "prompt."
+TAG_CHAMPION_RUN = TAG + "champion_run"
+PROMPT_PREFIX = "scoperag-"
+CHAMPION = "champion"
+MAX_PARAM_CHARS = 500
+PARAMS_PER_BATCH = 100
+METRICS_PER_BATCH = 1000
+
+
+def tracking_uri(root: Path) -> str:
+    """`sqlite:///<absolute root>/mlflow.db`."""
+    return f"sqlite:///{Path(root).resolve() / 'mlflow.db'}"
+
+
+def prompt_name(module: str) -> str:
+    """The prompt-registry name of one predictor's prompt: one prompt per module, a version per run."""
+    return f"{PROMPT_PREFIX}{module}"
+
+
+@dataclass
+class Tracker:
+    """An MLflow client bound to one store (tracking and prompt registry in the same sqlite file)."""
+
+    root: Path
+    client: MlflowClient = field(repr=False)
+
+    @property
+    def uri(self) -> str:
+        return tracking_uri(self.root)
+
+
+def open_tracker(root: Path) -> Tracker:
+    """A Tracker on `<root>/mlflow.db`, creating the directory (and the database on first use)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    uri = tracking_uri(root)
+    return Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri))
+
+
+# -- experiments and runs ------------------------------------------------------------------------
+
+
+def experiment_id(tracker: Tracker, name: str) -> str:
+    """The id of experiment `name`, created with its artifacts under `<root>/artifacts/<name>` if new."""
+    found = tracker.client.get_experiment_by_name(name)
+    if found is not None:
+        return str(found.experiment_id)
+    location = (tracker.root / "artifacts" / name).resolve().as_uri()
+    try:
+        return str(tracker.client.create_experiment(name, artifact_location=location))
+    except MlflowException:  # created meanwhile by another job
+        found = tracker.client.get_experiment_by_name(name)
+        if found is None:
+            raise
+        return str(found.experiment_id)
+
+
+def find_experiment_ids(tracker: Tracker, name: str | None = None) -> list[str]:
+    """Ids of experiment `name` (TrackingError naming the known ones if absent), or of all experiments."""
+    experiments = tracker.client.search_experiments()
+    if name is None:
+        return [str(e.experiment_id) for e in experiments]
+    for experiment in experiments:
+        if experiment.name == name:
+            return [str(experiment.experiment_id)]
+    known = ", ".join(sorted(e.name for e in experiments)) or "none yet"
+    raise TrackingError(f"no MLflow experiment {name!r} in {tracker.root} (known: {known})")
+
+
+def owner_tags() -> dict[str, str]:
+    """Tags naming the process that owns a run, so a later job can tell whether it is still alive."""
+    pid = os.getpid()
+    tags = {TAG_PID: str(pid), TAG_HOST: socket.gethostname()}
+    start = process_start(pid)
+    if start is not None:
+        tags[TAG_PID_START] = start
+    return tags
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of process `pid` in clock ticks since boot (Linux /proc), None if unknown."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else None  # field 22 of stat; fields[0] is field 3
+
+
+def process_alive(pid: int, start: str | None) -> bool:
+    """Whether process `pid` exists and, when `start` is known, is the same process (not a reused pid)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    current = process_start(pid)
+    return start is None or current is None or current == start
+
+
+def start_run(tracker: Tracker, experiment: str, run_name: str, tags: Mapping[str, str]) -> str:
+    """A new RUNNING run in `experiment` tagged with its owner process; returns its id."""
+    run = tracker.client.create_run(experiment, run_name=run_name, tags={**tags, **owner_tags()})
+    return str(run.info.run_id)
+
+
+def finish_run(tracker: Tracker, run_id: str, status: str = "FINISHED", reason: str | None = None) -> None:
+    """End the run with `status` (FINISHED, FAILED, KILLED), recording `reason` as a tag."""
+    if reason:
+        tracker.client.set_tag(run_id, TAG_STOP, reason[:5000])
+    active = mlflow.active_run()
+    if active is not None and active.info.run_id == run_id:
+        mlflow.end_run(status=status)
+    else:
+        tracker.client.set_terminated(run_id, status=status)
+
+
+def reap_stale_runs(tracker: Tracker) -> list[str]:
+    """Mark FAILED the RUNNING runs whose owning process (on this host) is gone; returns their ids.
+
+    Runs owned by a live process, by another host, or not started by scoperag are left alone.
+    """
+    ids = find_experiment_ids(tracker)
+    if not ids:
+        return []
+    host = socket.gethostname()
+    reaped = []
+    for run in tracker.client.search_runs(ids, filter_string="attributes.status = 'RUNNING'", max_results=1000):
+        tags = run.data.tags
+        pid = tags.get(TAG_PID, "")
+        if tags.get(TAG_HOST) != host or not pid.isdigit():
+            continue
+        if process_alive(int(pid), tags.get(TAG_PID_START)):
+            continue
+        reason = f"process {pid} on {host} ended without closing the run (killed or crashed)"
+        tracker.client.set_tag(run.info.run_id, TAG_STOP, reason)
+        tracker.client.set_terminated(run.info.run_id, status=RunStatus.to_string(RunStatus.FAILED))
+        log.warning("marked run %s FAILED: %s", run.info.run_id, reason)
+        reaped.append(str(run.info.run_id))
+    return reaped
+
+
+# -- params, metrics, tags, artifacts ------------------------------------------------------------
+
+
+def log_params(tracker: Tracker, run_id: str, params: Mapping[str, str]) -> None:
+    """Params in batches of 100, each value cut to 500 characters (the full config is also an artifact)."""
+    items = [Param(key[:250], _cut(value)) for key, value in params.items()]
+    for start in range(0, len(items), PARAMS_PER_BATCH):
+        tracker.client.log_batch(run_id, params=items[start : start + PARAMS_PER_BATCH], synchronous=True)
+
+
+def log_metrics(tracker: Tracker, run_id: str, metrics: Mapping[str, float | int | None], step: int = 0) -> None:
+    """Finite metrics in batches of 1000 (one sqlite transaction each, not one per metric); None/NaN skipped."""
+    now = int(time.time() * 1000)
+    items = [
+        Metric(key[:250], float(value), now, step)
+        for key, value in metrics.items()
+        if value is not None and math.isfinite(float(value))
+    ]
+    for start in range(0, len(items), METRICS_PER_BATCH):
+        tracker.client.log_batch(run_id, metrics=items[start : start + METRICS_PER_BATCH], synchronous=True)
+
+
+def set_tags(tracker: Tracker, run_id: str, tags: Mapping[str, str]) -> None:
+    """Run tags in one batch."""
+    items = [RunTag(key[:250], value[:5000]) for key, value in tags.items()]
+    if items:
+        tracker.client.log_batch(run_id, tags=items, synchronous=True)
+
+
+def log_artifacts(tracker: Tracker, run_id: str, local_dir: Path, artifact_path: str | None = None) -> None:
+    """Copy the files of `local_dir` into the run's artifacts (under `artifact_path`)."""
+    tracker.client.log_artifacts(run_id, str(local_dir), artifact_path)
+
+
+def log_text(tracker: Tracker, run_id: str, text: str, artifact_file: str) -> None:
+    """One text artifact."""
+    tracker.client.log_text(run_id, text, artifact_file)
+
+
+def artifact_dir(tracker: Tracker, run_id: str, path: str, scratch: Path) -> Path:
+    """A local directory holding the run's artifact `path` (the store itself when local, else a download)."""
+    run = get_run(tracker, run_id)
+    uri = str(run.info.artifact_uri)
+    if uri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        local = Path(unquote(urlparse(uri).path)) / path
+        if not local.is_dir():
+            raise TrackingError(f"run {run_id} has no artifact {path!r} (looked in {local})")
+        return local
+    try:
+        return Path(tracker.client.download_artifacts(run_id, path, str(scratch)))
+    except MlflowException as exc:
+        raise TrackingError(f"run {run_id} has no artifact {path!r}: {exc.message}") from exc
+
+
+def get_run(tracker: Tracker, run_id: str) -> Any:
+    """The MLflow run; TrackingError if this store has no such run."""
+    try:
+        return tracker.client.get_run(run_id)
+    except MlflowException as exc:
+        raise TrackingError(
+            f"no run {run_id!r} in {tracker.uri}; list runs with `scoperag runs` (or pass the right --mlruns)"
+        ) from exc
+
+
+# -- prompt registry -------------------------------------------------------------------------------
+
+
+def register_prompts(
+    tracker: Tracker, run_id: str, prompts: Mapping[str, str], tags: Mapping[str, str]
+) -> dict[str, int]:
+    """A new version of `scoperag-<module>` per module, tagged and linked to the run; {module: version}."""
+    registered = [
+        tracker.client.register_prompt(
+            name=prompt_name(module),
+            template=template,
+            commit_message=f"run {run_id}",
+            tags={"run_id": run_id, "module": module, **tags},
+        )
+        for module, template in prompts.items()
+    ]
+    versions = {module: int(v.version) for module, v in zip(prompts, registered, strict=True)}
+    run_tags = {f"{TAG_PROMPT}{m}": str(v) for m, v in versions.items()}
+    # The run page lists linked prompts from this tag. MlflowClient.link_prompt_version_to_run would
+    # write it through the *global* tracking store (creating ./mlflow.db), so it is written here.
+    run_tags[TraceTagKey.LINKED_PROMPTS] = update_linked_prompts_tag(None, registered)
+    set_tags(tracker, run_id, run_tags)
+    return versions
+
+
+def run_prompt_versions(run: Any) -> dict[str, int]:
+    """{module: prompt version} recorded on a run."""
+    return {
+        key.removeprefix(TAG_PROMPT): int(value)
+        for key, value in run.data.tags.items()
+        if key.startswith(TAG_PROMPT) and value.isdigit()
+    }
+
+
+def set_champion(tracker: Tracker, run_id: str) -> dict[str, int]:
+    """Move alias `champion` of every module's prompt to this run's versions; {module: version}.
+
+    A run whose candidate was rejected by the safety gates (or that did not finish) cannot be champion.
+    """
+    run = get_run(tracker, run_id)
+    if run.info.status != "FINISHED":
+        raise TrackingError(f"run {run_id} is {run.info.status}; only a finished run can be champion")
+    if run.data.tags.get(TAG_SELECTED) != "true":
+        reason = run.data.tags.get(TAG_REJECTION, "it was not selected")
+        raise TrackingError(f"run {run_id}'s candidate was rejected ({reason}); it cannot be champion")
+    versions = run_prompt_versions(run)
+    if not versions:
+        raise TrackingError(f"run {run_id} registered no prompt versions")
+    for module, version in versions.items():
+        tracker.client.set_prompt_alias(prompt_name(module), CHAMPION, version)
+    tracker.client.set_experiment_tag(run.info.experiment_id, TAG_CHAMPION_RUN, run_id)
+    return versions
+
+
+def champion_versions(tracker: Tracker, modules: Sequence[str]) -> dict[str, int]:
+    """{module: version} that alias `champion` points to (modules without one are left out)."""
+    out: dict[str, int] = {}
+    for module in modules:
+        try:
+            out[module] = int(tracker.client.get_prompt_version_by_alias(prompt_name(module), CHAMPION).version)
+        except MlflowException:
+            continue
+    return out
+
+
+# -- DSPy autologging -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def dspy_autolog(tracker: Tracker, run_id: str, enabled: bool) -> Iterator[None]:
+    """While inside, DSPy calls are traced into the run (mlflow.dspy.autolog); a no-op when not `enabled`.
+
+    Autologging needs the global tracking URI and an active run: both are set here and restored after.
+    The caller ends the run with `finish_run` inside the block, which closes the active run with its
+    real status; a run still active on leaving is ended FAILED.
+    """
+    if not enabled:
+        yield
+        return
+    import mlflow.dspy
+
+    previous = mlflow.get_tracking_uri()
+    previous_registry = mlflow.get_registry_uri()
+    mlflow.set_tracking_uri(tracker.uri)
+    mlflow.set_registry_uri(tracker.uri)
+    mlflow.start_run(run_id=run_id)
+    mlflow.dspy.autolog(log_traces=True, log_traces_from_compile=False, log_traces_from_eval=True, silent=True)
+    try:
+        yield
+    finally:
+        mlflow.dspy.autolog(disable=True, silent=True)
+        with contextlib.suppress(Exception):  # best effort: traces are a debugging aid
+            mlflow.flush_trace_async_logging()
+        active = mlflow.active_run()
+        if active is not None and active.info.run_id == run_id:
+            mlflow.end_run(status="FAILED")
+        mlflow.set_tracking_uri(previous)
+        mlflow.set_registry_uri(previous_registry)
+
+
+def _cut(value: str) -> str:
+    return value if len(value) <= MAX_PARAM_CHARS else value[: MAX_PARAM_CHARS - 1] + "…"

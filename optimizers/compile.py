@@ -1,0 +1,195 @@
+"""compile_program: one DSPy optimizer over the chosen predictors of ScopedQA, under an LM-call budget.
+
+The task LM and adapter come from the caller's `dspy.context(...)`; teacher and reflection LMs are
+passed in the spec. The student is never modified: it is deep-copied before any optimizer sees it,
+and predictors that are not optimised are restored from it afterwards.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from optimizers.budget import BudgetExhausted, LMCallCounter, counting
+from optimizers.metric import gated_metric, gepa_metric
+from optimizers.params import BootstrapParams, GepaParams, MiproParams, OptimizerParams, RandomSearchParams
+from optimizers.trainable import TrainableView
+from pipeline.errors import BudgetExceededError
+from pipeline.metrics import DEFAULT_WEIGHTS
+from pipeline.program import ScopedQA
+from pipeline.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    """Everything an optimizer run depends on besides the program, the data and the task LM."""
+
+    params: OptimizerParams
+    modules: tuple[str, ...]
+    seed: int = 0
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    bootstrap_threshold: float = 0.5
+    num_threads: int = 1
+    teacher_lm: Any = None
+    reflection_lm: Any = None
+    # GEPA keeps its state here; a run with the same directory resumes where it stopped.
+    log_dir: Path | None = None
+
+
+def compile_program(
+    spec: CompileSpec,
+    student: ScopedQA,
+    trainset: Sequence[dspy.Example],
+    valset: Sequence[dspy.Example],
+    *,
+    store: Store,
+    counter: LMCallCounter | None = None,
+) -> ScopedQA:
+    """A new ScopedQA compiled by `spec.params.kind`; BudgetExceededError when the counter's limit is reached.
+
+    `trainset`/`valset` come from `optimizers.metric.to_training_examples`. Every LM call inside is
+    counted by `counter` (which also holds the budget).
+    """
+    if not trainset or not valset:
+        raise ValueError("compile_program needs a non-empty trainset and valset")
+    counter = counter if counter is not None else LMCallCounter()
+    view = TrainableView(student.deepcopy(), spec.modules)
+    compile_one = _COMPILERS[spec.params.kind]
+    try:
+        with counting(counter):
+            compiled = compile_one(spec, view, list(trainset), list(valset), store)
+    except BudgetExhausted as stop:
+        raise BudgetExceededError(stop.limit, stop.calls) from None
+    if not isinstance(compiled, TrainableView):
+        raise TypeError(f"{spec.params.kind} returned {type(compiled).__name__}, not the program it was given")
+    program = compiled.unwrap()
+    for name, predictor in student.named_predictors():
+        if name not in spec.modules:
+            setattr(program, name, copy.deepcopy(predictor))  # frozen: exactly the student's state
+    return program
+
+
+def _examples(trainset: Sequence[dspy.Example], valset: Sequence[dspy.Example]) -> int:
+    return max(len(trainset), len(valset))
+
+
+def _teacher_settings(spec: CompileSpec) -> dict[str, Any]:
+    return {"lm": spec.teacher_lm} if spec.teacher_lm is not None else {}
+
+
+def _bootstrap(
+    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+) -> Any:
+    params = spec.params
+    if not isinstance(params, BootstrapParams):
+        raise TypeError(type(params).__name__)
+    metric = gated_metric(store, spec.weights, examples=_examples(trainset, valset), threshold=spec.bootstrap_threshold)
+    optimizer = dspy.BootstrapFewShot(
+        metric=metric,
+        teacher_settings=_teacher_settings(spec),
+        max_bootstrapped_demos=params.max_bootstrapped_demos,
+        max_labeled_demos=params.max_labeled_demos,
+        max_rounds=params.max_rounds,
+        max_errors=params.max_errors,
+    )
+    return optimizer.compile(view, trainset=trainset)
+
+
+def _random_search(
+    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+) -> Any:
+    params = spec.params
+    if not isinstance(params, RandomSearchParams):
+        raise TypeError(type(params).__name__)
+    metric = gated_metric(store, spec.weights, examples=_examples(trainset, valset), threshold=spec.bootstrap_threshold)
+    optimizer = dspy.BootstrapFewShotWithRandomSearch(
+        metric=metric,
+        teacher_settings=_teacher_settings(spec),
+        max_bootstrapped_demos=params.max_bootstrapped_demos,
+        max_labeled_demos=params.max_labeled_demos,
+        max_rounds=params.max_rounds,
+        num_candidate_programs=params.num_candidate_programs,
+        num_threads=spec.num_threads,
+        max_errors=params.max_errors,
+        stop_at_score=params.stop_at_score,
+    )
+    return optimizer.compile(view, trainset=trainset, valset=valset)
+
+
+def _mipro(
+    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+) -> Any:
+    params = spec.params
+    if not isinstance(params, MiproParams):
+        raise TypeError(type(params).__name__)
+    metric = gated_metric(store, spec.weights, examples=_examples(trainset, valset), threshold=spec.bootstrap_threshold)
+    optimizer = dspy.MIPROv2(
+        metric=metric,
+        prompt_model=spec.teacher_lm,
+        teacher_settings=_teacher_settings(spec),
+        max_bootstrapped_demos=params.max_bootstrapped_demos,
+        max_labeled_demos=params.max_labeled_demos,
+        auto=params.auto,
+        num_candidates=params.num_candidates,
+        num_threads=spec.num_threads,
+        max_errors=params.max_errors,
+        seed=spec.seed,
+        init_temperature=params.init_temperature,
+        verbose=False,
+        track_stats=False,
+    )
+    return optimizer.compile(
+        view,
+        trainset=trainset,
+        valset=valset,
+        num_trials=params.num_trials,
+        seed=spec.seed,
+        minibatch=params.minibatch,
+        minibatch_size=min(params.minibatch_size, len(valset)),
+        program_aware_proposer=params.program_aware_proposer,
+        data_aware_proposer=params.data_aware_proposer,
+        tip_aware_proposer=params.tip_aware_proposer,
+        fewshot_aware_proposer=params.fewshot_aware_proposer,
+    )
+
+
+def _gepa(
+    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+) -> Any:
+    params = spec.params
+    if not isinstance(params, GepaParams):
+        raise TypeError(type(params).__name__)
+    optimizer = dspy.GEPA(
+        metric=gepa_metric(store, spec.weights, examples=_examples(trainset, valset)),
+        auto=params.auto,
+        max_metric_calls=params.max_metric_calls,
+        max_full_evals=params.max_full_evals,
+        reflection_minibatch_size=params.reflection_minibatch_size,
+        candidate_selection_strategy=params.candidate_selection_strategy,
+        reflection_lm=spec.reflection_lm if spec.reflection_lm is not None else dspy.settings.lm,
+        skip_perfect_score=params.skip_perfect_score,
+        use_merge=params.use_merge,
+        num_threads=spec.num_threads,
+        failure_score=0.0,
+        perfect_score=1.0,
+        log_dir=str(spec.log_dir) if spec.log_dir is not None else None,
+        track_stats=False,
+        seed=spec.seed,
+    )
+    return optimizer.compile(view, trainset=trainset, valset=valset)
+
+
+_COMPILERS: dict[str, Callable[[CompileSpec, TrainableView, list[dspy.Example], list[dspy.Example], Store], Any]] = {
+    "bootstrap_few_shot": _bootstrap,
+    "bootstrap_random_search": _random_search,
+    "mipro_v2": _mipro,
+    "gepa": _gepa,
+}
