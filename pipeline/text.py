@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 import Stemmer
 
@@ -71,12 +71,17 @@ def bm25_tokens(text: str) -> list[str]:
     """Stemmed index terms of `text`; compound literals are kept whole and split."""
     out: list[str] = []
     for match in _TOKEN.findall(normalise(text)):
-        parts = re.split(r"[/.,:-]", match)
-        if len(parts) > 1:
-            out.append(match)
-        out.extend(p for p in parts if p and p not in STOPWORDS)
+        out.extend(_terms(match))
+    return out
+
+
+@lru_cache(maxsize=500_000)
+def _terms(match: str) -> tuple[str, ...]:
+    """Index terms of one matched token (cached: a corpus repeats its words endlessly)."""
+    parts = re.split(r"[/.,:-]", match)
+    words = ([match] if len(parts) > 1 else []) + [p for p in parts if p and p not in STOPWORDS]
     stemmer = _stemmer()
-    return [t if not t.isalpha() else stemmer.stemWord(t) for t in out]
+    return tuple(t if not t.isalpha() else stemmer.stemWord(t) for t in words)
 
 
 # DSPy's ChatAdapter delimits fields with "[[ ## name ## ]]"; document text must never be able

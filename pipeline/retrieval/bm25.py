@@ -61,7 +61,10 @@ class BM25Index:
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Top k rows with a positive score, restricted to `rows` when given."""
         scores = self.scores(query)
-        candidates = np.arange(self.size, dtype=np.int64) if rows is None else rows
-        selected = scores[candidates]
-        positive = selected > 0
-        return top_k(selected[positive], candidates[positive], k)
+        if rows is None:
+            # No arange/gather over every row: at 1M rows those copies cost more than scoring.
+            positive = np.flatnonzero(scores > 0).astype(np.int64, copy=False)
+            return top_k(scores[positive], positive, k)
+        selected = scores[rows]
+        keep = selected > 0
+        return top_k(selected[keep], rows[keep], k)

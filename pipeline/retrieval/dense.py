@@ -7,6 +7,8 @@ selector lose almost all recall on small filters.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -20,9 +22,24 @@ HNSW_MIN_ROWS = 200_000
 EXACT_FILTER_MAX_ROWS = 50_000
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
-HNSW_EF_SEARCH = 96
+HNSW_EF_SEARCH = 512  # recall@10 at 1M synthetic chunks: 0.98 (0.78 at 96) for ~1 ms more; benchmarks/README.md
 
 DenseKind = Literal["flat", "hnsw"]
+
+
+@contextmanager
+def _one_openmp_thread() -> Iterator[None]:
+    """faiss on one OpenMP thread in the calling thread, restored afterwards.
+
+    One query gains nothing from a parallel region: on 2 cores a flat search of 100k
+    vectors took 40 ms with 2 threads and 10 ms with 1 (benchmarks/README.md).
+    """
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
 
 
 class DenseIndex:
@@ -81,6 +98,7 @@ class DenseIndex:
             if params is None:
                 params = faiss.SearchParameters()
             params.sel = selector
-        distances, ids = self.index.search(q, min(k, self.size), params=params)
+        with _one_openmp_thread():
+            distances, ids = self.index.search(q, min(k, self.size), params=params)
         keep = ids[0] >= 0
         return top_k(distances[0][keep], ids[0][keep].astype(np.int64), k)
