@@ -366,6 +366,7 @@ class ScopedQA(dspy.Module):
         for hit in chunks:
             page_texts.setdefault((hit.chunk.document_id, hit.chunk.page), []).append(hit.chunk.text)
         all_texts = [hit.chunk.text for hit in chunks]
+        seen: set[str] = set()
         for bullet in section.bullets[:MAX_BULLETS]:
             sources: list[CitedSource] = []
             for citation in bullet.citations:
@@ -382,11 +383,14 @@ class ScopedQA(dspy.Module):
                 sources.append(verdict)
             text = strip_inline_citations(bullet.text)
             problem = self._unsupported(text, sub_question, sources, page_texts, all_texts)
+            if problem is None and " ".join(text.casefold().split()) in seen:
+                problem = "repeats an earlier bullet"
             if problem is not None:
                 trace.interventions.append(
                     Intervention(guard="grounding", target=f"section:{index}:{text[:80]}", reason=problem)
                 )
                 continue
+            seen.add(" ".join(text.casefold().split()))
             for source in sources:
                 cited.setdefault((source.document_id, source.page), source)
             labels = dict.fromkeys(citation_label(s.filename, s.page) for s in sources)

@@ -233,3 +233,26 @@ def test_echoed_and_ungrounded_bullets_are_dropped(demo_store: Store) -> None:
     assert done.sections[0].status == "no_information" and not done.sections[0].sources
     reasons = [i.reason for i in trace.interventions if i.guard == "grounding"]
     assert reasons == ["restates the question", "not supported by the cited pages"]
+
+
+def test_repeated_bullets_are_shown_once(demo_store: Store) -> None:
+    def repeats(prompt: str) -> dict[str, Any]:
+        contexts = field(prompt, "sections_context")
+        first = contexts[0]["chunks"][0]
+        bullet = {
+            "text": " ".join(first["text"].split()[:8]),
+            "citations": [{"filename": first["filename"], "page": first["page"]}],
+        }
+        return {
+            "sections": [
+                {"sub_question_index": 0, "bullets": [bullet, bullet, dict(bullet, text=bullet["text"].upper())]}
+            ]
+        }
+
+    done, trace = _run(
+        demo_store,
+        _override("sections_context", repeats, cooperative(["What is the rent?"])),
+        property_ref="Banda Lane",
+    )
+    assert isinstance(done, Completed) and len(done.sections[0].bullets) == 1
+    assert [i.reason for i in trace.interventions if i.guard == "grounding"] == ["repeats an earlier bullet"] * 2
