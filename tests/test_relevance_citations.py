@@ -116,3 +116,15 @@ def test_abstention_wording() -> None:
 
     assert is_abstention("The documents do not say; the rent is not stated.")
     assert not is_abstention("The rent is KSH 285,000.")
+
+
+def test_answer_text_loses_links_images_html_urls_and_invisible_characters() -> None:
+    from pipeline.text import plain_answer_text
+
+    text, removed = plain_answer_text(
+        "Rent KSH 5 ![x](http://evil.example/?q=1) see [site](https://a.b/c) <img src=x> "
+        "www.evil.com/x\u200b done\u202e"
+    )
+    assert text == "Rent KSH 5 x see site done"
+    assert [r.split(":")[0] for r in removed] == ["invisible", "invisible", "image", "link", "html", "url"]
+    assert plain_answer_text("The rent is KSH 285,000.") == ("The rent is KSH 285,000.", [])
