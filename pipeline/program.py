@@ -385,6 +385,9 @@ class ScopedQA(dspy.Module):
             for item in stripped:
                 trace.interventions.append(Intervention(guard="render", target=f"section:{index}", reason=item))
             problem = self._unsupported(text, sub_question, sources, page_texts, all_texts)
+            if problem is None and bullet.citations and not sources:
+                # it claimed support from pages it was never shown: drop it, not just its citations
+                problem = "every citation was removed"
             if problem is None and " ".join(text.casefold().split()) in seen:
                 problem = "repeats an earlier bullet"
             if problem is not None:
