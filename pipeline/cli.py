@@ -74,7 +74,6 @@ def cmd_index(args: argparse.Namespace) -> int:
         console.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}")
     for rule in report.unmatched_rules:
         console.print(f"[yellow]manifest rule matched no file:[/] {rule}")
-    assert report.manifest is not None
     summary = {
         "index": args.out,
         "generation": report.manifest.generation,

@@ -5,6 +5,7 @@ the LM's lives in plain functions (scope, executor, relevance, citations)."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -102,8 +103,6 @@ def clean_sub_questions(raw: object, question: str) -> tuple[list[str], bool]:
 
 def strip_inline_citations(text: str) -> str:
     """Bullet text without bracketed page references the LM wrote itself (only checked ones are shown)."""
-    import re
-
     return re.sub(r"\s*\[[^\[\]]{1,300}?,\s*(?:page|p\.)\s*\d+\s*\]", "", text, flags=re.IGNORECASE).strip()
 
 

@@ -6,7 +6,7 @@ import fnmatch
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,15 +41,15 @@ class BuildSettings:
     dense_kind: DenseKind | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class BuildReport:
-    """What a build did: counts, skipped files with reasons, the published manifest."""
+    """What a build did: the published manifest, counts, skipped files with reasons."""
 
-    manifest: IndexManifest | None = None
-    documents: int = 0
-    chunks: int = 0
-    skipped: list[InputFileError] = field(default_factory=list)
-    unmatched_rules: list[str] = field(default_factory=list)
+    manifest: IndexManifest
+    documents: int
+    chunks: int
+    skipped: tuple[InputFileError, ...]
+    unmatched_rules: tuple[str, ...]
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
@@ -91,8 +91,8 @@ def build_index(
     corpus = load_manifest(manifest_path) if manifest_path else _default_manifest(source_dir)
     excluded = set(corpus.exclude)
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
-    report = BuildReport()
-    report.unmatched_rules = [d.path for d in corpus.documents if not any(_matches(d.path, r) for _, r in files)]
+    unmatched = tuple(d.path for d in corpus.documents if not any(_matches(d.path, r) for _, r in files))
+    skipped: list[InputFileError] = []
     if not files:
         raise ManifestError(f"no files to index under {source_dir}")
 
@@ -116,27 +116,25 @@ def build_index(
             if strict:
                 raise
             log.warning("skipped %s", exc)
-            report.skipped.append(exc)
+            skipped.append(exc)
             continue
         document = _document(corpus, entities, source)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
         row_start = len(chunk_texts)
         chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
         summary_source = "extractive" if _summary_of(corpus, source) is None else "metadata"
-        writer.add_document(document, summary_source, _sha256(path), row_start, report.documents)
+        writer.add_document(document, summary_source, _sha256(path), row_start, len(document_texts))
         writer.add_chunks(chunks)
         chunk_texts.extend(c.text for c in chunks)
         document_texts.append(document_search_text(document.filename, document.title, document.summary))
-        report.documents += 1
-    if report.documents == 0:
+    if not document_texts:
         raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
-    report.chunks = len(chunk_texts)
     for key, value in (("corpus", corpus.name), ("entity_kind", corpus.entity_kind)):
         writer.set_meta(key, value)
     writer.close()
 
     chunk_vectors = _embed(embedder, chunk_texts, settings.embed_batch, progress)
-    report.manifest = finish_generation(
+    manifest = finish_generation(
         out_dir,
         scratch,
         chunk_texts,
@@ -148,16 +146,16 @@ def build_index(
             "embedder": embedder.name,
             "embedding_dim": embedder.dim,
             "counts": {
-                "documents": report.documents,
-                "chunks": report.chunks,
-                "skipped": len(report.skipped),
+                "documents": len(document_texts),
+                "chunks": len(chunk_texts),
+                "skipped": len(skipped),
             },
             "settings": {"chunk_words": settings.chunk_words, "chunk_overlap": settings.chunk_overlap},
         },
         dense_kind=settings.dense_kind,
         progress=progress,
     )
-    return report
+    return BuildReport(manifest, len(document_texts), len(chunk_texts), tuple(skipped), unmatched)
 
 
 def finish_generation(
