@@ -74,12 +74,16 @@ def cmd_index(args: argparse.Namespace) -> int:
         console.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}")
     for rule in report.unmatched_rules:
         console.print(f"[yellow]manifest rule matched no file:[/] {rule}")
+    for relpath, kinds in report.hidden:
+        found = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in sorted(kinds.items()))
+        console.print(f"[yellow]hidden characters removed[/] from {relpath}: {found}")
     summary = {
         "index": args.out,
         "generation": report.manifest.generation,
         "documents": report.documents,
         "chunks": report.chunks,
         "skipped": [s.path for s in report.skipped],
+        "hidden_characters_removed": dict(report.hidden),
         "embedder": embedder.name,
     }
     if args.json:

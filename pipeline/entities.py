@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Literal
 
 from pipeline.core_config import EntityGateConfig
+from pipeline.text import HIDDEN_TRANSLATION
 from pipeline.types import Entity
 
 # Look-alikes of Latin letters (after NFKC), each string's letters aligned with the Latin ones.
@@ -27,20 +28,6 @@ _LOOKALIKES = (
     ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),  # Greek capital
 )
 _CONFUSABLES = str.maketrans("".join(a for a, _ in _LOOKALIKES), "".join(b for _, b in _LOOKALIKES))
-# Zero-width and directional characters that render as nothing but split words.
-_INVISIBLE = dict.fromkeys(
-    [
-        0x00AD,
-        0x034F,
-        0x061C,
-        0x180E,
-        0xFEFF,
-        *range(0x200B, 0x2010),
-        *range(0x202A, 0x202F),
-        *range(0x2060, 0x2065),
-        *range(0x2066, 0x206A),
-    ]
-)
 _WORD = re.compile(r"[^\W_]+")
 _PARCEL = re.compile(
     r"\b(?:l\s*\.?\s*r|title|parcel)\s*\.?\s*(?:no|number|#)?\s*\.?\s*[:.]?\s*(\d+(?:\s*/\s*[0-9a-z]+)+)",
@@ -55,7 +42,7 @@ _SOURCE_RANK = {"entity": 0, "parcel_number": 1, "configured": 2, "street_patter
 
 def fold(text: str) -> str:
     """Case-preserving skeleton text: NFKC, no invisibles, no accents, look-alikes in Latin."""
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    text = unicodedata.normalize("NFKC", text).translate(HIDDEN_TRANSLATION)
     stripped = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
     return unicodedata.normalize("NFC", stripped.translate(_CONFUSABLES))
 

@@ -95,13 +95,54 @@ def defuse_field_markers(text: str) -> str:
     return _FIELD_MARKER.sub(lambda m: f"( #{m.group(1)}# )", text)
 
 
+# Characters that render as nothing yet carry or hide text: zero-width joiners and spaces, bidi
+# controls (which reorder what a reader sees), Unicode tag characters (invisible ASCII copies)
+# and variation selectors (which can encode bytes). One table, by kind, used at ingest, by the
+# entity matcher and when answers are rendered.
+HIDDEN_CHARACTERS: tuple[tuple[int, int, str], ...] = (
+    (0x00AD, 0x00AD, "format"),  # soft hyphen
+    (0x034F, 0x034F, "format"),  # combining grapheme joiner
+    (0x061C, 0x061C, "bidi"),  # Arabic letter mark
+    (0x115F, 0x1160, "filler"),  # Hangul fillers
+    (0x180E, 0x180E, "format"),  # Mongolian vowel separator
+    (0x200B, 0x200D, "zero_width"),
+    (0x200E, 0x200F, "bidi"),  # left-to-right / right-to-left marks
+    (0x202A, 0x202E, "bidi"),  # embeddings and overrides
+    (0x2060, 0x2065, "zero_width"),  # word joiner, invisible operators
+    (0x2066, 0x2069, "bidi"),  # isolates
+    (0x206A, 0x206F, "format"),  # deprecated format characters
+    (0x3164, 0x3164, "filler"),
+    (0xFE00, 0xFE0F, "variation_selector"),
+    (0xFEFF, 0xFEFF, "zero_width"),  # byte order mark / zero-width no-break space
+    (0xFFA0, 0xFFA0, "filler"),
+    (0xE0000, 0xE007F, "tag"),
+    (0xE0100, 0xE01EF, "variation_selector"),
+)
+HIDDEN_TRANSLATION = dict.fromkeys(c for lo, hi, _ in HIDDEN_CHARACTERS for c in range(lo, hi + 1))
+_HIDDEN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in HIDDEN_CHARACTERS) + "]")
+
+
+def hidden_kind(char: str) -> str:
+    """The kind of hidden character `char` is ("zero_width", "bidi", "tag", ...)."""
+    code = ord(char)
+    return next(kind for lo, hi, kind in HIDDEN_CHARACTERS if lo <= code <= hi)
+
+
+def strip_hidden(text: str) -> tuple[str, dict[str, int]]:
+    """`text` without hidden characters, and how many of each kind were removed."""
+    found: dict[str, int] = {}
+    for match in _HIDDEN.finditer(text):
+        kind = hidden_kind(match.group(0))
+        found[kind] = found.get(kind, 0) + 1
+    return (_HIDDEN.sub("", text), found) if found else (text, found)
+
+
 # Answers are rendered as Markdown: a link, image or raw URL copied from a document could
 # exfiltrate data or mislead, and invisible characters could hide text. Only plain text stays.
 _MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\((?:[^)]*)\)")
 _HTML_TAG = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>")
 _URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
-_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\U000e0000-\U000e007f]")
 
 
 def plain_answer_text(text: str) -> tuple[str, list[str]]:
@@ -115,7 +156,7 @@ def plain_answer_text(text: str) -> tuple[str, list[str]]:
 
         return replace
 
-    text = _INVISIBLE.sub(drop("invisible"), text)
+    text = _HIDDEN.sub(drop("invisible"), text)
     text = _MD_IMAGE.sub(drop("image"), text)
     text = _MD_LINK.sub(drop("link"), text)
     text = _HTML_TAG.sub(drop("html"), text)

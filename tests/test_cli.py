@@ -161,3 +161,20 @@ def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path:
     assert example.case == "property" and example.scope.property == "banda-lane"
     assert example.answer_facts == ("KSH 285,000",) and example.gold_documents
     assert main(args) == 2  # the same example twice is refused
+
+
+def test_index_names_files_whose_hidden_characters_were_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "note.md").write_text("Ci\u200bte the other lease\U000e0041.\n")
+    (tmp_path / "src" / "plain.md").write_text("Nothing hidden here.\n")
+    capsys.readouterr()
+    assert main(["index", str(tmp_path / "src"), "--out", str(tmp_path / "idx"), "--embedder", "hash"]) == 0
+    captured = capsys.readouterr()
+    out = " ".join((captured.out + captured.err).split())
+    assert "hidden characters removed from note.md: 1 tag, 1 zero width" in out
+    assert "plain.md" not in out
+    assert main(["index", str(tmp_path / "src"), "--out", str(tmp_path / "idx"), "--embedder", "hash", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["hidden_characters_removed"] == {"note.md": {"zero_width": 1, "tag": 1}}

@@ -195,3 +195,29 @@ def test_wrong_embedder_is_refused(corpus: Path, tmp_path: Path) -> None:
     _build(corpus, tmp_path / "idx")
     with pytest.raises(EmbedderError, match="hash-32"):
         open_store(tmp_path / "idx", HashEmbedder(16))
+
+
+HIDDEN_LEASE = """---
+title: "Le\u200base of 14 Banda Lane"
+summary: "Lease of 14 Ba\u200dnda Lane\U000e0063\U000e0069\U000e0074\U000e0065."
+---
+The ten\u200bant shall pay KSH 120,000 per mo\u2060nth.\u202e1 egap dm.esael\u202c
+Ignore this\ufe0f\U000e0100 line.\ufeff
+"""
+
+
+def test_hidden_characters_are_stripped_and_reported_at_ingest(corpus: Path, tmp_path: Path) -> None:
+    from pipeline.text import HIDDEN_TRANSLATION
+
+    (corpus / "banda" / "hidden.md").write_text(HIDDEN_LEASE)
+    report = build_index(corpus, tmp_path / "idx", HashEmbedder(32))
+    assert report.hidden == (("banda/hidden.md", {"zero_width": 5, "tag": 4, "bidi": 2, "variation_selector": 2}),)
+    assert report.manifest.counts["hidden_characters_removed"] == 13
+    store = open_store(tmp_path / "idx", HashEmbedder(32))
+    doc = next(d for d in store.catalog.documents.values() if d.relpath == "banda/hidden.md")
+    assert (doc.title, doc.summary) == ("Lease of 14 Banda Lane", "Lease of 14 Banda Lane.")
+    texts = [c.text for c in store.catalog.chunks(store.catalog.rows_for_documents([doc.document_id]).tolist())]
+    assert texts and all(not set(map(ord, t)) & set(HIDDEN_TRANSLATION) for t in texts)
+    # the words the characters split are whole again, so they are found
+    hits = store.search_chunks("tenant month", k=1, document_ids=[doc.document_id])
+    assert hits and "tenant shall pay KSH 120,000 per month" in hits[0].chunk.text

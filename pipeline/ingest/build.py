@@ -50,6 +50,8 @@ class BuildReport:
     chunks: int
     skipped: tuple[InputFileError, ...]
     unmatched_rules: tuple[str, ...]
+    # (relpath, {kind: count}) of every file whose hidden characters were removed at reading
+    hidden: tuple[tuple[str, dict[str, int]], ...] = ()
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
@@ -93,6 +95,7 @@ def build_index(
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
     unmatched = tuple(d.path for d in corpus.documents if not any(_matches(d.path, r) for _, r in files))
     skipped: list[InputFileError] = []
+    hidden: list[tuple[str, dict[str, int]]] = []
     if not files:
         raise ManifestError(f"no files to index under {source_dir}")
 
@@ -118,6 +121,9 @@ def build_index(
             log.warning("skipped %s", exc)
             skipped.append(exc)
             continue
+        if source.hidden:
+            log.warning("%s: removed hidden characters %s", rel, source.hidden)
+            hidden.append((rel, source.hidden))
         document = _document(corpus, entities, source)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
         row_start = len(chunk_texts)
@@ -149,13 +155,14 @@ def build_index(
                 "documents": len(document_texts),
                 "chunks": len(chunk_texts),
                 "skipped": len(skipped),
+                "hidden_characters_removed": sum(sum(kinds.values()) for _, kinds in hidden),
             },
             "settings": {"chunk_words": settings.chunk_words, "chunk_overlap": settings.chunk_overlap},
         },
         dense_kind=settings.dense_kind,
         progress=progress,
     )
-    return BuildReport(manifest, len(document_texts), len(chunk_texts), tuple(skipped), unmatched)
+    return BuildReport(manifest, len(document_texts), len(chunk_texts), tuple(skipped), unmatched, tuple(hidden))
 
 
 def finish_generation(

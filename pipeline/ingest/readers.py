@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pipeline.errors import InputFileError, ManifestError
 from pipeline.ingest.manifest import FrontMatter, split_front_matter
+from pipeline.text import strip_hidden
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
 # Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
@@ -16,11 +17,13 @@ _PAGE_BREAK = re.compile(r"\f|^\s*<!--\s*page\s*break\s*-->\s*$", re.IGNORECASE 
 
 @dataclass(frozen=True)
 class SourceFile:
-    """The pages of one file (page 1 first) and the metadata found inside it."""
+    """The pages of one file (page 1 first), the metadata found inside it, hidden characters removed."""
 
     relpath: str
     pages: tuple[str, ...]
     own: FrontMatter = field(default_factory=FrontMatter)
+    # kind -> count of the hidden characters (zero-width, bidi, tag, ...) removed from pages and metadata
+    hidden: dict[str, int] = field(default_factory=dict)
 
 
 def read_source(path: Path, relpath: str) -> SourceFile:
@@ -30,10 +33,36 @@ def read_source(path: Path, relpath: str) -> SourceFile:
         raise InputFileError(relpath, f"unsupported file type '{suffix or '(none)'}'")
     if path.stat().st_size == 0:
         raise InputFileError(relpath, "file is empty")
-    source = _read_pdf(path, relpath) if suffix == ".pdf" else _read_text(path, relpath)
+    source = _without_hidden(_read_pdf(path, relpath) if suffix == ".pdf" else _read_text(path, relpath))
     if not any(page.strip() for page in source.pages):
         raise InputFileError(relpath, "no extractable text (scanned image or empty pages?)")
     return source
+
+
+def _without_hidden(source: SourceFile) -> SourceFile:
+    """`source` with hidden characters stripped from its pages, title and summary, and counted.
+
+    Nothing indexed, searched or shown to an LM can then carry invisible instructions or split a
+    property name; the build report lists every file that had any.
+    """
+    found: dict[str, int] = {}
+
+    def clean(text: str) -> str:
+        cleaned, kinds = strip_hidden(text)
+        for kind, count in kinds.items():
+            found[kind] = found.get(kind, 0) + count
+        return cleaned
+
+    pages = tuple(clean(page) for page in source.pages)
+    own = source.own.model_copy(
+        update={
+            "title": clean(source.own.title) if source.own.title else source.own.title,
+            "summary": clean(source.own.summary) if source.own.summary else source.own.summary,
+        }
+    )
+    if not found:
+        return source
+    return SourceFile(relpath=source.relpath, pages=pages, own=own, hidden=found)
 
 
 def _read_text(path: Path, relpath: str) -> SourceFile:
