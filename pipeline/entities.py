@@ -23,7 +23,7 @@ from pipeline.types import Entity
 # Look-alikes of Latin letters (after NFKC), each string's letters aligned with the Latin ones.
 _LOOKALIKES = (
     ("авеёкмнорстухѕіїјԁһԛԝӏьɡɑı", "abeekmhopctyxsiijdhqwlbgai"),  # Cyrillic and Latin small
-    ("АВЕЁКМНОРСТУХЅІЇЈԀҺԚԜӀ", "ABEEKMHOPCTYXSIIJDHQWI"),  # Cyrillic capital
+    ("АВЕЁКМНОРСТУХЅІЇЈԀҺԚԜӀЬⱭꞬ", "ABEEKMHOPCTYXSIIJDHQWIBAG"),  # Cyrillic and Latin capital
     ("αβεηικνορτυχγωμ", "abeniknoptuxywu"),  # Greek small
     ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),  # Greek capital
 )

@@ -36,6 +36,9 @@ CONFIG = EntityGateConfig(conflicting_location_patterns=("langata", "nzohe"))
         ("B\u00e1nda LANE", "banda lane"),  # accent, upper case
         ("\u0392\u03b1nda Lane", "banda lane"),  # Greek capital beta and alpha
         ("Dik-Dik_Lane, Nairobi.", "dik dik lane nairobi"),
+        ("B\u2c6dNDA LANE", "banda lane"),  # Latin capital alpha
+        ("\u042cANDA \ua7acARDENS", "banda gardens"),  # Cyrillic capital soft sign, Latin capital script g
+        ("Ban\U000e0041da Lane", "banda lane"),  # a Unicode tag character
     ],
 )
 def test_skeleton_folds_lookalikes_width_invisibles_accents_and_case(text: str, expected: str) -> None:
