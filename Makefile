@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MLFLOW_DISABLE_TELEMETRY := true
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo test lint slow bench clean
+.PHONY: setup demo test lint slow bench fuzz adversarial clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ test: lint
 
 slow: setup
 	$(BIN)/pytest -q -m slow
+
+fuzz: setup
+	$(BIN)/python benchmarks/fuzz.py --seconds 60 --json benchmarks/results/fuzz.json
+
+adversarial: setup
+	$(BIN)/python benchmarks/adversarial.py --json benchmarks/results/adversarial.json
 
 bench: setup
 	$(BIN)/python benchmarks/retrieval.py --sizes 10000 100000

@@ -6,6 +6,7 @@ Everything the app uses is passed to `create_app`; it reads no environment and k
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -14,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import dspy
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from pipeline.errors import UnknownScopeError
@@ -91,6 +94,7 @@ def create_app(
     )
     app.state.scoperag = state
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.include_router(profile_router(state))
     _add_query_routes(app, state)
     return app
@@ -182,3 +186,40 @@ async def _sse(
 def _unprocessable(kind: str, loc: list[str | int], msg: str, value: Any) -> JSONResponse:
     item = ErrorItem(type=kind, loc=loc, msg=msg, input=value)
     return JSONResponse(ErrorResponse(detail=[item]).model_dump(mode="json"), status_code=422)
+
+
+async def _invalid_request(_: Request, exc: Exception) -> JSONResponse:
+    """422 naming every problem, like FastAPI's own handler, but never a 500 for an input JSON cannot carry.
+
+    FastAPI echoes each bad `input` into the body; a lone surrogate, NaN/Infinity or undecodable raw bytes
+    there made rendering the 422 itself fail. Such an input is shown by its repr instead.
+    """
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    return JSONResponse({"detail": [_json_safe_error(e) for e in errors]}, status_code=422)
+
+
+def _json_safe_error(error: Any) -> Any:
+    try:
+        encoded = jsonable_encoder(error)
+        json.dumps(encoded, ensure_ascii=False, allow_nan=False).encode("utf-8")  # as JSONResponse renders it
+        return encoded
+    except (ValueError, TypeError, RecursionError):  # UnicodeError is a ValueError
+        pass
+    loc = [part if isinstance(part, int) else _printable(str(part)) for part in error.get("loc", ())]
+    return {
+        "type": _printable(str(error.get("type", ""))),
+        "loc": loc,
+        "msg": _printable(str(error.get("msg", ""))),
+        "input": _shown(error.get("input")),
+    }
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)[:200]
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to show>"
