@@ -4,6 +4,7 @@ the LM's lives in plain functions (scope, executor, relevance, citations)."""
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 import time
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
+from dspy.utils.callback import BaseCallback
 
 from pipeline.citations import (
     CitedSource,
@@ -54,6 +56,8 @@ log = logging.getLogger(__name__)
 MAX_SUB_QUESTIONS = 5
 MAX_BULLETS = 5
 NO_INFORMATION = "No relevant information found"
+MAX_SUB_QUESTION_CHARS = 2000  # the store's query limit (scope.PlanStep.query)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -90,15 +94,56 @@ class LMFailure(Exception):
         self.public = public or message
 
 
+def valid_text(text: str) -> str:
+    """`text` with lone surrogates (which UTF-8, JSON and pydantic refuse) replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def clean_sub_questions(raw: object, question: str) -> tuple[list[str], bool]:
-    """1..5 distinct non-blank sub-questions; ([question], True) when there are none."""
+    """1..5 distinct non-blank sub-questions; ([question], True) when there are none.
+
+    A sub-question longer than the store accepts as a query is dropped; reading stops at the
+    fifth distinct one (an output of 100,000 items costs no more than one of five). Sub-questions
+    are shown to the later LM calls, so field markers in them are defused like document text.
+    """
     items = raw if isinstance(raw, list) else []
-    seen: dict[str, None] = {}
+    seen: dict[str, str] = {}  # case-folded -> as written (the first spelling wins)
     for item in items:
-        if isinstance(item, str) and item.strip() and item.strip().casefold() not in (s.casefold() for s in seen):
-            seen[item.strip()] = None
-    cleaned = list(seen)[:MAX_SUB_QUESTIONS]
+        text = defuse_field_markers(valid_text(item.strip())) if isinstance(item, str) else ""
+        if text and len(text) <= MAX_SUB_QUESTION_CHARS:
+            seen.setdefault(text.casefold(), text)
+        if len(seen) == MAX_SUB_QUESTIONS:
+            break
+    cleaned = list(seen.values())
     return (cleaned, False) if cleaned else ([question], True)
+
+
+class _LMCallCounter(BaseCallback):
+    """Counts the LM calls one step really makes (answered from the cache or not)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        self.calls += 1
+
+
+def _one_call_settings(counter: _LMCallCounter) -> dict[str, Any]:
+    """dspy settings for one step: `counter` listening, and at most one LM call.
+
+    ChatAdapter retries an unparseable completion through JSONAdapter, a second call the step's
+    budget has no room for; the program has its own fallback for unparseable output instead.
+    """
+    settings: dict[str, Any] = {"callbacks": [*dspy.settings.get("callbacks", []), counter]}
+    adapter = dspy.settings.adapter
+    retries = not isinstance(adapter, dspy.JSONAdapter) and getattr(adapter, "use_json_adapter_fallback", False)
+    if isinstance(adapter, dspy.ChatAdapter) and retries:
+        single = copy.copy(adapter)
+        single.use_json_adapter_fallback = False
+        settings["adapter"] = single
+    elif adapter is None:
+        settings["adapter"] = dspy.ChatAdapter(use_json_adapter_fallback=False)
+    return settings
 
 
 def strip_inline_citations(text: str) -> str:
@@ -139,6 +184,7 @@ class ScopedQA(dspy.Module):
         `state["trace"]` holds the QuestionTrace once the stream ends.
         """
         state = state if state is not None else {}
+        question = valid_text(question)  # argv decoded with surrogateescape can carry lone surrogates
         trace = QuestionTrace(question=question, scope=scope.model_dump(mode="json"))
         state["trace"] = trace
         started = time.perf_counter()
@@ -170,7 +216,7 @@ class ScopedQA(dspy.Module):
                 sections_out.append(self._section(index, sub_question, kept[index], answered, scope, trace))
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
-            trace.fallbacks.append(Intervention(guard="lm", target="call", reason=str(exc)[:500]))
+            trace.fallbacks.append(Intervention(guard="lm", target="call", reason=valid_text(str(exc)[:500])))
             log.warning("language model failed: %s", exc)
             # The event names the failing step and error type only: its text may carry endpoints.
             yield Failed(message=f"language model failed: {exc.public}")
@@ -212,19 +258,26 @@ class ScopedQA(dspy.Module):
     def _call(self, name: str, predictor: dspy.Predict, trace: QuestionTrace, **inputs: Any) -> dspy.Prediction | None:
         """One LM call, counted with its tokens; None when the output could not be parsed."""
         started = time.perf_counter()
-        trace.lm_calls += 1
+        counter = _LMCallCounter()
         try:
-            with dspy.track_usage() as usage:
+            with dspy.context(**_one_call_settings(counter)), dspy.track_usage() as usage:
                 result = predictor(**inputs, config={"max_tokens": self.settings.max_tokens.get(name, 1024)})
-        except dspy.utils.exceptions.AdapterParseError as exc:
-            trace.fallbacks.append(Intervention(guard=name, target="lm_output", reason=f"unparseable: {exc!s:.300}"))
-            return None
-        except Exception as exc:  # any other failure is the LM's: stop with an error event
+        except Exception as exc:  # unparseable output falls back; any other failure is the LM's: an error event
             root: BaseException = exc
             while root.__cause__ is not None:
                 root = root.__cause__
-            raise LMFailure(f"{name}: {type(exc).__name__}: {exc}", public=f"{name}: {type(root).__name__}") from exc
+            # json_repair gives up on deeply nested output ("{{{{...") with a ValueError from a
+            # RecursionError that DSPy does not wrap: that output is unparseable, the LM did answer.
+            if not isinstance(exc, dspy.utils.exceptions.AdapterParseError) and not isinstance(root, RecursionError):
+                raise LMFailure(
+                    f"{name}: {type(exc).__name__}: {exc}", public=f"{name}: {type(root).__name__}"
+                ) from exc
+            trace.fallbacks.append(
+                Intervention(guard=name, target="lm_output", reason=valid_text(f"unparseable: {exc!s:.300}"))
+            )
+            return None
         finally:
+            trace.lm_calls += max(1, counter.calls)
             trace.timings[name] = trace.timings.get(name, 0.0) + time.perf_counter() - started
         for entries in usage.usage_data.values():
             for entry in entries:
@@ -244,7 +297,7 @@ class ScopedQA(dspy.Module):
     def _hyde(self, question: str, trace: QuestionTrace) -> str | None:
         result = self._call("hyde", self.hyde, trace, question=question)
         passage = getattr(result, "passage", None)
-        return passage.strip() if isinstance(passage, str) and passage.strip() else None
+        return valid_text(passage.strip()) if isinstance(passage, str) and passage.strip() else None
 
     def _retrieve(
         self, index: int, sub_question: str, scope: Scope, retrieval: RetrievalContext, trace: QuestionTrace
@@ -374,13 +427,13 @@ class ScopedQA(dspy.Module):
                     trace.interventions.append(
                         Intervention(
                             guard="citation",
-                            target=f"section:{index}:{citation_label(citation.filename, citation.page)}",
+                            target=f"section:{index}:{citation_label(valid_text(citation.filename), citation.page)}",
                             reason=verdict.reason,
                         )
                     )
                     continue
                 sources.append(verdict)
-            text, stripped = plain_answer_text(strip_inline_citations(bullet.text))
+            text, stripped = plain_answer_text(strip_inline_citations(valid_text(bullet.text)))
             for item in stripped:
                 trace.interventions.append(Intervention(guard="render", target=f"section:{index}", reason=item))
             problem = self._unsupported(text, sub_question, sources, page_texts, all_texts)

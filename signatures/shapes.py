@@ -10,7 +10,7 @@ only, and the program's own checks still decide what every value means.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter, WithJsonSchema, create_model
@@ -47,12 +47,13 @@ def _closed(schema: Any) -> Any:
     return schema
 
 
-def shaped_list(item_type: Any, strict_type: Any, name: str) -> type:
-    """A list type that validates as list[item_type] but shows `strict_type`'s JSON schema."""
+def shaped_list(item_type: Any, strict_type: Any, name: str, before: Callable[[Any], Any] | None = None) -> type:
+    """A list type that validates as list[item_type] (after `before`) but shows `strict_type`'s JSON schema."""
     schema = _closed(inline_refs(TypeAdapter(strict_type).json_schema()))
 
     def core(cls: type, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-        return handler.generate_schema(list[item_type])
+        items = handler.generate_schema(list[item_type])
+        return items if before is None else core_schema.no_info_before_validator_function(before, items)
 
     def json_schema(cls: type, _: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> dict[str, Any]:
         return dict(schema)
@@ -85,6 +86,16 @@ def _tuple_of(items: Sequence[Any]) -> Any:
     return tuple.__class_getitem__(tuple(items)) if items else tuple[()]
 
 
+def _no_boolean_scores(value: Any) -> Any:
+    """`value` unchanged; a ValueError if a score is true/false, which pydantic would read as 1.0/0.0
+    (a verdict the LM never gave: `true` would drop the chunk) before the program's check sees it."""
+    for entry in value if isinstance(value, list) else []:
+        scores = entry.get("scores") if isinstance(entry, dict) else None
+        if isinstance(scores, list) and any(isinstance(score, bool) for score in scores):
+            raise ValueError("a score is a boolean, not a number from 0 to 10")
+    return value
+
+
 def exact_scores_type(group_sizes: Sequence[int]) -> Any:
     """tuple[Group0, ...]: one entry per group, each with exactly as many scores as chunks."""
     groups = [
@@ -96,7 +107,7 @@ def exact_scores_type(group_sizes: Sequence[int]) -> Any:
         )
         for index, size in enumerate(group_sizes)
     ]
-    return shaped_list(GroupScores, _tuple_of(groups), "GroupScoresList")
+    return shaped_list(GroupScores, _tuple_of(groups), "GroupScoresList", before=_no_boolean_scores)
 
 
 def exact_sections_type(shown: Sequence[tuple[int, Sequence[tuple[str, int]]]], max_bullets: int = 5) -> Any:
