@@ -135,6 +135,8 @@ def run_experiment(
     lms = _LMs(config, lm_factory or _default_factory(config, model_cache_dir))
     tracker = open_tracker(mlruns)
     reaped = tuple(reap_stale_runs(tracker))
+    for stale in reaped:  # the scratch export of a job killed while logging (its process is gone)
+        shutil.rmtree(tracker.root / ".staging" / stale, ignore_errors=True)
     run_id = start_run(
         tracker,
         experiment_id(tracker, config.tracking.experiment),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -427,3 +428,26 @@ def test_rejects_a_program_of_another_shape(export_dir: Path, demo_store: Store)
     other.rerank = dspy.Predict("question -> answer")
     with pytest.raises(ExportError, match="the program has predictors"):
         load_export(export_dir, other)
+
+
+def test_scratch_directories_of_dead_exports_are_removed(tmp_path: Path, program: ScopedQA) -> None:
+    import re
+    import socket
+    import subprocess
+    import sys
+
+    out = tmp_path / "program"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    host = re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())
+    dead = tmp_path / f".program.tmp-{host}-{gone.pid}-abc123"
+    dead_old = tmp_path / f".program.old-{host}-{gone.pid}-00ff"
+    alive = tmp_path / f".program.tmp-{host}-{os.getpid()}-def456"
+    elsewhere = tmp_path / f".program.tmp-otherhost-{gone.pid}-abc123"
+    unowned = tmp_path / ".program.tmp-x1y2z3"
+    for path in (dead, dead_old, alive, elsewhere, unowned):
+        path.mkdir()
+        (path / MANIFEST).write_text("{}")
+    _save(program, out)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(p.name for p in (alive, elsewhere, unowned, out))

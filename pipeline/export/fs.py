@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import functools
+import glob
 import os
+import re
 import secrets
 import shutil
+import socket
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from pipeline.errors import ExportError
+
+_AT_FDCWD = -100  # renameat2: paths relative to the working directory
+_RENAME_EXCHANGE = 2  # renameat2: swap the two paths atomically
 
 
 def check_target(out_dir: Path, *, overwrite: bool) -> None:
@@ -27,18 +38,55 @@ def check_target(out_dir: Path, *, overwrite: bool) -> None:
         )
 
 
+def _owner_tag() -> str:
+    """host-pid of this process, as written into the names of its scratch directories."""
+    host = re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "host"
+    return f"{host}-{os.getpid()}"
+
+
+def remove_abandoned(out_dir: Path) -> list[Path]:
+    """Scratch directories beside `out_dir` left by a killed process of this host, removed.
+
+    A directory is abandoned only when its name carries this host and a pid no process has now;
+    one of a live process, of another host, or without an owner in its name is left alone.
+    """
+    host = _owner_tag().rsplit("-", 1)[0]
+    removed = []
+    for path in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*-{glob.escape(host)}-*-*"):
+        match = re.fullmatch(rf"\.{re.escape(out_dir.name)}\.(?:tmp|old)-{re.escape(host)}-(\d+)-\w+", path.name)
+        if match and path.is_dir() and not path.is_symlink() and not _process_exists(int(match.group(1))):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
 @contextlib.contextmanager
 def staged_dir(out_dir: Path) -> Iterator[Path]:
-    """A fresh temporary directory beside `out_dir` (same file system), removed unless published."""
+    """A fresh temporary directory beside `out_dir` (same file system), removed unless published.
+
+    Its name carries this host and pid, so the next export to `out_dir` removes it if a SIGKILL
+    left it behind.
+    """
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+        remove_abandoned(out_dir)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-{_owner_tag()}-", dir=out_dir.parent))
     except OSError as exc:
         raise _write_error(out_dir, exc) from exc
     try:
         yield staging
     finally:
-        shutil.rmtree(staging, ignore_errors=True)  # already gone once published
+        shutil.rmtree(staging, ignore_errors=True)  # already gone once published (a SIGKILL leaves it)
 
 
 def write_files(directory: Path, files: Mapping[str, bytes]) -> None:
@@ -55,11 +103,21 @@ def write_files(directory: Path, files: Mapping[str, bytes]) -> None:
 
 
 def publish_dir(staging: Path, out_dir: Path, *, overwrite: bool) -> None:
-    """`staging` renamed to `out_dir`; an existing non-empty `out_dir` is replaced only when `overwrite`."""
+    """`staging` renamed to `out_dir`; an existing non-empty `out_dir` is replaced only when `overwrite`.
+
+    The replacement is one atomic exchange of the two directories (Linux renameat2 RENAME_EXCHANGE), so a
+    process killed at any moment leaves `out_dir` holding the previous or the new content. Where that
+    is not available, `out_dir` is renamed aside and `staging` renamed in: a kill between the two
+    renames leaves no `out_dir` (the previous content is in `.<name>.old-*` beside it).
+    """
     check_target(out_dir, overwrite=overwrite)
     try:
+        if _non_empty_dir(out_dir) and _exchange(staging, out_dir):
+            _fsync_dir(out_dir.parent)
+            shutil.rmtree(staging, ignore_errors=True)  # now the previous content
+            return
         if _non_empty_dir(out_dir):
-            old = out_dir.parent / f".{out_dir.name}.old-{secrets.token_hex(4)}"
+            old = out_dir.parent / f".{out_dir.name}.old-{_owner_tag()}-{secrets.token_hex(4)}"
             out_dir.rename(old)
             try:
                 staging.rename(out_dir)
@@ -89,6 +147,31 @@ def write_file_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two existing paths atomically (renameat2 RENAME_EXCHANGE); False where that is unsupported."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # old kernel, or a file system without it
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """libc's renameat2 (Linux, glibc >= 2.28), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    function = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if function is not None:
+        function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        function.restype = ctypes.c_int
+    return function
 
 
 def _non_empty_dir(path: Path) -> bool:
