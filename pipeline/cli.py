@@ -506,6 +506,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from pipeline import profiles
+    from pipeline.export.fs import write_file_atomic
 
     paths = _profile_paths()
     console = Console()
@@ -529,7 +530,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         data = profiles.export_all(paths) if args.all else profiles.export_profile(paths, args.name)
         payload = profiles.profile_json(data)
         if args.out:
-            _write_atomic(Path(args.out), payload)
+            write_file_atomic(Path(args.out), payload)
             console.print(f"wrote {args.out} ({len(payload)} bytes)")
         else:
             sys.stdout.buffer.write(payload)
@@ -537,12 +538,6 @@ def cmd_profile(args: argparse.Namespace) -> int:
         info = profiles.import_profile(paths, Path(args.file).read_bytes(), args.name, confirm_overwrite=args.yes)
         console.print(f"imported profile '{info.name}' (active profile unchanged)")
     return 0
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
 
 
 def _profile_paths() -> ProfilePaths:
