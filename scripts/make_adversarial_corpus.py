@@ -281,7 +281,10 @@ Families ({families}, {per} adversarial documents + 1 twin each):
 
 {rows}
 
-Used by `tests/test_adversarial.py` with the compromised LM of `tests/adversarial.py`.
+Used by `tests/test_adversarial.py` (per-family run in `tests/adversarial_suite.py`) with the
+compromised LM of `tests/adversarial.py`; `make adversarial` prints the per-family table. Ingest
+strips the hidden characters of `invisible_chars` (and names those files); the other families
+reach the LM as written, and the guards must stop what it then does.
 Not real data: every name, figure and URL is invented (`evil.example` is a reserved domain).
 """
 
