@@ -43,6 +43,17 @@ class IndexNotFoundError(ScopeRagError):
         self.index_dir = index_dir
 
 
+class IndexBusyError(ScopeRagError):
+    """Another build is writing into the same index directory."""
+
+    def __init__(self, index_dir: str, holder: str) -> None:
+        super().__init__(
+            f"another `scoperag index` ({holder}) is building into {index_dir}. "
+            "Wait for it to finish, or build into another --out directory."
+        )
+        self.index_dir = index_dir
+
+
 class UnknownScopeError(ScopeRagError):
     """A requested document id or property does not exist in the catalog."""
 

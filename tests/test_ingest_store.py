@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,18 @@ def test_hidden_characters_are_stripped_and_reported_at_ingest(corpus: Path, tmp
     # the words the characters split are whole again, so they are found
     hits = store.search_chunks("tenant month", k=1, document_ids=[doc.document_id])
     assert hits and "tenant shall pay KSH 120,000 per month" in hits[0].chunk.text
+
+
+def test_a_second_build_into_the_same_index_is_refused(corpus: Path, tmp_path: Path) -> None:
+    from pipeline.errors import IndexBusyError
+    from pipeline.store.layout import build_lock
+
+    out = tmp_path / "idx"
+    _build(corpus, out)
+    before = open_store(out, HashEmbedder(32)).manifest.generation
+    with build_lock(out), pytest.raises(IndexBusyError, match=rf"pid {os.getpid()}.*another --out"):
+        _build(corpus, out)
+    assert open_store(out, HashEmbedder(32)).manifest.generation == before
+    assert not list(out.glob(".building-*"))
+    _build(corpus, out)  # the lock is released with its holder
+    assert open_store(out, HashEmbedder(32)).manifest.generation != before

@@ -6,7 +6,7 @@ import fnmatch
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from pipeline.ingest.readers import SourceFile, read_source
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
 from pipeline.store.catalog import CatalogWriter
-from pipeline.store.layout import IndexManifest, new_scratch_dir, publish_generation
+from pipeline.store.layout import IndexManifest, build_lock, new_scratch_dir, publish_generation
 from pipeline.store.store import document_search_text
 from pipeline.types import Chunk, Document, Entity
 
@@ -83,7 +83,8 @@ def build_index(
     """Index every supported file under `source_dir` into a new generation of `out_dir`.
 
     Unreadable files are skipped and listed in the report (or raise when `strict`). The
-    previous generation stays published until the new one is complete.
+    previous generation stays published until the new one is complete; one build at a time may
+    write into `out_dir` (IndexBusyError for a second).
     """
     settings = settings or BuildSettings()
     if not source_dir.is_dir():
@@ -94,75 +95,100 @@ def build_index(
     excluded = set(corpus.exclude)
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
     unmatched = tuple(d.path for d in corpus.documents if not any(_matches(d.path, r) for _, r in files))
-    skipped: list[InputFileError] = []
-    hidden: list[tuple[str, dict[str, int]]] = []
     if not files:
         raise ManifestError(f"no files to index under {source_dir}")
+    with build_lock(out_dir):
+        scratch = new_scratch_dir(out_dir)
+        read = _write_catalog(scratch / "catalog.sqlite", corpus, files, settings, progress, strict)
+        if not read.document_texts:
+            raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
+        chunk_vectors = _embed(embedder, read.chunk_texts, settings.embed_batch, progress)
+        manifest = finish_generation(
+            out_dir,
+            scratch,
+            read.chunk_texts,
+            read.document_texts,
+            chunk_vectors,
+            embedder(read.document_texts),
+            {
+                "corpus": corpus.name,
+                "embedder": embedder.name,
+                "embedding_dim": embedder.dim,
+                "counts": {
+                    "documents": len(read.document_texts),
+                    "chunks": len(read.chunk_texts),
+                    "skipped": len(read.skipped),
+                    "hidden_characters_removed": sum(sum(kinds.values()) for _, kinds in read.hidden),
+                },
+                "settings": {"chunk_words": settings.chunk_words, "chunk_overlap": settings.chunk_overlap},
+            },
+            dense_kind=settings.dense_kind,
+            progress=progress,
+        )
+    return BuildReport(
+        manifest,
+        len(read.document_texts),
+        len(read.chunk_texts),
+        tuple(read.skipped),
+        unmatched,
+        tuple(read.hidden),
+    )
 
+
+@dataclass
+class _Read:
+    """What reading the files gave: texts to index, and the files skipped or cleaned."""
+
+    chunk_texts: list[str] = field(default_factory=list)
+    document_texts: list[str] = field(default_factory=list)
+    skipped: list[InputFileError] = field(default_factory=list)
+    hidden: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+
+
+def _write_catalog(
+    path: Path,
+    corpus: CorpusManifest,
+    files: list[tuple[Path, str]],
+    settings: BuildSettings,
+    progress: Progress | None,
+    strict: bool,
+) -> _Read:
+    """Read every file into a new catalog at `path`: documents, entities, chunks."""
     entities = {
         spec.slug: Entity(entity_id(corpus.name, spec.slug), spec.slug, spec.name, tuple(spec.aliases))
         for spec in corpus.entities
     }
-    scratch = new_scratch_dir(out_dir)
-    writer = CatalogWriter(scratch / "catalog.sqlite")
+    writer = CatalogWriter(path)
     for entity in entities.values():
         writer.add_entity(entity, corpus.entity_kind)
-
-    chunk_texts: list[str] = []
-    document_texts: list[str] = []
-    for done, (path, rel) in enumerate(files, start=1):
+    read = _Read()
+    for done, (source_path, rel) in enumerate(files, start=1):
         if progress:
             progress("read", done, len(files))
         try:
-            source = read_source(path, rel)
+            source = read_source(source_path, rel)
         except InputFileError as exc:
             if strict:
                 raise
             log.warning("skipped %s", exc)
-            skipped.append(exc)
+            read.skipped.append(exc)
             continue
         if source.hidden:
             log.warning("%s: removed hidden characters %s", rel, source.hidden)
-            hidden.append((rel, source.hidden))
+            read.hidden.append((rel, source.hidden))
         document = _document(corpus, entities, source)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
-        row_start = len(chunk_texts)
+        row_start = len(read.chunk_texts)
         chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
         summary_source = "extractive" if _summary_of(corpus, source) is None else "metadata"
-        writer.add_document(document, summary_source, _sha256(path), row_start, len(document_texts))
+        writer.add_document(document, summary_source, _sha256(source_path), row_start, len(read.document_texts))
         writer.add_chunks(chunks)
-        chunk_texts.extend(c.text for c in chunks)
-        document_texts.append(document_search_text(document.filename, document.title, document.summary))
-    if not document_texts:
-        raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
+        read.chunk_texts.extend(c.text for c in chunks)
+        read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
     for key, value in (("corpus", corpus.name), ("entity_kind", corpus.entity_kind)):
         writer.set_meta(key, value)
     writer.close()
-
-    chunk_vectors = _embed(embedder, chunk_texts, settings.embed_batch, progress)
-    manifest = finish_generation(
-        out_dir,
-        scratch,
-        chunk_texts,
-        document_texts,
-        chunk_vectors,
-        embedder(document_texts),
-        {
-            "corpus": corpus.name,
-            "embedder": embedder.name,
-            "embedding_dim": embedder.dim,
-            "counts": {
-                "documents": len(document_texts),
-                "chunks": len(chunk_texts),
-                "skipped": len(skipped),
-                "hidden_characters_removed": sum(sum(kinds.values()) for _, kinds in hidden),
-            },
-            "settings": {"chunk_words": settings.chunk_words, "chunk_overlap": settings.chunk_overlap},
-        },
-        dense_kind=settings.dense_kind,
-        progress=progress,
-    )
-    return BuildReport(manifest, len(document_texts), len(chunk_texts), tuple(skipped), unmatched, tuple(hidden))
+    return read
 
 
 def finish_generation(

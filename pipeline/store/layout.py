@@ -8,18 +8,20 @@ point therefore leaves the previous manifest pointing at the previous, complete 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.errors import IndexCorruptError, IndexNotFoundError
+from pipeline.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError
 
 MANIFEST_NAME = "MANIFEST.json"
 INDEX_FORMAT: Literal["scoperag-index/v1"] = "scoperag-index/v1"
@@ -56,8 +58,35 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+LOCK_NAME = ".build.lock"
+
+
+@contextlib.contextmanager
+def build_lock(index_dir: Path) -> Iterator[None]:
+    """Hold the index directory's build lock: one writer at a time (released even by SIGKILL).
+
+    A second build would delete the first's scratch directory and, on publishing, its new
+    generation; it is refused with IndexBusyError instead.
+    """
+    index_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(index_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            raise IndexBusyError(str(index_dir), holder) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def new_scratch_dir(index_dir: Path) -> Path:
-    """A fresh `.building-*` directory; stale ones from killed builds are removed first."""
+    """A fresh `.building-*` directory; stale ones from killed builds are removed first.
+
+    Call it under `build_lock`: any other `.building-*` then belongs to a dead build."""
     index_dir.mkdir(parents=True, exist_ok=True)
     for stale in index_dir.glob(".building-*"):
         shutil.rmtree(stale, ignore_errors=True)
