@@ -7,6 +7,7 @@ directory. `export_profile` inlines that directory into one `scoperag-profile/v1
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from pipeline.export import MANIFEST, PROGRAM, PROMPTS, canonical_json, read_exp
 from pipeline.export.fs import publish_dir, staged_dir, write_file_atomic, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, read_limited
 from pipeline.export.schema import validate_model
+from pipeline.locks import exclusive_lock
 
 log = logging.getLogger(__name__)
 
@@ -118,22 +120,24 @@ def add_profile(
     """The profile `name` registered to point at `export_dir`, once the export passes every load check."""
     check_name(name)
     read_export(Path(export_dir))
-    registry = _read_registry(paths)
-    if name in registry.profiles and not confirm_overwrite:
-        raise ProfileExistsError(name)
-    entry = _entry(name, _stored_path(paths, Path(export_dir)), note)
-    _write_registry(paths, registry.model_copy(update={"profiles": {**registry.profiles, name: entry}}))
-    return _info(paths, _read_registry(paths), name)
+    with _registry_lock(paths):
+        registry = _read_registry(paths)
+        if name in registry.profiles and not confirm_overwrite:
+            raise ProfileExistsError(name)
+        entry = _entry(name, _stored_path(paths, Path(export_dir)), note)
+        _write_registry(paths, registry.model_copy(update={"profiles": {**registry.profiles, name: entry}}))
+        return _info(paths, _read_registry(paths), name)
 
 
 def activate(paths: ProfilePaths, name: str) -> ProfileInfo:
     """Profile `name`, now active; its export is checked first, so the active profile always loads."""
     check_name(name)
-    registry = _read_registry(paths)
-    _require(registry, name)
-    read_export(_resolved_path(paths, registry.profiles[name].program))
-    _write_registry(paths, registry.model_copy(update={"active": name}))
-    return _info(paths, _read_registry(paths), name)
+    with _registry_lock(paths):
+        registry = _read_registry(paths)
+        _require(registry, name)
+        read_export(_resolved_path(paths, registry.profiles[name].program))
+        _write_registry(paths, registry.model_copy(update={"active": name}))
+        return _info(paths, _read_registry(paths), name)
 
 
 def export_profile(paths: ProfilePaths, name: str) -> dict[str, Any]:
@@ -190,24 +194,24 @@ def import_profile(paths: ProfilePaths, data: bytes, name: str, *, confirm_overw
     validate_export_bytes(
         files[MANIFEST], files[PROGRAM], files[PROMPTS], where=f"{PAYLOAD} export", max_file_bytes=MAX_PROFILE_BYTES
     )
-    registry = _read_registry(paths)
-    target = paths.root / name
-    if name in registry.profiles:
-        if not confirm_overwrite:
-            raise ProfileExistsError(name)
-    elif target.exists() and not confirm_overwrite:
-        raise ProfileError(
-            name,
-            f"{target} already exists but is not a registered profile",
-            "Move or remove that directory, or pass confirm_overwrite=True to replace it",
-        )
-    with staged_dir(target) as staging:
-        write_files(staging, files)
-        publish_dir(staging, target, overwrite=True)
-    entry = _entry(name, _stored_path(paths, target), value["note"])
-    # Re-read: only this profile's entry changes; `active` is carried over untouched.
-    registry = _read_registry(paths)
-    _write_registry(paths, registry.model_copy(update={"profiles": {**registry.profiles, name: entry}}))
+    with _registry_lock(paths):
+        registry = _read_registry(paths)
+        target = paths.root / name
+        if name in registry.profiles:
+            if not confirm_overwrite:
+                raise ProfileExistsError(name)
+        elif target.exists() and not confirm_overwrite:
+            raise ProfileError(
+                name,
+                f"{target} already exists but is not a registered profile",
+                "Move or remove that directory, or pass confirm_overwrite=True to replace it",
+            )
+        with staged_dir(target) as staging:
+            write_files(staging, files)
+            publish_dir(staging, target, overwrite=True)
+        entry = _entry(name, _stored_path(paths, target), value["note"])
+        # only this profile's entry changes; `active` is carried over untouched
+        _write_registry(paths, registry.model_copy(update={"profiles": {**registry.profiles, name: entry}}))
     log.info("imported profile %s into %s", name, target)
     return _info(paths, _read_registry(paths), name)
 
@@ -270,6 +274,11 @@ def _info(paths: ProfilePaths, registry: Registry, name: str) -> ProfileInfo:
         note=entry.note,
         active=registry.active == name,
     )
+
+
+def _registry_lock(paths: ProfilePaths) -> contextlib.AbstractContextManager[None]:
+    """Held around every read-modify-write of the registry, so concurrent changes are not lost."""
+    return exclusive_lock(paths.registry.with_name(f".{paths.registry.name}.lock"), wait=True)
 
 
 def _read_registry(paths: ProfilePaths) -> Registry:

@@ -110,7 +110,20 @@ def test_add_list_activate(registered: ProfilePaths, exports: dict[str, Path]) -
     registry = json.loads(registered.registry.read_bytes())
     assert registry["format"] == "scoperag-profiles/v1" and registry["active"] == "beta"
     assert set(registry["profiles"]["alpha"]) == {"program", "created_at", "note"}
-    assert [p.name for p in registered.registry.parent.iterdir()] == ["profiles.json"]  # no temp files left
+    # no temp files left; the lock file stays (removing it would let two writers lock different files)
+    assert sorted(p.name for p in registered.registry.parent.iterdir()) == [".profiles.json.lock", "profiles.json"]
+
+
+def test_concurrent_changes_to_the_registry_are_all_kept(paths: ProfilePaths, exports: dict[str, Path]) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = [f"p{i}" for i in range(12)]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(lambda n: add_profile(paths, n, exports["a" if n < "p6" else "b"]), names))
+        list(pool.map(lambda n: activate(paths, n), names[:3]))
+    assert [p.name for p in list_profiles(paths)] == sorted(names)
+    active = active_profile(paths)
+    assert active is not None and active.name in names[:3]
 
 
 def test_activate_unknown_profile_names_the_known_ones(registered: ProfilePaths) -> None:

@@ -8,7 +8,6 @@ point therefore leaves the previous manifest pointing at the previous, complete 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -22,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError
+from pipeline.locks import LockHeld, exclusive_lock
 
 MANIFEST_NAME = "MANIFEST.json"
 INDEX_FORMAT: Literal["scoperag-index/v1"] = "scoperag-index/v1"
@@ -68,19 +68,11 @@ def build_lock(index_dir: Path) -> Iterator[None]:
     A second build would delete the first's scratch directory and, on publishing, its new
     generation; it is refused with IndexBusyError instead.
     """
-    index_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(index_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            raise IndexBusyError(str(index_dir), holder) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
+        with exclusive_lock(index_dir / LOCK_NAME, wait=False):
+            yield
+    except LockHeld as exc:
+        raise IndexBusyError(str(index_dir), exc.holder) from None
 
 
 def new_scratch_dir(index_dir: Path) -> Path:
