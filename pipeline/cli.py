@@ -39,35 +39,20 @@ def _console() -> Console:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-
     from pipeline.embedders import HashEmbedder, MiniLMEmbedder
     from pipeline.ingest.build import BuildSettings, build_index
+    from pipeline.progress import StageProgress
 
     embedder = HashEmbedder(args.hash_dim) if args.embedder == "hash" else MiniLMEmbedder(threads=args.threads)
     console = _console()
-    with Progress(
-        TextColumn("{task.description:>8}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
+    with StageProgress(console) as bar:
         report = build_index(
             Path(args.source),
             Path(args.out),
             embedder,
             manifest_path=Path(args.manifest) if args.manifest else None,
             settings=BuildSettings(chunk_words=args.chunk_words, chunk_overlap=args.chunk_overlap),
-            progress=progress,
+            progress=bar.update,
             strict=args.strict,
         )
     for skipped in report.skipped:
@@ -298,9 +283,9 @@ def _silence_libraries() -> None:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import dspy
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from pipeline.evaluation import evaluate, per_case_table, results_frame
+    from pipeline.progress import StageProgress
     from pipeline.store import open_store
     from pipeline.traces import load_trace_set, stratified_sample
 
@@ -323,13 +308,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     tables = {}
     modes: list[SearchMode] = (args.mode or ["bm25", "dense", "hybrid"]) if args.retrieval_only else ["hybrid"]
     for mode in modes:
-        with Progress(
-            TextColumn(f"{mode:>7}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-        ) as bar:
-            task = bar.add_task(mode, total=len(examples))
+        with StageProgress(console) as bar:
 
-            def advance(done: int, total: int, task: TaskID = task) -> None:
-                bar.update(task, completed=done, total=total)
+            def advance(done: int, total: int, bar: StageProgress = bar, mode: str = mode) -> None:
+                bar.update(mode, done, total)
 
             with dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if lm is not None else contextlib.nullcontext():
                 results = evaluate(
@@ -362,29 +344,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-
     from experiments import ProgressEvent, run_experiment
+    from pipeline.progress import StageProgress
 
     console = _console()
     _configure_dspy()
-    with Progress(
-        TextColumn("{task.description:>9}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[note]}"),
-        TimeElapsedColumn(),
-        console=console,
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
+    with StageProgress(console) as bar:
 
         def progress(event: ProgressEvent) -> None:
             if event.total is None and event.done == 0:
                 console.print(f"[dim]{event.phase}:[/] {event.message}", highlight=False)
                 return
-            if event.phase not in tasks:
-                tasks[event.phase] = bar.add_task(event.phase, total=event.total, note=event.message)
-            bar.update(tasks[event.phase], completed=event.done, total=event.total, note=event.message)
+            bar.update(event.phase, event.done, event.total, event.message)
 
         # DSPy's optimizers print and draw tqdm bars on stdout; keep stdout for the result (--json).
         with contextlib.redirect_stdout(sys.stderr):

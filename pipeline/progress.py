@@ -1,0 +1,65 @@
+"""Progress of long commands: a live bar on a terminal, plain dated lines anywhere else.
+
+Rich draws nothing until the end when its console is not a terminal (CI logs, `| tee`, nohup),
+so a 20-minute build looked hung. Off a terminal each stage prints a line when it starts, every
+10% and at most every `every` seconds between, and when it ends.
+"""
+
+from __future__ import annotations
+
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+
+class StageProgress:
+    """`update(stage, done, total, note)` from any number of stages; use as a context manager."""
+
+    def __init__(self, console: Console, every: float = 15.0) -> None:
+        self.console = console
+        self.every = every
+        self._bar: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
+        self._last: dict[str, tuple[float, int]] = {}  # stage -> (time, tenth) of its last line
+        self._started = time.monotonic()
+        if console.is_terminal:
+            self._bar = Progress(
+                TextColumn("{task.description:>9}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[note]}"),
+                TimeElapsedColumn(),
+                console=console,
+            )
+
+    def __enter__(self) -> StageProgress:
+        if self._bar is not None:
+            self._bar.__enter__()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(kind, value, traceback)
+
+    def update(self, stage: str, done: int, total: int | None, note: str = "") -> None:
+        if self._bar is not None:
+            if stage not in self._tasks:
+                self._tasks[stage] = self._bar.add_task(stage, total=total, note=note)
+            self._bar.update(self._tasks[stage], completed=done, total=total, note=note)
+            return
+        now = time.monotonic()
+        tenth = done * 10 // total if total else 0
+        last = self._last.get(stage)
+        finished = total is not None and done >= total
+        if last is not None and not finished and tenth == last[1] and now - last[0] < self.every:
+            return
+        if last is not None and finished and last[1] == 10:
+            return  # the end was already reported
+        self._last[stage] = (now, 10 if finished else tenth)
+        count = f"{done}/{total}" if total else str(done)
+        elapsed = time.strftime("%H:%M:%S", time.gmtime(now - self._started))
+        self.console.print(f"[{elapsed}] {stage}: {count} {note}".rstrip(), highlight=False, markup=False)
