@@ -512,7 +512,7 @@ def test_openapi_lists_the_endpoints(start: Start) -> None:
 DEMO_QUESTION = "Which demo question marks the compiled program?"
 
 
-def _profile_payload(store: Store, tmp_path: Path) -> bytes:
+def _profile_payload(store: Store, tmp_path: Path, trainset_hash: str = "sha256:" + "1" * 64) -> bytes:
     program = ScopedQA(store)
     program.decompose.demos = [dspy.Example(question=DEMO_QUESTION, sub_questions=[DEMO_QUESTION])]
     save_export(
@@ -520,12 +520,12 @@ def _profile_payload(store: Store, tmp_path: Path) -> bytes:
         tmp_path / "export",
         settings=Settings(),
         experiment_config={"optimizer": "none"},
-        trainset_hash="sha256:" + "1" * 64,
+        trainset_hash=trainset_hash,
         scores={"chip": {"recall": 1.0}},
         lm_name="dummy",
     )
     source = ProfilePaths(registry=tmp_path / "source" / "profiles.json", root=tmp_path / "source" / "programs")
-    add_profile(source, "compiled", tmp_path / "export", note="from a test")
+    add_profile(source, "compiled", tmp_path / "export", note="from a test", confirm_overwrite=True)
     return profile_json(export_profile(source, "compiled"))
 
 
@@ -564,6 +564,10 @@ def test_profile_endpoints(start: Start, tmp_path: Path) -> None:
         assert activated.json()["program"]["profile"] == "alpha"
         assert client.get(base).json()["active"] == "alpha"
         assert server.health()["program"]["trainset_hash"] == "sha256:" + "1" * 64
+        # importing over the profile being served serves the new program
+        newer = _profile_payload(server.store, tmp_path / "newer", trainset_hash="sha256:" + "2" * 64)
+        assert client.post(f"{base}/alpha/import", params={"confirm": "true"}, content=newer).status_code == 200
+        assert server.health()["program"]["trainset_hash"] == "sha256:" + "2" * 64
 
     assert query(server, question=RENT).phases == ORDER_ONE_SECTION
     # the activated program's demo is now shown to the LM (as an earlier turn of the conversation)

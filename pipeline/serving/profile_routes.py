@@ -97,13 +97,19 @@ def profile_router(state: ServingState) -> APIRouter:
         request: Request,
         confirm: bool = Query(False, description="Replace an existing profile of this name"),
     ) -> ProfileOut:
-        """Register a profile document under `name`; 409 if it exists and `confirm` is false."""
+        """Register a profile document under `name`; 409 if it exists and `confirm` is false.
+
+        Replacing the profile this server is answering with swaps the new program in (as activate does)."""
         data = await request.body()
         profiles = paths()
 
         def run() -> ProfileInfo:
             with _http_errors(), state.profile_lock:
-                return import_profile(profiles, data, name, confirm_overwrite=confirm)
+                info = import_profile(profiles, data, name, confirm_overwrite=confirm)
+                if state.current.profile == name:  # replaced the profile being served: serve the new one
+                    loaded = load_export(info.program, ScopedQA(state.store, state.current.program.settings))
+                    state.current = ServingProgram(loaded.program, loaded.manifest, name)
+                return info
 
         info = await run_in_threadpool(run)
         log.info("profile %s imported", name)
