@@ -477,7 +477,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from pipeline import profiles
-    from pipeline.export.fs import write_file_atomic
+    from pipeline.files import write_file_atomic
 
     paths = _profile_paths()
     console = Console()

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.errors import EmbedderError
+from pipeline.files import sha256_file
 
 Vectors = npt.NDArray[np.float32]
 
@@ -59,14 +60,6 @@ class HashEmbedder:
         return _normalise_rows(out)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over tokens, unit-norm 384-d output."""
 
@@ -83,7 +76,7 @@ class MiniLMEmbedder:
         for path, expected in ((model_path, MINILM_ONNX_SHA256), (tokenizer_path, MINILM_TOKENIZER_SHA256)):
             if not path.is_file():
                 raise EmbedderError(f"embedding file missing: {path}; reinstall with `make setup`")
-            if _sha256(path) != expected:
+            if sha256_file(path) != expected:
                 raise EmbedderError(f"embedding file {path} does not match its sha256; reinstall it")
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=max_tokens)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline.files import write_file_atomic
 from pipeline.history import HistoryEntry
 from pipeline.store.catalog import Catalog
 from pipeline.traces import Case, GoldPage, LabelledExample, Split, TraceError, load_traces, make_example
@@ -179,17 +178,7 @@ def append_example(path: Path, example: LabelledExample) -> int:
         if existing and not existing.endswith(b"\n"):
             existing += b"\n"
         lines = existing.count(b"\n")
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = existing + (example.model_dump_json(exclude_defaults=True) + "\n").encode("utf-8")
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        Path(temp).replace(path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_file_atomic(path, data)
     log.info("appended example %s to %s", example.id, path)
     return lines + 1

@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from pipeline.errors import ExportError, ProfileError, ProfileExistsError
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, canonical_json, read_export, strict_loads, validate_export_bytes
-from pipeline.export.fs import publish_dir, staged_dir, write_file_atomic, write_files
+from pipeline.export.fs import publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, read_limited
 from pipeline.export.schema import validate_model
+from pipeline.files import write_file_atomic
 from pipeline.locks import exclusive_lock
 
 log = logging.getLogger(__name__)
@@ -125,8 +126,9 @@ def add_profile(
         if name in registry.profiles and not confirm_overwrite:
             raise ProfileExistsError(name)
         entry = _entry(name, _stored_path(paths, Path(export_dir)), note)
-        _write_registry(paths, registry.model_copy(update={"profiles": {**registry.profiles, name: entry}}))
-        return _info(paths, _read_registry(paths), name)
+        registry = registry.model_copy(update={"profiles": {**registry.profiles, name: entry}})
+        _write_registry(paths, registry)
+        return _info(paths, registry, name)
 
 
 def activate(paths: ProfilePaths, name: str) -> ProfileInfo:
@@ -136,8 +138,9 @@ def activate(paths: ProfilePaths, name: str) -> ProfileInfo:
         registry = _read_registry(paths)
         _require(registry, name)
         read_export(_resolved_path(paths, registry.profiles[name].program))
-        _write_registry(paths, registry.model_copy(update={"active": name}))
-        return _info(paths, _read_registry(paths), name)
+        registry = registry.model_copy(update={"active": name})
+        _write_registry(paths, registry)
+        return _info(paths, registry, name)
 
 
 def export_profile(paths: ProfilePaths, name: str) -> dict[str, Any]:
@@ -211,9 +214,10 @@ def import_profile(paths: ProfilePaths, data: bytes, name: str, *, confirm_overw
             publish_dir(staging, target, overwrite=True)
         entry = _entry(name, _stored_path(paths, target), value["note"])
         # only this profile's entry changes; `active` is carried over untouched
-        _write_registry(paths, registry.model_copy(update={"profiles": {**registry.profiles, name: entry}}))
+        registry = registry.model_copy(update={"profiles": {**registry.profiles, name: entry}})
+        _write_registry(paths, registry)
     log.info("imported profile %s into %s", name, target)
-    return _info(paths, _read_registry(paths), name)
+    return _info(paths, registry, name)
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import ExportError
+from pipeline.files import fsync_path
 
 _AT_FDCWD = -100  # renameat2: paths relative to the working directory
 _RENAME_EXCHANGE = 2  # renameat2: swap the two paths atomically
@@ -38,10 +39,14 @@ def check_target(out_dir: Path, *, overwrite: bool) -> None:
         )
 
 
+def _host_tag() -> str:
+    """This host's name as written into scratch directory names (no '-', which separates the pid)."""
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "host"
+
+
 def _owner_tag() -> str:
     """host-pid of this process, as written into the names of its scratch directories."""
-    host = re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "host"
-    return f"{host}-{os.getpid()}"
+    return f"{_host_tag()}-{os.getpid()}"
 
 
 def remove_abandoned(out_dir: Path) -> list[Path]:
@@ -50,7 +55,7 @@ def remove_abandoned(out_dir: Path) -> list[Path]:
     A directory is abandoned only when its name carries this host and a pid no process has now;
     one of a live process, of another host, or without an owner in its name is left alone.
     """
-    host = _owner_tag().rsplit("-", 1)[0]
+    host = _host_tag()
     removed = []
     for path in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*-{glob.escape(host)}-*-*"):
         match = re.fullmatch(rf"\.{re.escape(out_dir.name)}\.(?:tmp|old)-{re.escape(host)}-(\d+)-\w+", path.name)
@@ -97,7 +102,7 @@ def write_files(directory: Path, files: Mapping[str, bytes]) -> None:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-        _fsync_dir(directory)
+        fsync_path(directory)
     except OSError as exc:
         raise _write_error(directory, exc) from exc
 
@@ -112,41 +117,24 @@ def publish_dir(staging: Path, out_dir: Path, *, overwrite: bool) -> None:
     """
     check_target(out_dir, overwrite=overwrite)
     try:
-        if _non_empty_dir(out_dir) and _exchange(staging, out_dir):
-            _fsync_dir(out_dir.parent)
-            shutil.rmtree(staging, ignore_errors=True)  # now the previous content
-            return
-        if _non_empty_dir(out_dir):
-            old = out_dir.parent / f".{out_dir.name}.old-{_owner_tag()}-{secrets.token_hex(4)}"
-            out_dir.rename(old)
+        previous: Path | None = None  # where the replaced content is once `staging` is published
+        if not _non_empty_dir(out_dir):
+            staging.rename(out_dir)  # rename(2) replaces an empty directory atomically
+        elif _exchange(staging, out_dir):
+            previous = staging
+        else:
+            previous = out_dir.parent / f".{out_dir.name}.old-{_owner_tag()}-{secrets.token_hex(4)}"
+            out_dir.rename(previous)
             try:
                 staging.rename(out_dir)
             except OSError:
-                old.rename(out_dir)  # put the previous export back
+                previous.rename(out_dir)  # put the previous export back
                 raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(out_dir)  # rename(2) replaces an empty directory atomically
-        _fsync_dir(out_dir.parent)
+        fsync_path(out_dir.parent)
+        if previous is not None:
+            shutil.rmtree(previous, ignore_errors=True)
     except OSError as exc:
         raise _write_error(out_dir, exc) from exc
-
-
-def write_file_atomic(path: Path, data: bytes) -> None:
-    """`path` holds `data` or its previous content, never a mix (temp file + fsync + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    temp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temp.replace(path)
-        _fsync_dir(path.parent)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -176,14 +164,6 @@ def _renameat2() -> Any:
 
 def _non_empty_dir(path: Path) -> bool:
     return path.is_dir() and any(path.iterdir())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_error(path: Path, exc: OSError) -> ExportError:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ModelError
+from pipeline.files import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +87,7 @@ def _blocks(path: Path) -> Iterator[bytes]:
 
 def file_sha256(path: Path) -> str:
     """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    for block in _blocks(path):
-        digest.update(block)
-    return digest.hexdigest()
+    return sha256_file(path)
 
 
 def _marker_path(target: Path) -> Path:

@@ -8,9 +8,7 @@ point therefore leaves the previous manifest pointing at the previous, complete 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -21,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError
+from pipeline.files import fsync_path, sha256_file
 from pipeline.locks import LockHeld, exclusive_lock
 
 MANIFEST_NAME = "MANIFEST.json"
@@ -47,15 +46,6 @@ class IndexManifest(BaseModel):
     counts: dict[str, int]
     settings: dict[str, int | str]
     files: dict[str, FileRecord]
-
-
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 LOCK_NAME = ".build.lock"
@@ -87,19 +77,11 @@ def new_scratch_dir(index_dir: Path) -> Path:
     return scratch
 
 
-def _fsync_path(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def publish_generation(index_dir: Path, scratch: Path, fields: dict[str, object]) -> IndexManifest:
     """Seal `scratch` as a new generation and point the manifest at it (atomic)."""
     files: dict[str, FileRecord] = {}
     for path in sorted(p for p in scratch.rglob("*") if p.is_file()):
-        _fsync_path(path)
+        fsync_path(path)
         files[path.relative_to(scratch).as_posix()] = FileRecord(size=path.stat().st_size, sha256=sha256_file(path))
     now = datetime.now(UTC)
     generation = f"gen-{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
@@ -112,12 +94,12 @@ def publish_generation(index_dir: Path, scratch: Path, fields: dict[str, object]
     )
     final = index_dir / generation
     scratch.rename(final)
-    _fsync_path(index_dir)
+    fsync_path(index_dir)
     tmp = index_dir / f".{MANIFEST_NAME}.{secrets.token_hex(4)}.tmp"
     tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-    _fsync_path(tmp)
+    fsync_path(tmp)
     tmp.replace(index_dir / MANIFEST_NAME)
-    _fsync_path(index_dir)
+    fsync_path(index_dir)
     _remove_unpublished(index_dir, keep=generation)
     return manifest
 
