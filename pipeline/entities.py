@@ -64,7 +64,11 @@ class Token:
 
 def tokenize(text: str) -> list[Token]:
     """Words of `fold(text)`; punctuation and underscores separate words."""
-    folded = fold(text)
+    return _words(fold(text))
+
+
+def _words(folded: str) -> list[Token]:
+    """The word tokens of already folded text."""
     return [Token(m.start(), m.end(), m.group(), m.group().casefold()) for m in _WORD.finditer(folded)]
 
 
@@ -172,10 +176,11 @@ def _name_candidates(
 
 def find_entity_mentions(text: str, entities: Sequence[Entity]) -> list[Mention]:
     """Catalog entities named in `text`: names, aliases and parcel numbers, longest first."""
-    tokens = tokenize(text)
+    folded = fold(text)
+    tokens = _words(folded)
     words = [t.folded for t in tokens]
     owners = {p: e for e in entities for p in entity_parcels(e)}
-    parcels = [m for m in _parcel_candidates(fold(text), tokens, frozenset(), owners) if m.entity_id]
+    parcels = [m for m in _parcel_candidates(folded, tokens, frozenset(), owners) if m.entity_id]
     return _select([*_name_candidates(words, entities, asked=False, skip=frozenset()), *parcels])
 
 
@@ -255,7 +260,8 @@ def scan_addresses(
     A phrase shared by an asked and another entity says nothing and is ignored; a configured
     location that is part of an asked name is not "another" address.
     """
-    tokens = tokenize(text)
+    folded = fold(text)
+    tokens = _words(folded)
     words = [t.folded for t in tokens]
     asked_names = {n for e in asked for n in name_variants(e)}
     other_names = {n for e in others for n in name_variants(e)}
@@ -267,7 +273,7 @@ def scan_addresses(
     candidates = [
         *_name_candidates(words, asked, asked=True, skip=shared),
         *_name_candidates(words, others, asked=False, skip=shared),
-        *_parcel_candidates(fold(text), tokens, asked_parcels, owners),
+        *_parcel_candidates(folded, tokens, asked_parcels, owners),
         *_street_candidates(tokens, config, asked_text, other_text, shared),
     ]
     for pattern in dict.fromkeys(phrase_tokens(p) for p in config.conflicting_location_patterns):

@@ -196,8 +196,9 @@ def find_ambiguous_acronyms(
 
 def doc_type_hint(question: str, doc_types: Collection[str], synonyms: Mapping[str, Sequence[str]]) -> frozenset[str]:
     """Catalog document types the question asks for ("offer" -> offer_letter)."""
-    words = {t.folded.removesuffix("s") for t in tokenize(question)}
-    text = " ".join(t.folded for t in tokenize(question))
+    folded = [t.folded for t in tokenize(question)]
+    words = {w.removesuffix("s") for w in folded}
+    text = " ".join(folded)
     found = set()
     for doc_type in doc_types:
         parts = phrase_tokens(doc_type.replace("_", " "))
@@ -235,6 +236,7 @@ def analyse_question(
     no_retrieval, reasoning_only = _no_retrieval(text)
     no_retrieval = no_retrieval and not literal and not named
     errors = any(t.kind == "error_message" for t in literal)
+    subquestions = _subquestions(question)
     return Intake(
         question=" ".join(question.split()),
         literal_terms=literal,
@@ -243,11 +245,11 @@ def analyse_question(
         ambiguous_acronyms=find_ambiguous_acronyms(question, config.acronym_glossary),
         retrieval_intent="none" if no_retrieval else "documents",
         answerability="reasoning_only" if reasoning_only and no_retrieval else "needs_documents",
-        requires_synthesis=bool(_SYNTHESIS.search(text)) or len(named) > 1 or len(_subquestions(question)) > 1,
+        requires_synthesis=bool(_SYNTHESIS.search(text)) or len(named) > 1 or len(subquestions) > 1,
         conceptual=bool(_CONCEPTUAL.match(text)) and not literal,
         policy_lookup=bool(_POLICY.search(text)),
         troubleshooting=errors or bool(_TROUBLE.search(text)),
         pii_request=bool(_PII.search(text)),
         doc_type_hint=doc_type_hint(question, doc_types, config.doc_type_synonyms),
-        subquestions=_subquestions(question),
+        subquestions=subquestions,
     )

@@ -155,11 +155,16 @@ def two_step_plan(query: str) -> Plan:
     )
 
 
+def _scope_ids(scope: Scope, resolver: EntityResolver) -> tuple[str, ...]:
+    """The ids a chip or property scope reads, in order (the chip's, else the property's)."""
+    return scope.document_ids if scope.kind == "chip" else tuple(resolver(scope.entity_id or ""))
+
+
 def build_plan(scope: Scope, query: str, resolver: EntityResolver) -> Plan:
     """The plan for `scope`, built in code: no LM decides which documents may be read."""
     if scope.kind == "no_scope":
         return two_step_plan(query)
-    ids = scope.document_ids if scope.kind == "chip" else tuple(resolver(scope.entity_id or ""))
+    ids = _scope_ids(scope, resolver)
     return Plan(steps=(PlanStep(step_id=SEARCH_CHUNKS_STEP, tool="retrieve_chunks", query=query, document_ids=ids),))
 
 
@@ -190,16 +195,14 @@ class NormalisedPlan:
     fixes: tuple[PlanFix, ...]
 
 
+def _id_ok(value: str, earlier: set[str], allowed: frozenset[str] | None) -> bool:
+    if looks_like_reference(value):
+        return referenced_step(value) in earlier
+    return allowed is not None and value in allowed
+
+
 def _valid_ids(step: PlanStep, earlier: set[str], allowed: frozenset[str] | None) -> bool:
-    if not step.document_ids:
-        return False
-    for value in step.document_ids:
-        if looks_like_reference(value):
-            if referenced_step(value) not in earlier:
-                return False
-        elif allowed is None or value not in allowed:
-            return False
-    return True
+    return bool(step.document_ids) and all(_id_ok(v, earlier, allowed) for v in step.document_ids)
 
 
 def _query(plan: Plan) -> str:
@@ -227,9 +230,8 @@ def normalise_plan(plan: Plan, scope: Scope, resolver: EntityResolver) -> Normal
                 return _rewritten(plan, "rewritten_two_step", two_step_plan(_query(plan)), fixes)
             removed = tuple(repr(v) for v in step.document_ids if not _id_ok(v, earlier, allowed))
             action: PlanFixAction = "replaced_from_chip" if scope.kind == "chip" else "replaced_from_property"
-            replacement = scope.document_ids if scope.kind == "chip" else tuple(resolver(scope.entity_id or ""))
             fixes.append(PlanFix(step.step_id, action, removed))
-            step = step.model_copy(update={"document_ids": replacement})
+            step = step.model_copy(update={"document_ids": _scope_ids(scope, resolver)})
         steps.append(step)
         earlier.add(step.step_id)
     if not any(s.tool == "retrieve_chunks" for s in steps):
@@ -239,12 +241,6 @@ def normalise_plan(plan: Plan, scope: Scope, resolver: EntityResolver) -> Normal
     for fix in fixes:
         log.info("plan step %s: %s, removed %s", fix.step_id, fix.action, list(fix.removed))
     return NormalisedPlan(Plan(steps=tuple(steps)), tuple(fixes))
-
-
-def _id_ok(value: str, earlier: set[str], allowed: frozenset[str] | None) -> bool:
-    if looks_like_reference(value):
-        return referenced_step(value) in earlier
-    return allowed is not None and value in allowed
 
 
 def _rewritten(original: Plan, action: PlanFixAction, rebuilt: Plan, fixes: list[PlanFix]) -> NormalisedPlan:

@@ -224,6 +224,17 @@ def test_hidden_characters_are_stripped_and_reported_at_ingest(corpus: Path, tmp
     assert hits and "tenant shall pay KSH 120,000 per month" in hits[0].chunk.text
 
 
+def test_an_empty_metadata_summary_is_recorded_as_extractive(corpus: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    (corpus / "banda" / "blank.md").write_text('---\nsummary: "\u200b"\n---\nThe tenant shall keep the garden tidy.\n')
+    report = build_index(corpus, tmp_path / "idx", HashEmbedder(32))
+    catalog = tmp_path / "idx" / report.manifest.generation / "catalog.sqlite"
+    with sqlite3.connect(catalog) as db:
+        row = db.execute("SELECT summary, summary_source FROM documents WHERE relpath = 'banda/blank.md'").fetchone()
+    assert row == ("The tenant shall keep the garden tidy.", "extractive")
+
+
 def test_a_second_build_into_the_same_index_is_refused(corpus: Path, tmp_path: Path) -> None:
     from pipeline.errors import IndexBusyError
     from pipeline.store.layout import build_lock

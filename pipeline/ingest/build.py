@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
-import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,9 +11,10 @@ import numpy as np
 
 from pipeline.embedders import Embedder
 from pipeline.errors import InputFileError, ManifestError
+from pipeline.files import sha256_file
 from pipeline.ids import document_id, entity_id
 from pipeline.ingest.chunking import chunk_pages, extractive_summary
-from pipeline.ingest.manifest import CorpusManifest, load_manifest
+from pipeline.ingest.manifest import CorpusManifest, DocumentSpec, load_manifest, path_matches
 from pipeline.ingest.readers import SourceFile, read_source
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
@@ -57,11 +56,12 @@ class BuildReport:
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
     """(path, relpath) of candidate files, sorted; hidden files and the manifest excluded."""
     found = []
+    manifest = manifest_path.resolve() if manifest_path is not None else None
     for path in sorted(source_dir.rglob("*")):
         rel = path.relative_to(source_dir).as_posix()
         if not path.is_file() or any(part.startswith(".") for part in Path(rel).parts):
             continue
-        if manifest_path is not None and path.resolve() == manifest_path.resolve():
+        if manifest is not None and path.resolve() == manifest:
             continue
         found.append((path, rel))
     return found
@@ -94,7 +94,7 @@ def build_index(
     corpus = load_manifest(manifest_path) if manifest_path else _default_manifest(source_dir)
     excluded = set(corpus.exclude)
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
-    unmatched = tuple(d.path for d in corpus.documents if not any(_matches(d.path, r) for _, r in files))
+    unmatched = tuple(d.path for d in corpus.documents if not any(path_matches(d.path, r) for _, r in files))
     if not files:
         raise ManifestError(f"no files to index under {source_dir}")
     with build_lock(out_dir):
@@ -176,12 +176,13 @@ def _write_catalog(
         if source.hidden:
             log.warning("%s: removed hidden characters %s", rel, source.hidden)
             read.hidden.append((rel, source.hidden))
-        document = _document(corpus, entities, source)
+        spec = corpus.metadata_for(rel)
+        document = _document(corpus.name, spec, entities, source)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
         row_start = len(read.chunk_texts)
         chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
-        summary_source = "extractive" if _summary_of(corpus, source) is None else "metadata"
-        writer.add_document(document, summary_source, _sha256(source_path), row_start, len(read.document_texts))
+        summary_source = "extractive" if _summary_of(spec, source) is None else "metadata"
+        writer.add_document(document, summary_source, sha256_file(source_path), row_start, len(read.document_texts))
         writer.add_chunks(chunks)
         read.chunk_texts.extend(c.text for c in chunks)
         read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
@@ -215,22 +216,17 @@ def finish_generation(
     return publish_generation(out_dir, scratch, {**fields, "dense_kind": dense.kind})
 
 
-def _matches(pattern: str, relpath: str) -> bool:
-    return pattern == relpath or fnmatch.fnmatchcase(relpath, pattern)
-
-
 def _is_excluded(relpath: str, patterns: set[str]) -> bool:
-    return any(_matches(p, relpath) for p in patterns)
+    return any(path_matches(p, relpath) for p in patterns)
 
 
-def _summary_of(corpus: CorpusManifest, source: SourceFile) -> str | None:
-    spec = corpus.metadata_for(source.relpath)
-    return (spec.summary if spec and spec.summary else None) or source.own.summary
+def _summary_of(spec: DocumentSpec | None, source: SourceFile) -> str | None:
+    """The summary the manifest or the file gives, or None (then an extractive one is made)."""
+    return (spec.summary if spec and spec.summary else None) or source.own.summary or None
 
 
-def _document(corpus: CorpusManifest, entities: dict[str, Entity], source: SourceFile) -> Document:
-    """Catalog record of a source: manifest rules win over the file's own metadata."""
-    spec = corpus.metadata_for(source.relpath)
+def _document(corpus: str, spec: DocumentSpec | None, entities: dict[str, Entity], source: SourceFile) -> Document:
+    """Catalog record of a source (`spec`: its manifest rules, which win over the file's own metadata)."""
     own = source.own
     slugs = (spec.entities if spec and spec.entities else None) or own.entities
     unknown = [s for s in slugs if s not in entities]
@@ -239,20 +235,16 @@ def _document(corpus: CorpusManifest, entities: dict[str, Entity], source: Sourc
     attributes = {**own.attributes, **(spec.attributes if spec else {})}
     title = (spec.title if spec and spec.title else None) or own.title or Path(source.relpath).stem
     return Document(
-        document_id=document_id(corpus.name, source.relpath),
+        document_id=document_id(corpus, source.relpath),
         filename=Path(source.relpath).name,
         relpath=source.relpath,
         title=title,
-        summary=_summary_of(corpus, source) or extractive_summary(source.pages),
+        summary=_summary_of(spec, source) or extractive_summary(source.pages),
         doc_type=(spec.type if spec and spec.type else None) or own.type or "document",
         page_count=len(source.pages),
         entity_ids=tuple(entities[s].entity_id for s in slugs),
         attributes=tuple(sorted(attributes.items())),
     )
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _embed(embedder: Embedder, texts: list[str], batch: int, progress: Progress | None) -> np.ndarray:

@@ -15,6 +15,11 @@ from pipeline.errors import ManifestError
 MANIFEST_FORMAT = "scoperag-corpus/v1"
 
 
+def path_matches(pattern: str, relpath: str) -> bool:
+    """True when `relpath` is `pattern` or matches it as a glob (case-sensitive)."""
+    return pattern == relpath or fnmatch.fnmatchcase(relpath, pattern)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -62,7 +67,7 @@ class CorpusManifest(_Strict):
 
     def metadata_for(self, relpath: str) -> DocumentSpec | None:
         """The merged spec of every rule matching `relpath`; later rules win per field, attributes merge."""
-        matches = [d for d in self.documents if d.path == relpath or fnmatch.fnmatchcase(relpath, d.path)]
+        matches = [d for d in self.documents if path_matches(d.path, relpath)]
         if not matches:
             return None
         merged: dict[str, Any] = {"path": relpath}
