@@ -211,9 +211,10 @@ class ScopedQA(dspy.Module):
             kept = self._score(sub_questions, groups, trace)
             sections_out: list[Section] = []
             answered = self._generate(question, sub_questions, kept, trace)
+            allowed = allowed_document_ids(scope, self.store.entity_document_ids)
             for index, sub_question in enumerate(sub_questions):
                 yield GeneratingSubquestion(index=index, sub_question=sub_question)
-                sections_out.append(self._section(index, sub_question, kept[index], answered, scope, trace))
+                sections_out.append(self._section(index, sub_question, kept[index], answered, allowed, trace))
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
             trace.fallbacks.append(Intervention(guard="lm", target="call", reason=valid_text(str(exc)[:500])))
@@ -334,11 +335,10 @@ class ScopedQA(dspy.Module):
             )
             for i, sq in enumerate(sub_questions)
         ]
-        shape = exact_scores_type([len(g) for g in groups])
-        signature = self.score.signature.with_updated_fields("scores", type_=shape)
+        sizes = [len(g) for g in groups]
+        signature = self.score.signature.with_updated_fields("scores", type_=exact_scores_type(sizes))
         result = self._call("score", self.score, trace, groups=payload, signature=signature)
-        raw = getattr(result, "scores", None) if result is not None else None
-        verdicts, fallbacks = apply_scores([len(g) for g in groups], raw, self.settings.relevance_threshold)
+        verdicts, fallbacks = apply_scores(sizes, getattr(result, "scores", None), self.settings.relevance_threshold)
         for fb in fallbacks:
             trace.fallbacks.append(
                 Intervention(
@@ -369,11 +369,12 @@ class ScopedQA(dspy.Module):
         if not contexts:
             return {}
         shape = exact_sections_type(
-            [(c.sub_question_index, [(chunk.filename, chunk.page) for chunk in c.chunks]) for c in contexts]
+            [(c.sub_question_index, [(chunk.filename, chunk.page) for chunk in c.chunks]) for c in contexts],
+            max_bullets=MAX_BULLETS,
         )
         signature = self.answer.signature.with_updated_fields("sections", type_=shape)
         result = self._call("answer", self.answer, trace, sections_context=contexts, signature=signature)
-        sections = getattr(result, "sections", None) if result is not None else None
+        sections = getattr(result, "sections", None)
         answered: dict[int, AnswerSection] = {}
         for section in sections if isinstance(sections, list | tuple) else []:
             if isinstance(section, AnswerSection) and section.sub_question_index not in answered:
@@ -386,7 +387,7 @@ class ScopedQA(dspy.Module):
         sub_question: str,
         chunks: list[ChunkHit],
         answered: dict[int, AnswerSection],
-        scope: Scope,
+        allowed: frozenset[str] | None,
         trace: QuestionTrace,
     ) -> Section:
         if not chunks:
@@ -402,7 +403,6 @@ class ScopedQA(dspy.Module):
                 status="error",
                 error="Unable to generate an answer for this sub-question.",
             )
-        allowed = allowed_document_ids(scope, self.store.entity_document_ids)
         shown = shown_sources(chunks)
         bullets: list[str] = []
         cited: dict[tuple[str, int], CitedSource] = {}
@@ -440,21 +440,22 @@ class ScopedQA(dspy.Module):
             if problem is None and bullet.citations and not sources:
                 # it claimed support from pages it was never shown: drop it, not just its citations
                 problem = "every citation was removed"
-            if problem is None and " ".join(text.casefold().split()) in seen:
+            normalised = " ".join(text.casefold().split())
+            if problem is None and normalised in seen:
                 problem = "repeats an earlier bullet"
             if problem is not None:
                 trace.interventions.append(
                     Intervention(guard="grounding", target=f"section:{index}:{text[:80]}", reason=problem)
                 )
                 continue
-            seen.add(" ".join(text.casefold().split()))
+            seen.add(normalised)
             for source in sources:
                 cited.setdefault((source.document_id, source.page), source)
             labels = dict.fromkeys(citation_label(s.filename, s.page) for s in sources)
             bullets.append(" ".join([text, *labels]))
-        refs = tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in cited.values())
         if not bullets:
             return Section(index=index, sub_question=sub_question, bullets=(NO_INFORMATION,), status="no_information")
+        refs = tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in cited.values())
         return Section(index=index, sub_question=sub_question, bullets=tuple(bullets), sources=refs)
 
     @staticmethod
