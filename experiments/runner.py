@@ -180,7 +180,8 @@ def _run(job: _Job, lms: _LMs, data: JobData, digest: str) -> RunSummary:
 
     student = ScopedQA(job.store)
     baseline = _evaluate(job, "baseline", student, val, lms)
-    spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection, log_dir=_gepa_dir(job, data_hash))
+    log_dir = _gepa_dir(job, digest, data_hash)
+    spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection, log_dir=log_dir)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
     job.progress(ProgressEvent("compile", 0, config.budget.max_lm_calls, config.optimizer))
     with lms.task_context():
@@ -213,8 +214,8 @@ def _run(job: _Job, lms: _LMs, data: JobData, digest: str) -> RunSummary:
     export_dir = _export_and_log(job, chosen, candidate, baseline, result, tables, data_hash, digest, selected)
     candidate_state = program_state(candidate)
     scores_tag = {
-        "baseline_composite": f"{report.finite_number(baseline_table.loc['all', 'composite']) or 0.0:.4f}",
-        "result_composite": f"{report.finite_number(result_table.loc['all', 'composite']) or 0.0:.4f}",
+        "baseline_composite": f"{before:.4f}",
+        "result_composite": f"{after:.4f}",
         "gate_failures": str(failures),
         "selected": str(selected).lower(),
         "config_hash": digest,
@@ -332,12 +333,12 @@ def _log_costs(job: _Job) -> dict[str, int]:
     return totals
 
 
-def _gepa_dir(job: _Job, data_hash: str) -> Path | None:
-    """GEPA's state directory, one per (config, data): an interrupted job with the same both resumes."""
+def _gepa_dir(job: _Job, digest: str, data_hash: str) -> Path | None:
+    """GEPA's state directory, one per (config hash `digest`, data): an interrupted job with the same both resumes."""
     params = job.config.optimizer_params
     if not isinstance(params, GepaParams):
         return None
-    key = hashlib.sha256(f"{config_hash(job.config)}:{data_hash}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{digest}:{data_hash}".encode()).hexdigest()[:16]
     directory = params.log_dir or job.tracker.root / "gepa" / key
     state = directory / "gepa_state.bin"
     if state.exists() and not params.resume:

@@ -13,7 +13,7 @@ import math
 import os
 import socket
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,17 +303,6 @@ def set_champion(tracker: Tracker, run_id: str) -> dict[str, int]:
         tracker.client.set_prompt_alias(prompt_name(module), CHAMPION, version)
     tracker.client.set_experiment_tag(run.info.experiment_id, TAG_CHAMPION_RUN, run_id)
     return versions
-
-
-def champion_versions(tracker: Tracker, modules: Sequence[str]) -> dict[str, int]:
-    """{module: version} that alias `champion` points to (modules without one are left out)."""
-    out: dict[str, int] = {}
-    for module in modules:
-        try:
-            out[module] = int(tracker.client.get_prompt_version_by_alias(prompt_name(module), CHAMPION).version)
-        except MlflowException:
-            continue
-    return out
 
 
 # -- DSPy autologging -------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def score_retrieval(
     allowed = allowed_document_ids(resolved.scope, view.entity_document_ids)
     scores = ExampleScores(
         wrong_property_citations=wrong_property_citations(shown, resolved.forbidden, allowed),
-        invalid_ids=_invalid(view, allowed),
+        invalid_ids=invalid_store_ids(_sent_ids(view), view.catalog.documents.keys(), allowed),
         recall_at_5=recall_at_k(ranked, resolved.gold, 5),
         recall_at_10=recall_at_k(ranked, resolved.gold, 10),
         sub_question_coverage=None,
@@ -145,9 +145,9 @@ def score_retrieval(
     return ExampleResult(example, scores, composite(scores, {"recall_at_10": 1.0}), cited=tuple(sorted(shown)))
 
 
-def _invalid(view: Store, allowed: frozenset[str] | None) -> int:
-    sent = [d for call in (view.call_log or []) for d in (call.document_ids or ())]
-    return invalid_store_ids(sent, view.catalog.documents.keys(), allowed)
+def _sent_ids(view: Store) -> list[str]:
+    """Every document id the view's store calls received, in call order."""
+    return [d for call in (view.call_log or []) for d in (call.document_ids or ())]
 
 
 def score_answer(
@@ -163,7 +163,6 @@ def score_answer(
     for event in runner.stream(example.question, resolved.scope, state):
         last = event
     error = getattr(last, "message", None) if getattr(last, "phase", "") == "error" else None
-    sent = [d for call in (view.call_log or []) for d in (call.document_ids or ())]
     return score_prediction(
         view,
         resolved,
@@ -171,7 +170,7 @@ def score_answer(
         sections=getattr(last, "sections", ()) or (),
         trace=state["trace"],
         error=error,
-        sent_ids=sent,
+        sent_ids=_sent_ids(view),
         weights=weights,
     )
 

@@ -127,7 +127,7 @@ def _dates(text: str) -> set[str]:
     return found
 
 
-def _numbers(text: str) -> set[str]:
+def number_values(text: str) -> set[str]:
     """Numbers in canonical form: thousands separators dropped, trailing zero decimals dropped."""
     out = set()
     for whole, fraction in _NUMBER.findall(text):
@@ -152,9 +152,9 @@ def fact_present(fact: str, answer: str) -> bool:
     fact_dates = _dates(fact.casefold())
     if fact_dates:
         return fact_dates <= _dates(answer.casefold())
-    fact_numbers = _numbers(fact)
+    fact_numbers = number_values(fact)
     answer_norm = normalise_text(answer)
-    if fact_numbers and not fact_numbers <= _numbers(answer):
+    if fact_numbers and not fact_numbers <= number_values(answer):
         return False
     words = [w for w in re.findall(r"[a-z]+", normalise_text(fact)) if w not in _UNIT_WORDS]
     return all(w in answer_norm for w in words)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+from pipeline.metrics import number_values
 from pipeline.traces import LabelledExample, Split, TraceError, make_example
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,6 @@ _FACT = re.compile(
     rf"|(?P<date>{_MONTH}\s\d{{1,2}},\s\d{{4}})",
 )
 _SOURCE_NOTE = re.compile(r"SOURCE\(S\):.*$|\(\s*SOURCE:[^)]*\)|\"?\d{4} Q\d [A-Z]{4}\.pdf\"?", re.MULTILINE)
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 _QUESTION_TYPE_TAGS = {
     "Multi-Doc RAG": "multi_doc",
     "Single-Doc Single-Chunk RAG": "single_doc_single_chunk",
@@ -118,16 +118,6 @@ def read_questions(csv_path: Path, documents: Sequence[str] = SEC_DOCUMENTS) -> 
                 docs,
             )
         )
-    return out
-
-
-def number_values(text: str) -> set[str]:
-    """Numbers in canonical form (separators dropped, trailing zero decimals dropped)."""
-    out = set()
-    for whole, fraction in _NUMBER.findall(text):
-        fraction = (fraction or "").rstrip("0")
-        value = str(int(whole.replace(",", "")))
-        out.add(f"{value}.{fraction}" if fraction else value)
     return out
 
 

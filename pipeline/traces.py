@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import json
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -180,6 +181,31 @@ def write_traces(path: Path, examples: Iterable[LabelledExample]) -> int:
             count += 1
     tmp.replace(path)
     return count
+
+
+def write_trace_set(directory: Path, examples: Sequence[LabelledExample]) -> dict[Split, int]:
+    """Write examples by their split as `directory`/{train,dev,test}.jsonl (what load_trace_set reads); counts."""
+    return {
+        split: write_traces(directory / f"{split}.jsonl", [e for e in examples if e.split == split]) for split in SPLITS
+    }
+
+
+def counts_table(examples: Sequence[LabelledExample]) -> list[str]:
+    """A Markdown table of the examples per case (rows) and split (columns), with totals: a dataset card's counts."""
+    counts = Counter((e.case, e.split) for e in examples)
+    rows = [
+        f"| {case} | "
+        + " | ".join(str(counts[(case, s)]) for s in SPLITS)
+        + f" | {sum(counts[(case, s)] for s in SPLITS)} |"
+        for case in CASES
+    ]
+    totals = " | ".join(str(sum(counts[(c, s)] for c in CASES)) for s in SPLITS)
+    return [
+        "| case | " + " | ".join(SPLITS) + " | all |",
+        "|" + " --- |" * (len(SPLITS) + 2),
+        *rows,
+        f"| all | {totals} | {len(examples)} |",
+    ]
 
 
 def to_hf_dataset(examples: Sequence[LabelledExample]) -> Any:

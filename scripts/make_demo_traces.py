@@ -36,9 +36,10 @@ from pipeline.traces import (
     LabelledExample,
     Split,
     TraceScope,
+    counts_table,
     example_id,
     make_example,
-    write_traces,
+    write_trace_set,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -792,14 +793,6 @@ TAG_MEANINGS = (
 
 
 def card(examples: Sequence[LabelledExample]) -> str:
-    counts = Counter((e.case, e.split) for e in examples)
-    rows = [
-        f"| {case} | "
-        + " | ".join(str(counts[(case, s)]) for s in SPLITS)
-        + f" | {sum(counts[(case, s)] for s in SPLITS)} |"
-        for case in CASES
-    ]
-    totals = " | ".join(str(sum(counts[(c, s)] for c in CASES)) for s in SPLITS)
     tags = Counter(t for e in examples for t in e.tags)
 
     def count(tag: str) -> int:
@@ -819,10 +812,7 @@ def card(examples: Sequence[LabelledExample]) -> str:
         "",
         "## Counts",
         "",
-        "| case | train | dev | test | all |",
-        "| --- | --- | --- | --- | --- |",
-        *rows,
-        f"| all | {totals} | {len(examples)} |",
+        *counts_table(examples),
         "",
         "Examples expecting 'not found': " + ", ".join(f"{c} {not_found[c]}" for c in CASES) + ".",
         "",
@@ -909,8 +899,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     examples = build(args.corpus)
-    for split in SPLITS:
-        count = write_traces(args.out / f"{split}.jsonl", [e for e in examples if e.split == split])
+    for split, count in write_trace_set(args.out, examples).items():
         print(f"{split}: {count} examples")
     (args.out / "README.md").write_text(card(examples), encoding="utf-8")
     print(f"wrote {len(examples)} examples to {args.out}")

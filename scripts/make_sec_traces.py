@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.ingest.readers import read_source
-from pipeline.sec_traces import SEC_DOCUMENTS, number_values, read_questions, sec_examples, unverified_facts
-from pipeline.traces import CASES, SPLITS, LabelledExample, write_traces
+from pipeline.metrics import number_values
+from pipeline.sec_traces import SEC_DOCUMENTS, read_questions, sec_examples, unverified_facts
+from pipeline.traces import LabelledExample, counts_table, write_trace_set
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "sec-10q"
@@ -44,14 +44,6 @@ def derived_facts(examples: Sequence[LabelledExample], texts: dict[str, str]) ->
 
 def card(examples: Sequence[LabelledExample], questions: int, derived: list[tuple[str, str]] | None) -> str:
     """The dataset card: what the examples are, counts per case and split, how to regenerate."""
-    counts = Counter((e.case, e.split) for e in examples)
-    rows = [
-        f"| {case} | "
-        + " | ".join(str(counts[(case, s)]) for s in SPLITS)
-        + f" | {sum(counts[(case, s)] for s in SPLITS)} |"
-        for case in CASES
-    ]
-    totals = " | ".join(str(sum(counts[(c, s)] for c in CASES)) for s in SPLITS)
     chips = [e for e in examples if e.case == "chip"]
     with_facts = sum(1 for e in chips if e.answer_facts)
     n_facts = sum(len(e.answer_facts) for e in chips)
@@ -77,10 +69,7 @@ def card(examples: Sequence[LabelledExample], questions: int, derived: list[tupl
         "",
         "## Counts",
         "",
-        "| case | train | dev | test | all |",
-        "| --- | --- | --- | --- | --- |",
-        *rows,
-        f"| all | {totals} | {len(examples)} |",
+        *counts_table(examples),
         "",
         "## What each question becomes",
         "",
@@ -131,8 +120,7 @@ def main() -> None:
     texts = None if args.no_verify else filing_texts(args.docs)
     examples = sec_examples(args.csv, texts)
     questions = len(read_questions(args.csv))
-    for split in SPLITS:
-        count = write_traces(args.out / f"{split}.jsonl", [e for e in examples if e.split == split])
+    for split, count in write_trace_set(args.out, examples).items():
         print(f"{split}: {count} examples")
     derived = derived_facts(examples, texts) if texts is not None else None
     (args.out / "README.md").write_text(card(examples, questions, derived), encoding="utf-8")

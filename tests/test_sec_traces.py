@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.metrics import number_values
 from pipeline.sec_traces import (
     SEC_DOCUMENTS,
     extract_facts,
     names_company,
-    number_values,
     read_questions,
     resolve_glob,
     sec_examples,

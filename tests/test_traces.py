@@ -227,6 +227,28 @@ def test_trace_set_directory_reads_every_split(tmp_path: Path) -> None:
         load_trace_set(tmp_path)
 
 
+def test_write_trace_set_splits_by_example_and_loads_back(tmp_path: Path) -> None:
+    from pipeline.traces import load_trace_set, write_trace_set
+
+    examples = _examples()
+    assert write_trace_set(tmp_path / "set", examples) == {"train": 2, "dev": 1, "test": 1}
+    assert load_trace_set(tmp_path / "set") == [examples[0], examples[3], examples[1], examples[2]]
+
+
+def test_counts_table_counts_cases_by_split() -> None:
+    from pipeline.traces import counts_table
+
+    assert counts_table(_examples()) == [
+        "| case | train | dev | test | all |",
+        "| --- | --- | --- | --- | --- |",
+        "| no_scope | 1 | 0 | 0 | 1 |",
+        "| chip | 0 | 1 | 0 | 1 |",
+        "| property | 1 | 0 | 0 | 1 |",
+        "| wrong_property | 0 | 0 | 1 | 1 |",
+        "| all | 2 | 1 | 1 | 4 |",
+    ]
+
+
 def test_stratified_sample_is_balanced_and_deterministic() -> None:
     from pipeline.traces import stratified_sample
 
