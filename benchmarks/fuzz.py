@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import base64
 import contextlib
-import copy
 import email.message
 import json
 import logging
@@ -50,20 +49,16 @@ from pydantic import ValidationError
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the scripted DummyLM lives with the tests
 
-from pipeline.config import Settings  # noqa: E402
 from pipeline.embedders import HashEmbedder  # noqa: E402
 from pipeline.errors import ScopeRagError, UnknownScopeError  # noqa: E402
 from pipeline.export import (  # noqa: E402
-    FORBIDDEN_KEYS,
     MANIFEST,
     MAX_FILE_BYTES,
-    PREDICTORS,
     PROGRAM,
     PROMPTS,
     canonical_json,
     load_export,
     render_prompts,
-    save_export,
 )
 from pipeline.export.jsonio import sha256_hex  # noqa: E402
 from pipeline.ids import is_canonical_uuid  # noqa: E402
@@ -80,6 +75,13 @@ from pipeline.serving.schemas import (  # noqa: E402
 )
 from pipeline.store import Store, open_store  # noqa: E402
 from tests.fakes import cooperative, scripted_lm  # noqa: E402
+from tests.properties import (  # noqa: E402
+    JSON_VALUES,
+    edit_a_predictor,
+    mutated_bytes,
+    mutated_json,
+    save_sample_export,
+)
 
 FAILURES_DIR = ROOT / "benchmarks" / "results" / "fuzz-failures"
 TARGETS = ("export", "request")
@@ -88,19 +90,7 @@ Record = dict[str, Any]
 
 # -- strategies shared by both targets ------------------------------------------------------------
 
-JSON_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-)
-JSON_VALUES = st.recursive(
-    JSON_SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-    max_leaves=12,
-)
-RETYPED = (None, True, 0, -1, 1.5, "", "x", [], {}, [1], {"a": 1})
+# Bigger than the property tests' HUGE_VALUES (and nesting 200 deep, not 50): the fuzzer can afford them.
 HUGE = ("x" * 100_000, 10**400, -(2**63) - 1, 1e308, [None] * 5000, {"k" * 300: 1}, "\x00" * 50, "\u202e" * 50)
 RAW_TRAPS = (
     b"",
@@ -115,69 +105,9 @@ RAW_TRAPS = (
     b"{}\x00",
     b"\xff\xfe{\x00}\x00",
 )
+# Keys an added JSON member may have: any text, or one an LM config or the export format uses.
+ADD_KEYS = st.text(max_size=10) | st.sampled_from(["lm", "fields", "api_key", "model", "metadata"])
 ANY_TEXT = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(["\ud800", "\udfff", "\u200b", "\u202e"])))
-
-
-def _mutate_once(draw: st.DrawFn, value: Any) -> Any:
-    """`value` (mutated in place where possible) with one node dropped, added to, retyped, replaced, inflated or
-    nested."""
-    parent, key, node = None, None, value
-    while isinstance(node, dict | list) and node and draw(st.booleans()):
-        keys = sorted(node) if isinstance(node, dict) else list(range(len(node)))
-        parent, key = node, draw(st.sampled_from(keys))
-        node = node[key]
-    op = draw(st.sampled_from(["drop", "add", "replace", "retype", "huge", "nest"]))
-    if op == "drop" and parent is not None:
-        del parent[key]
-        return value
-    if op == "add" and isinstance(node, dict | list):
-        extra = draw(JSON_VALUES)
-        if isinstance(node, dict):
-            node[draw(st.text(max_size=10) | st.sampled_from(["lm", "fields", "api_key", "model", "metadata"]))] = extra
-        else:
-            node.append(extra)
-        return value
-    if op == "retype":
-        new = copy.deepcopy(draw(st.sampled_from([v for v in RETYPED if type(v) is not type(node)])))
-    elif op == "huge":
-        new = copy.deepcopy(draw(st.sampled_from(HUGE)))
-    elif op == "nest":
-        new = node
-        for _ in range(draw(st.integers(1, 200))):
-            new = [new]
-    else:
-        new = draw(JSON_VALUES)
-    if parent is None:
-        return new
-    parent[key] = new
-    return value
-
-
-@st.composite
-def mutated_json(draw: st.DrawFn, value: Any) -> Any:
-    value = copy.deepcopy(value)
-    for _ in range(draw(st.integers(1, 3))):
-        value = _mutate_once(draw, value)
-    return value
-
-
-@st.composite
-def mutated_bytes(draw: st.DrawFn, data: bytes) -> bytes:
-    """`data` truncated, with bytes flipped, inserted, deleted or duplicated (1-3 edits)."""
-    for _ in range(draw(st.integers(1, 3))):
-        at = draw(st.integers(0, len(data)))
-        op = draw(st.sampled_from(["truncate", "flip", "insert", "delete", "duplicate"]))
-        if op == "truncate":
-            data = data[:at]
-        elif op == "flip" and at < len(data):
-            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
-        elif op == "insert":
-            data = data[:at] + draw(st.binary(min_size=1, max_size=8)) + data[at:]
-        elif op == "delete":
-            data = data[:at] + data[at + draw(st.integers(1, 64)) :]
-        else:
-            data = data[:at] + data[at : at + draw(st.integers(1, 64))] * 2 + data[at + 64 :]
-    return data
 
 
 def _deep(depth: int) -> bytes:
@@ -219,23 +149,13 @@ def _vouch(files: dict[str, FileContent]) -> None:
         files[MANIFEST] = canonical_json(manifest)
 
 
-DEMO_KEYS = st.text(max_size=10).filter(lambda k: k.casefold().replace("-", "_") not in FORBIDDEN_KEYS)
-DEMO_VALUES = st.recursive(
-    JSON_SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(DEMO_KEYS, inner, max_size=3)),
-    max_leaves=8,
-)
-
-
 @st.composite
 def valid_program_edits(draw: st.DrawFn, program: bytes) -> bytes:
     """program.json (if it still parses) with one predictor's instructions and demos replaced by any text and
     JSON without LM keys: what an optimizer could legitimately write."""
     try:
         state = json.loads(program)
-        predictor = state[draw(st.sampled_from(list(PREDICTORS)))]
-        predictor["signature"]["instructions"] = draw(st.text(max_size=200))
-        predictor["demos"] = draw(st.lists(st.dictionaries(DEMO_KEYS, DEMO_VALUES, max_size=4), max_size=3))
+        edit_a_predictor(draw, state)
         return canonical_json(state)
     except (ValueError, RecursionError, KeyError, TypeError):
         return program
@@ -278,13 +198,13 @@ def export_edits(draw: st.DrawFn, base: dict[str, bytes]) -> tuple[dict[str, Fil
             except (ValueError, RecursionError):
                 value = content.decode("utf-8", "replace")[:1000]
             try:
-                files[name] = canonical_json(draw(mutated_json(value)))
+                files[name] = canonical_json(draw(mutated_json(value, huge=HUGE, max_nest=200, add_keys=ADD_KEYS)))
             except (TypeError, ValueError, RecursionError):  # a value canonical JSON cannot write (huge int, depth)
                 files[name] = json.dumps(draw(JSON_VALUES)).encode()
             if op == "json_edit_vouched":
                 _vouch(files)
         elif op == "bytes_edit" and isinstance(content, bytes):
-            files[name] = draw(mutated_bytes(content))
+            files[name] = draw(mutated_bytes(content, duplicate=True, max_cut=64))
         elif op == "any_json":
             files[name] = json.dumps(draw(JSON_VALUES), indent=draw(st.sampled_from([None, 2]))).encode()
         elif op == "any_bytes":
@@ -335,18 +255,7 @@ class ExportTarget:
     base: dict[str, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        program = ScopedQA(self.store)
-        program.decompose.demos = [dspy.Example(question="Rent and tenant?", sub_questions=["Rent?", "Tenant?"])]
-        program.hyde.demos = [dspy.Example(question="Rent?", passage="A lease stating the monthly rent.")]
-        save_export(
-            program,
-            self.workdir / "original",
-            settings=Settings(),
-            experiment_config={"optimizer": "none"},
-            trainset_hash="sha256:" + "3" * 64,
-            scores={"case-1": {"recall": 0.5}},
-            lm_name="scripted",
-        )
+        save_sample_export(self.store, self.workdir / "original")
         self.base = {name: (self.workdir / "original" / name).read_bytes() for name in FILES}
         self.program = ScopedQA(self.store)
         self.before = self.program.dump_state()
@@ -467,7 +376,7 @@ def request_bodies(draw: st.DrawFn, vocabulary: Vocabulary) -> tuple[bytes, str 
         return text.encode(encoding, "surrogatepass"), content_type
     if kind == 7:
         valid = json.dumps({"question": "What is the rent?", "property": vocabulary.properties[0]}).encode()
-        return draw(mutated_bytes(valid)), content_type
+        return draw(mutated_bytes(valid, duplicate=True, max_cut=64)), content_type
     if kind == 8:
         return json.dumps(draw(JSON_VALUES)).encode(), content_type
     return draw(

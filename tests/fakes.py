@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -93,3 +95,45 @@ def cooperative(sub_questions: list[str] | None = None, score: float = 8.0) -> R
         raise AssertionError(f"unexpected prompt: {prompt[:200]}")
 
     return respond
+
+
+def llama_completion(content: str, *, prompt: int = 30, completion: int = 5, finish: str = "stop") -> dict[str, Any]:
+    """A llama.cpp chat completion body as xllamacpp returns it."""
+    return {
+        "id": "chatcmpl-1",
+        "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": content}}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 12},
+        },
+        "timings": {"prompt_ms": 1.0, "predicted_ms": 2.0},
+    }
+
+
+class FakeLlama:
+    """Answers like xllamacpp.Server with `reply(request body)` after `delay` seconds; records the bodies and the
+    most generations ever running at once (`peak`)."""
+
+    def __init__(self, reply: Callable[[dict[str, Any]], str], delay: float = 0.0, **usage: int) -> None:
+        self.reply = reply
+        self.delay = delay
+        self.usage = usage  # prompt= and completion= token counts for llama_completion
+        self.bodies: list[dict[str, Any]] = []
+        self.running = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def handle_chat_completions(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.bodies.append(body)
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        try:
+            time.sleep(self.delay)
+            content = self.reply(body)
+        finally:
+            with self._lock:
+                self.running -= 1
+        return llama_completion(content, **self.usage)

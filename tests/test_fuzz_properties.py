@@ -39,21 +39,17 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pipeline.config import Settings
 from pipeline.core_config import EntityGateConfig
 from pipeline.embedders import HashEmbedder
 from pipeline.entities import find_entity_mentions, scan_addresses, skeleton, tokenize
 from pipeline.errors import ProfileError, ScopeRagError
 from pipeline.export import (
-    FORBIDDEN_KEYS,
     MANIFEST,
-    PREDICTORS,
     PROGRAM,
     PROMPTS,
     canonical_json,
     read_export,
     render_prompts,
-    save_export,
 )
 from pipeline.export.jsonio import sha256_hex
 from pipeline.guards.entity_gate import chunk_backstop, gate, gate_inputs, judge_document
@@ -95,6 +91,15 @@ from pipeline.traces import (
 )
 from pipeline.types import Chunk, ChunkHit, Document, Entity
 from tests.fakes import cooperative, scripted_lm
+from tests.properties import (
+    JSON_VALUES,
+    assert_plan_reads_only_scope_ids,
+    edit_a_predictor,
+    ids_valid,
+    mutated_bytes,
+    mutated_json,
+    save_sample_export,
+)
 
 # -- one body, two runs ---------------------------------------------------------------------------
 
@@ -119,18 +124,6 @@ def fast_and_slow(check: Check, **strategies: st.SearchStrategy[Any]) -> tuple[C
 
 # -- shared strategies ----------------------------------------------------------------------------
 
-JSON_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-)
-JSON_VALUES = st.recursive(
-    JSON_SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-    max_leaves=12,
-)
 # Hand-made JSON that strict parsers must refuse and lenient ones accept.
 RAW_JSON_TRAPS = (
     b'{"format": "a", "format": "b"}',
@@ -145,73 +138,7 @@ RAW_JSON_TRAPS = (
     b"{}\x00",
     b"",
 )
-RETYPED = (None, True, 0, -1, 1.5, "", "x", [], {}, [1], {"a": 1})
-HUGE_VALUES = ("x" * 5000, 10**400, -(2**63) - 1, 1e308, [None] * 2000, {"k" * 300: 1}, "\x00" * 20)
 ANY_TEXT = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(["\ud800", "\udfff", "\u200b", "\ufeff"])))
-
-
-def _descend(draw: st.DrawFn, value: Any) -> tuple[Any, Any, Any]:
-    """(parent, key, node) of a random node of `value`; parent and key are None for the root."""
-    parent, key, node = None, None, value
-    while isinstance(node, dict | list) and node and draw(st.booleans()):
-        keys = sorted(node) if isinstance(node, dict) else list(range(len(node)))
-        parent, key = node, draw(st.sampled_from(keys))
-        node = node[key]
-    return parent, key, node
-
-
-def _mutate_once(draw: st.DrawFn, value: Any) -> Any:
-    parent, key, node = _descend(draw, value)
-    op = draw(st.sampled_from(["drop", "add", "replace", "retype", "huge", "nest"]))
-    if op == "drop" and parent is not None:
-        del parent[key]
-        return value
-    if op == "add" and isinstance(node, dict):
-        node[draw(st.text(max_size=10))] = draw(JSON_VALUES)
-        return value
-    if op == "add" and isinstance(node, list):
-        node.append(draw(JSON_VALUES))
-        return value
-    if op == "retype":
-        new = copy.deepcopy(draw(st.sampled_from([v for v in RETYPED if type(v) is not type(node)])))
-    elif op == "huge":
-        new = copy.deepcopy(draw(st.sampled_from(HUGE_VALUES)))
-    elif op == "nest":
-        new = node
-        for _ in range(draw(st.integers(1, 50))):
-            new = [new]
-    else:
-        new = draw(JSON_VALUES)
-    if parent is None:
-        return new
-    parent[key] = new
-    return value
-
-
-@st.composite
-def mutated_json(draw: st.DrawFn, value: Any, max_mutations: int = 3) -> Any:
-    """A deep copy of `value` with 1..max_mutations keys dropped, added, retyped, replaced, inflated or nested."""
-    value = copy.deepcopy(value)
-    for _ in range(draw(st.integers(1, max_mutations))):
-        value = _mutate_once(draw, value)
-    return value
-
-
-@st.composite
-def mutated_bytes(draw: st.DrawFn, data: bytes) -> bytes:
-    """`data` truncated, with bytes flipped, inserted or deleted (1-3 edits)."""
-    for _ in range(draw(st.integers(1, 3))):
-        at = draw(st.integers(0, len(data)))
-        op = draw(st.sampled_from(["truncate", "flip", "insert", "delete"]))
-        if op == "truncate":
-            data = data[:at]
-        elif op == "flip" and at < len(data):
-            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
-        elif op == "insert":
-            data = data[:at] + draw(st.binary(min_size=1, max_size=8)) + data[at:]
-        else:
-            data = data[:at] + data[at + draw(st.integers(1, 16)) :]
-    return data
 
 
 # == 1. document ids ==============================================================================
@@ -517,23 +444,6 @@ SCOPES = st.one_of(
 )
 
 
-def _ids_valid(ids: Sequence[str], earlier: set[str], allowed: frozenset[str] | None) -> bool:
-    references = {step_reference(s) for s in earlier}
-    return bool(ids) and all(v in references or (allowed is not None and v in allowed) for v in ids)
-
-
-def _assert_only_scope_ids(plan: Plan, scope: Scope) -> None:
-    allowed = allowed_document_ids(scope, resolver)
-    earlier: set[str] = set()
-    assert any(s.tool == "retrieve_chunks" for s in plan.steps)
-    for step in plan.steps:
-        if step.tool == "retrieve_docs":
-            assert step.document_ids == ()
-        else:
-            assert _ids_valid(step.document_ids, earlier, allowed), step
-        earlier.add(step.step_id)
-
-
 def _assert_repaired_step_by_step(raw_plan: Plan, out: Plan, scope: Scope) -> None:
     """In a chip or property scope, each chunk step keeps valid ids and gets exactly the scope's ids otherwise."""
     allowed = allowed_document_ids(scope, resolver)
@@ -543,7 +453,7 @@ def _assert_repaired_step_by_step(raw_plan: Plan, out: Plan, scope: Scope) -> No
     for before, after in zip(raw_plan.steps, out.steps, strict=True):
         if before.tool == "retrieve_docs":
             assert after == before.model_copy(update={"document_ids": ()})
-        elif _ids_valid(before.document_ids, earlier, allowed):
+        elif ids_valid(before.document_ids, earlier, allowed):
             event("plan: a valid chunk step kept")
             assert after == before
         else:
@@ -556,7 +466,7 @@ def check_plan_from_an_lm_keeps_only_in_scope_ids(raw: Any, scope: Scope) -> Non
     earlier steps; unparseable data gives the scope's own plan; in a chip/property scope valid steps are kept
     and each invalid one gets exactly the scope's ids; and the result is a fixed point of normalise_plan."""
     out = parse_plan(raw, scope, resolver, "question?")
-    _assert_only_scope_ids(out.plan, scope)
+    assert_plan_reads_only_scope_ids(out.plan, scope, resolver)
     try:
         plan = Plan.model_validate(raw)
     except ValidationError:
@@ -962,19 +872,8 @@ class ProfileBase:
 
 @pytest.fixture(scope="module")
 def profile_base(demo_index_dir: Path, embedder: HashEmbedder, tmp_path_factory: pytest.TempPathFactory) -> ProfileBase:
-    program = ScopedQA(open_store(demo_index_dir, embedder))
-    program.decompose.demos = [dspy.Example(question="Rent and tenant?", sub_questions=["Rent?", "Tenant?"])]
-    program.hyde.demos = [dspy.Example(question="Rent?", passage="A lease stating the monthly rent.")]
     root = tmp_path_factory.mktemp("fuzz-profiles")
-    save_export(
-        program,
-        root / "export",
-        settings=Settings(),
-        experiment_config={"optimizer": "none"},
-        trainset_hash="sha256:" + "2" * 64,
-        scores={"case-1": {"recall": 0.5}},
-        lm_name="scripted",
-    )
+    save_sample_export(open_store(demo_index_dir, embedder), root / "export")
     paths = _paths(root)
     add_profile(paths, "base", root / "export", note="the base profile")
     return ProfileBase(root / "export", json.loads(profile_json(export_profile(paths, "base"))))
@@ -1006,12 +905,6 @@ def _vouch(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-DEMO_KEYS = st.text(max_size=10).filter(lambda k: k.casefold().replace("-", "_") not in FORBIDDEN_KEYS)
-DEMO_VALUES = st.recursive(
-    JSON_SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(DEMO_KEYS, inner, max_size=3)),
-    max_leaves=8,
-)
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 VALID_NAMES = st.builds(str.__add__, st.sampled_from(NAME_CHARS), st.text(alphabet=NAME_CHARS + "_.-", max_size=63))
 
@@ -1022,9 +915,7 @@ def valid_edits(draw: st.DrawFn, payload: dict[str, Any]) -> dict[str, Any]:
     JSON (no LM keys), prompts.md and the manifest's hashes updated to match: still a valid profile."""
     payload = copy.deepcopy(payload)
     payload["note"] = draw(st.text(max_size=300))
-    predictor = payload["export"]["program"][draw(st.sampled_from(list(PREDICTORS)))]
-    predictor["signature"]["instructions"] = draw(st.text(max_size=200))
-    predictor["demos"] = draw(st.lists(st.dictionaries(DEMO_KEYS, DEMO_VALUES, max_size=4), max_size=3))
+    edit_a_predictor(draw, payload["export"]["program"])
     return _vouch(payload)
 
 

@@ -13,7 +13,6 @@ import os
 import socket
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ from pipeline.lm import (
     parse_lm_spec,
     response_from_llama,
 )
+from tests.fakes import FakeLlama, llama_completion
 
 SCHEMA = {
     "type": "object",
@@ -125,23 +125,8 @@ def test_chat_body_refuses_what_the_engine_cannot_carry() -> None:
         llama_chat_body(_request(logprobs=True), max_tokens=8, temperature=0.0)
 
 
-def _completion(content: str, *, prompt: int = 30, completion: int = 5, finish: str = "stop") -> dict[str, Any]:
-    """A llama.cpp chat completion body as xllamacpp returns it."""
-    return {
-        "id": "chatcmpl-1",
-        "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": content}}],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 12},
-        },
-        "timings": {"prompt_ms": 1.0, "predicted_ms": 2.0},
-    }
-
-
 def test_response_carries_text_and_real_token_counts() -> None:
-    response = response_from_llama(_completion("Paris", finish="length"), model="local/test")
+    response = response_from_llama(llama_completion("Paris", finish="length"), model="local/test")
     assert response.text == "Paris"
     assert response.finish_reason == "length"
     assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.total_tokens) == (
@@ -303,26 +288,9 @@ def test_missing_parts_are_named_with_the_pinned_reinstall(tmp_path: Path, monke
 # --- the engine under DSPy, with a fake llama.cpp server --------------------------------------
 
 
-class FakeServer:
-    """Answers like xllamacpp.Server; records bodies and the most calls ever running at once."""
-
-    def __init__(self, content: str = '{"answer": "Paris"}', delay: float = 0.0) -> None:
-        self.content = content
-        self.delay = delay
-        self.bodies: list[dict[str, Any]] = []
-        self.running = 0
-        self.max_running = 0
-        self._count_lock = threading.Lock()
-
-    def handle_chat_completions(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._count_lock:
-            self.running += 1
-            self.max_running = max(self.max_running, self.running)
-        time.sleep(self.delay)
-        self.bodies.append(body)
-        with self._count_lock:
-            self.running -= 1
-        return _completion(self.content, prompt=120, completion=9)
+def fake_server(content: str = '{"answer": "Paris"}', delay: float = 0.0) -> FakeLlama:
+    """A fake llama.cpp server answering every call with `content`."""
+    return FakeLlama(lambda body: content, delay, prompt=120, completion=9)
 
 
 class QA(dspy.Signature):
@@ -332,7 +300,7 @@ class QA(dspy.Signature):
     answer: str = dspy.OutputField()
 
 
-def _fake_lm(server: FakeServer, *, cache: bool = True) -> dspy.LM:
+def _fake_lm(server: FakeLlama, *, cache: bool = True) -> dspy.LM:
     engine = EmbeddedEngine(LocalModel(server, "local/fake-model"), max_tokens=64, temperature=0.0)
     return dspy.LM(
         "local/fake-model",
@@ -354,7 +322,7 @@ def dspy_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_json_adapter_schema_reaches_llama_nested_and_usage_is_counted(dspy_cache: Path) -> None:
-    server = FakeServer()
+    server = fake_server()
     lm = _fake_lm(server, cache=False)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         prediction = dspy.Predict(QA)(question="Capital of France?")
@@ -367,7 +335,7 @@ def test_json_adapter_schema_reaches_llama_nested_and_usage_is_counted(dspy_cach
 
 
 def test_repeated_call_is_answered_from_the_disk_cache(dspy_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    server = FakeServer("[[ ## answer ## ]]\nParis\n\n[[ ## completed ## ]]")
+    server = fake_server("[[ ## answer ## ]]\nParis\n\n[[ ## completed ## ]]")
     lm = _fake_lm(server)
     with dspy.context(lm=lm):
         dspy.Predict(QA)(question="Capital of France?")
@@ -381,7 +349,7 @@ def test_repeated_call_is_answered_from_the_disk_cache(dspy_cache: Path, monkeyp
 
 
 def test_async_calls_use_the_async_engine(dspy_cache: Path) -> None:
-    server = FakeServer("[[ ## answer ## ]]\nParis\n\n[[ ## completed ## ]]")
+    server = fake_server("[[ ## answer ## ]]\nParis\n\n[[ ## completed ## ]]")
     lm = _fake_lm(server, cache=False)
 
     async def ask() -> Any:
@@ -393,7 +361,7 @@ def test_async_calls_use_the_async_engine(dspy_cache: Path) -> None:
 
 
 def test_one_generation_at_a_time_across_threads() -> None:
-    server = FakeServer(delay=0.02)
+    server = fake_server(delay=0.02)
     model = LocalModel(server, "local/fake-model")
     threads = [threading.Thread(target=model.chat, args=({"messages": []},)) for _ in range(4)]
     for thread in threads:
@@ -401,13 +369,13 @@ def test_one_generation_at_a_time_across_threads() -> None:
     for thread in threads:
         thread.join()
     assert len(server.bodies) == 4
-    assert server.max_running == 1
+    assert server.peak == 1
 
 
 def test_deepcopy_shares_the_loaded_model() -> None:
     import copy
 
-    lm = _fake_lm(FakeServer())
+    lm = _fake_lm(fake_server())
     assert copy.deepcopy(lm).engine.model is lm.engine.model
 
 

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pipeline.errors import UnknownScopeError
-from pipeline.guards.ids import looks_like_reference, referenced_step
 from pipeline.scope import (
     NO_SCOPE,
     SEARCH_DOCS_REF,
@@ -27,6 +26,7 @@ from pipeline.scope import (
     two_step_plan,
 )
 from pipeline.types import Entity
+from tests.properties import assert_plan_reads_only_scope_ids
 
 IDS = [str(uuid.uuid5(uuid.NAMESPACE_URL, f"doc-{i}")) for i in range(8)]
 PROPERTY = str(uuid.uuid5(uuid.NAMESPACE_URL, "entity-banda"))
@@ -292,37 +292,22 @@ SCOPES = st.one_of(
 )
 
 
-def _check_invariants(plan: Plan, scope: Scope) -> None:
-    allowed = allowed_document_ids(scope, resolver)
-    seen: set[str] = set()
-    assert any(s.tool == "retrieve_chunks" for s in plan.steps)
-    for step in plan.steps:
-        if step.tool == "retrieve_docs":
-            assert step.document_ids == ()
-        else:
-            assert step.document_ids
-            for value in step.document_ids:
-                if looks_like_reference(value):
-                    assert referenced_step(value) in seen
-                else:
-                    assert allowed is not None and value in allowed
-        seen.add(step.step_id)
-
-
 @settings(max_examples=200, deadline=None)
 @given(plans(), SCOPES)
 def test_normaliser_is_idempotent_and_leaves_only_valid_ids(plan: Plan, scope: Scope) -> None:
-    once = normalise_plan(plan, scope, resolver)
-    twice = normalise_plan(once.plan, scope, resolver)
-    assert twice.plan == once.plan
-    assert twice.fixes == ()
-    _check_invariants(once.plan, scope)
+    _check_normaliser(plan, scope)
 
 
 @pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(plans(), SCOPES)
 def test_normaliser_is_idempotent_slow(plan: Plan, scope: Scope) -> None:
+    _check_normaliser(plan, scope)
+
+
+def _check_normaliser(plan: Plan, scope: Scope) -> None:
     once = normalise_plan(plan, scope, resolver)
-    assert normalise_plan(once.plan, scope, resolver).plan == once.plan
-    _check_invariants(once.plan, scope)
+    twice = normalise_plan(once.plan, scope, resolver)
+    assert twice.plan == once.plan
+    assert twice.fixes == ()
+    assert_plan_reads_only_scope_ids(once.plan, scope, resolver)

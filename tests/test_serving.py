@@ -30,7 +30,7 @@ from pipeline.serving import SSEMessage, create_app, parse_sse, running_server
 from pipeline.serving.state import ServingState
 from pipeline.serving.streaming import INTERNAL_ERROR
 from pipeline.store import Store, open_store
-from tests.fakes import Responder, cooperative, scripted_lm
+from tests.fakes import FakeLlama, Responder, cooperative, scripted_lm
 
 MiB = 1024 * 1024
 RENT = "What is the monthly rent at Banda Lane?"
@@ -417,33 +417,10 @@ def test_a_remote_lm_serves_streams_concurrently(start: Start) -> None:
     assert lm.peak >= 2  # calls of different streams overlapped: nothing serialises a remote LM
 
 
-class FakeLlama:
-    """Answers like xllamacpp's server with the cooperative script; records the most generations at once."""
-
-    def __init__(self, delay: float) -> None:
-        self.delay = delay
-        self.bodies: list[dict[str, Any]] = []
-        self.running = 0
-        self.peak = 0
-        self._lock = threading.Lock()
-
-    def handle_chat_completions(self, body: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:
-            self.bodies.append(body)
-            self.running += 1
-            self.peak = max(self.peak, self.running)
-        try:
-            time.sleep(self.delay)
-            content = json.dumps(cooperative()(body["messages"][-1]["content"]))
-        finally:
-            with self._lock:
-                self.running -= 1
-        message = {"role": "assistant", "content": content}
-        return {
-            "id": "chatcmpl-1",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        }
+def cooperative_llama(delay: float) -> FakeLlama:
+    """A fake llama.cpp server answering with the cooperative script."""
+    respond = cooperative()
+    return FakeLlama(lambda body: json.dumps(respond(body["messages"][-1]["content"])), delay)
 
 
 def embedded_lm(llama: FakeLlama) -> dspy.LM:
@@ -453,7 +430,7 @@ def embedded_lm(llama: FakeLlama) -> dspy.LM:
 
 
 def test_the_embedded_model_runs_one_generation_at_a_time(start: Start) -> None:
-    llama = FakeLlama(delay=0.05)
+    llama = cooperative_llama(delay=0.05)
     server = start(lm=embedded_lm(llama), adapter=None)  # the server's default adapter: JSON, as `scoperag ask` uses
 
     def ask(number: int) -> Streamed:
@@ -530,7 +507,7 @@ def _profile_payload(store: Store, tmp_path: Path, trainset_hash: str = "sha256:
 
 
 def test_profile_endpoints(start: Start, tmp_path: Path) -> None:
-    llama = FakeLlama(delay=0.0)  # sees whole conversations, demos included
+    llama = cooperative_llama(delay=0.0)  # sees whole conversations, demos included
     paths = ProfilePaths(registry=tmp_path / "served" / "profiles.json", root=tmp_path / "served" / "programs")
     server = start(lm=embedded_lm(llama), adapter=None, profiles=paths)
     base = f"{server.url}/v1/profiles"
