@@ -29,10 +29,10 @@ from measure import log
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the compromised LM lives with the tests
 
-from pipeline.embedders import Embedder, HashEmbedder, MiniLMEmbedder  # noqa: E402
-from pipeline.ingest.build import build_index  # noqa: E402
 from pipeline.store import open_store  # noqa: E402
-from tests.adversarial_suite import CORPUS_DIR, FAMILIES, MUST_BE_ZERO, family_row, format_table  # noqa: E402
+from pipeline.store.build import build_index  # noqa: E402
+from pipeline.store.embedders import Embedder, HashEmbedder, MiniLMEmbedder  # noqa: E402
+from tests.support.adversarial_suite import CORPUS_DIR, FAMILIES, MUST_BE_ZERO, family_row, format_table  # noqa: E402
 
 
 def main() -> int:

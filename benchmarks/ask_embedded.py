@@ -21,10 +21,10 @@ from typing import Any
 
 import dspy
 
-from pipeline.events import Completed
-from pipeline.lm import default_model_cache_dir, make_lm
-from pipeline.program import ScopedQA
-from pipeline.scope import resolve_scope
+from pipeline.intake.scope import resolve_scope
+from pipeline.program.events import Completed
+from pipeline.program.lm import default_model_cache_dir, make_lm
+from pipeline.program.module import ScopedQA
 from pipeline.store import open_store
 
 # (question, property or None): the four kinds of scope a user gives

@@ -49,39 +49,20 @@ from pydantic import ValidationError
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the scripted DummyLM lives with the tests
 
-from pipeline.embedders import HashEmbedder  # noqa: E402
 from pipeline.errors import ScopeRagError, UnknownScopeError  # noqa: E402
-from pipeline.export import (  # noqa: E402
-    MANIFEST,
-    MAX_FILE_BYTES,
-    PROGRAM,
-    PROMPTS,
-    canonical_json,
-    load_export,
-    render_prompts,
-)
+from pipeline.export import MANIFEST, MAX_FILE_BYTES, PROGRAM, PROMPTS, canonical_json, load_export, render_prompts  # noqa: E402
 from pipeline.export.jsonio import sha256_hex  # noqa: E402
-from pipeline.ids import is_canonical_uuid  # noqa: E402
-from pipeline.ingest.build import build_index  # noqa: E402
-from pipeline.program import ScopedQA  # noqa: E402
-from pipeline.scope import resolve_scope  # noqa: E402
+from pipeline.guards.ids import is_canonical_uuid  # noqa: E402
+from pipeline.intake.scope import resolve_scope  # noqa: E402
+from pipeline.program.module import ScopedQA  # noqa: E402
 from pipeline.serving import create_app, parse_sse  # noqa: E402
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES  # noqa: E402
-from pipeline.serving.schemas import (  # noqa: E402
-    MAX_DOCUMENT_IDS,
-    MAX_PROPERTY_CHARS,
-    MAX_QUESTION_CHARS,
-    QueryRequest,
-)
+from pipeline.serving.schemas import MAX_DOCUMENT_IDS, MAX_PROPERTY_CHARS, MAX_QUESTION_CHARS, QueryRequest  # noqa: E402
 from pipeline.store import Store, open_store  # noqa: E402
-from tests.fakes import cooperative, scripted_lm  # noqa: E402
-from tests.properties import (  # noqa: E402
-    JSON_VALUES,
-    edit_a_predictor,
-    mutated_bytes,
-    mutated_json,
-    save_sample_export,
-)
+from pipeline.store.build import build_index  # noqa: E402
+from pipeline.store.embedders import HashEmbedder  # noqa: E402
+from tests.support.fakes import cooperative, scripted_lm  # noqa: E402
+from tests.support.properties import JSON_VALUES, edit_a_predictor, mutated_bytes, mutated_json, save_sample_export  # noqa: E402
 
 FAILURES_DIR = ROOT / "benchmarks" / "results" / "fuzz-failures"
 TARGETS = ("export", "request")

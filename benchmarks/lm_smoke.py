@@ -22,7 +22,7 @@ from typing import Any
 
 import dspy
 
-from pipeline.lm import default_model_cache_dir, make_lm
+from pipeline.program.lm import default_model_cache_dir, make_lm
 
 WORDS = (
     "The lease for Banda Lane runs for twelve months and the tenant pays rent on the first day of "

@@ -55,14 +55,13 @@ from synthetic import (
 )
 from threadpoolctl import threadpool_limits
 
-from pipeline.ids import document_id, entity_id
-from pipeline.ingest.build import finish_generation
 from pipeline.retrieval import dense
 from pipeline.retrieval.bm25 import K1, B
 from pipeline.store import Store, open_store
-from pipeline.store.catalog import CatalogWriter
-from pipeline.store.layout import new_scratch_dir
-from pipeline.store.store import document_search_text
+from pipeline.store.build import finish_generation
+from pipeline.store.catalog import CatalogWriter, document_id, entity_id
+from pipeline.store.generations import new_scratch_dir
+from pipeline.store.index import document_search_text
 from pipeline.text import bm25_tokens
 from pipeline.types import Chunk, Document, Entity, SearchMode
 

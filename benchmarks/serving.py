@@ -33,12 +33,12 @@ from measure import Row, log, percentiles, table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the scripted DummyLM lives with the tests
 
-from pipeline.embedders import HashEmbedder  # noqa: E402
-from pipeline.ingest.build import build_index  # noqa: E402
-from pipeline.program import ScopedQA  # noqa: E402
+from pipeline.program.module import ScopedQA  # noqa: E402
 from pipeline.serving import create_app, parse_sse, running_server  # noqa: E402
 from pipeline.store import Store, open_store  # noqa: E402
-from tests.fakes import cooperative, scripted_lm  # noqa: E402
+from pipeline.store.build import build_index  # noqa: E402
+from pipeline.store.embedders import HashEmbedder  # noqa: E402
+from tests.support.fakes import cooperative, scripted_lm  # noqa: E402
 
 LEVELS = (1, 10, 50)
 COLUMNS = ["clients", "requests", "errors", "req_per_s", "ttfe_p50_ms", "ttfe_p95_ms", "total_p50_ms", "total_p95_ms"]

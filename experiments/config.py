@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from optimizers.compile import CompileSpec
 from optimizers.params import MODULES, PARAMS, ModuleName, OptimizerName, OptimizerParams
 from pipeline.errors import ExperimentConfigError, ScopeRagError
-from pipeline.lm import parse_lm_spec
-from pipeline.metrics import DEFAULT_WEIGHTS
-from pipeline.traces import CASES, Case, Split
+from pipeline.evaluation.examples import CASES, Case, Split
+from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
+from pipeline.program.lm import parse_lm_spec
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 MAX_CONFIG_BYTES = 256 * 1024

@@ -10,9 +10,9 @@ from pathlib import Path
 from experiments.config import ExperimentConfig
 from optimizers import missing_cases, stratified_sample
 from pipeline.errors import ExperimentConfigError, IndexNotFoundError
-from pipeline.evaluation import ResolvedExample, resolve_example
+from pipeline.evaluation.examples import LabelledExample, load_traces
+from pipeline.evaluation.labels import ResolvedExample, resolve_example
 from pipeline.store import Store, open_store
-from pipeline.traces import LabelledExample, load_traces
 
 
 @dataclass(frozen=True)

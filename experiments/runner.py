@@ -46,14 +46,15 @@ from experiments.tracking import (
 )
 from optimizers import LMCallCounter, compile_program, counting, to_training_examples
 from optimizers.params import GepaParams
-from pipeline.config import Settings
 from pipeline.errors import BudgetExceededError
-from pipeline.evaluation import ExampleResult, evaluate, per_case_table, results_frame
+from pipeline.evaluation.examples import LabelledExample
+from pipeline.evaluation.scoring import ExampleResult, evaluate
+from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state, render_prompts, save_export
-from pipeline.lm import default_model_cache_dir, make_lm, parse_lm_spec
-from pipeline.program import ScopedQA
+from pipeline.program.lm import default_model_cache_dir, make_lm, parse_lm_spec
+from pipeline.program.module import ScopedQA
+from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.traces import LabelledExample
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from experiments.tracking import (
 )
 from optimizers.params import MODULES
 from pipeline.errors import TrackingError
+from pipeline.evaluation.examples import CASES
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, ExportManifest, validate_export_bytes
 from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import read_limited
-from pipeline.traces import CASES
 
 SUMMARY_CASES = (*CASES, "all")
 

@@ -21,8 +21,8 @@ from optimizers.metric import gated_metric, gepa_metric
 from optimizers.params import BootstrapParams, GepaParams, MiproParams, OptimizerParams, RandomSearchParams
 from optimizers.trainable import TrainableView
 from pipeline.errors import BudgetExceededError
-from pipeline.metrics import DEFAULT_WEIGHTS
-from pipeline.program import ScopedQA
+from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
+from pipeline.program.module import ScopedQA
 from pipeline.store import Store
 
 log = logging.getLogger(__name__)

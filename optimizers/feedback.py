@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.evaluation import ExampleResult
-from pipeline.trace import Intervention, QuestionTrace
+from pipeline.evaluation.scoring import ExampleResult
+from pipeline.program.trace import Intervention, QuestionTrace
 
 # Which guards and fallbacks speak about which predictor's output.
 MODULE_GUARDS: dict[str, frozenset[str]] = {

@@ -19,7 +19,8 @@ from typing import Any
 import dspy
 
 from optimizers.feedback import feedback_text
-from pipeline.evaluation import ExampleResult, ResolvedExample, score_prediction
+from pipeline.evaluation.labels import ResolvedExample
+from pipeline.evaluation.scoring import ExampleResult, score_prediction
 from pipeline.store import Store
 
 Metric = Callable[..., Any]

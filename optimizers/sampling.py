@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from pipeline.traces import CASES, LabelledExample, stratified_sample
+from pipeline.evaluation.examples import CASES, LabelledExample, stratified_sample
 
 __all__ = ["missing_cases", "stratified_sample"]
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import dspy
 
-from pipeline.program import ScopedQA
-from pipeline.scope import Scope
+from pipeline.intake.scope import Scope
+from pipeline.program.module import ScopedQA
 
 
 class _Holder:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from pipeline.core_config import EntityGateConfig
+from pipeline.settings import EntityGateConfig
 from pipeline.text import HIDDEN_TRANSLATION
 from pipeline.types import Entity
 

@@ -1,10 +1,14 @@
-"""Small file-system helpers shared by index builds, the embedder check, exports, profiles and labels."""
+"""File-system helpers shared by index builds, the embedder check, exports, profiles and labels: hashing,
+fsync, atomic writes and advisory locks (flock: one writer at a time, released when the holder exits or is killed)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -41,3 +45,32 @@ def write_file_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+class LockHeld(Exception):
+    """The lock is held by another process; `holder` is what that process wrote into the lock file."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        super().__init__(f"{path} is held by {holder}")
+        self.holder = holder
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, *, wait: bool) -> Iterator[None]:
+    """Hold an exclusive lock on the file `path` (created if missing) for the `with` block.
+
+    With `wait` the call blocks until the lock is free; without, LockHeld is raised at once. The
+    holder's pid is written into the file so a refused caller can say who holds it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise LockHeld(path, os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from functools import cache, lru_cache
 
 import Stemmer
@@ -85,16 +84,6 @@ def _terms(match: str) -> tuple[str, ...]:
     return tuple(t if not t.isalpha() else stemmer.stemWord(t) for t in words)
 
 
-# DSPy's ChatAdapter delimits fields with "[[ ## name ## ]]"; document text must never be able
-# to open or close a field, so such markers are defused before text is shown to an LM.
-_FIELD_MARKER = re.compile(r"\[\[\s*##(.*?)##\s*\]\]", re.DOTALL)
-
-
-def defuse_field_markers(text: str) -> str:
-    """`text` with every DSPy field marker rewritten so no adapter can parse it as one."""
-    return _FIELD_MARKER.sub(lambda m: f"( #{m.group(1)}# )", text)
-
-
 # Characters that render as nothing yet carry or hide text: zero-width joiners and spaces, bidi
 # controls (which reorder what a reader sees), Unicode tag characters (invisible ASCII copies)
 # and variation selectors (which can encode bytes). One table, by kind, used at ingest, by the
@@ -135,30 +124,3 @@ def strip_hidden(text: str) -> tuple[str, dict[str, int]]:
         kind = hidden_kind(match.group(0))
         found[kind] = found.get(kind, 0) + 1
     return (_HIDDEN.sub("", text), found) if found else (text, found)
-
-
-# Answers are rendered as Markdown: a link, image or raw URL copied from a document could
-# exfiltrate data or mislead, and invisible characters could hide text. Only plain text stays.
-_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\((?:[^)]*)\)")
-_HTML_TAG = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>")
-_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
-
-
-def plain_answer_text(text: str) -> tuple[str, list[str]]:
-    """`text` without links, images, HTML tags, URLs or invisible characters; and what was removed."""
-    removed: list[str] = []
-
-    def drop(kind: str) -> Callable[[re.Match[str]], str]:
-        def replace(match: re.Match[str]) -> str:
-            removed.append(f"{kind}: {match.group(0)[:80]}")
-            return match.group(1) if match.groups() else ""
-
-        return replace
-
-    text = _HIDDEN.sub(drop("invisible"), text)
-    text = _MD_IMAGE.sub(drop("image"), text)
-    text = _MD_LINK.sub(drop("link"), text)
-    text = _HTML_TAG.sub(drop("html"), text)
-    text = _URL.sub(drop("url"), text)
-    return " ".join(text.split()), removed

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.ids import document_id  # noqa: E402
+from pipeline.store.catalog import document_id  # noqa: E402
 
 CORPUS = "adversarial"
 OUT = ROOT / "datasets" / CORPUS

@@ -28,8 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pipeline.ingest.readers import read_source
-from pipeline.traces import (
+from pipeline.evaluation.examples import (
     CASES,
     SPLITS,
     GoldPage,
@@ -41,6 +40,7 @@ from pipeline.traces import (
     make_example,
     write_trace_set,
 )
+from pipeline.store.reading import read_source
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "datasets" / "demo"

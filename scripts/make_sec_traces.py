@@ -7,19 +7,290 @@ Run from the repository root:
 
 The output depends only on qna_data.csv and the filings: splits come from a hash of each
 question, so a rerun writes the same files.
+
+Labelled traces from the SEC 10-Q question set (qna_data.csv) in all four scope cases.
+
+Each reviewed question becomes a chip example (its source filings selected), a property
+example (the owning company as scope), a no-scope example and two wrong-entity examples (the
+same question asked over another company's filings: chip and company scope) that expect
+"not found". Answer facts are the amounts, percentages and period dates of the reviewed
+answer. Splits are fixed by hashing the question, so every variant of a question lands in
+the same split and no question leaks from train into dev or test.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import fnmatch
+import hashlib
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
-from pipeline.ingest.readers import read_source
-from pipeline.metrics import number_values
-from pipeline.sec_traces import SEC_DOCUMENTS, read_questions, sec_examples, unverified_facts
-from pipeline.traces import LabelledExample, counts_table, write_trace_set
+from pipeline.evaluation.examples import LabelledExample, Split, TraceError, counts_table, make_example, write_trace_set
+from pipeline.evaluation.metrics import number_values
+from pipeline.store.reading import read_source
+
+log = logging.getLogger(__name__)
+
+CORPUS = "sec-10q"
+QUARTERS: tuple[str, ...] = ("2022 Q3", "2023 Q1", "2023 Q2", "2023 Q3")
+# Ticker -> the names a question may use for the company (lower case).
+COMPANY_NAMES: Mapping[str, tuple[str, ...]] = {
+    "AAPL": ("apple", "aapl"),
+    "AMZN": ("amazon", "amzn"),
+    "INTC": ("intel", "intc"),
+    "MSFT": ("microsoft", "msft"),
+    "NVDA": ("nvidia", "nvda"),
+}
+TICKERS: tuple[str, ...] = tuple(sorted(COMPANY_NAMES))
+SEC_DOCUMENTS: tuple[str, ...] = tuple(f"{q} {t}.pdf" for t in TICKERS for q in QUARTERS)
+MAX_FACTS = 6
+CSV_COLUMNS = ("Question", "Source Docs", "Question Type", "Source Chunk Type", "Answer")
+
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+_NUM = r"\d[\d,]*(?:\.\d+)?"
+_SCALE = r"(?:million|billion|thousand|trillion)\b"
+# One alternation so matches come out in reading order; the group says which kind matched.
+_FACT = re.compile(
+    rf"(?P<money>\$\s?{_NUM}(?:\s?{_SCALE})?)"
+    rf"|(?P<percent>{_NUM}\s?(?:%|percent\b|percentage points?\b|basis points?\b))"
+    rf"|(?P<units>{_NUM}\s{_SCALE}(?:\s(?:shares|units|employees|customers)\b)?)"
+    rf"|(?P<date>{_MONTH}\s\d{{1,2}},\s\d{{4}})",
+)
+_SOURCE_NOTE = re.compile(r"SOURCE\(S\):.*$|\(\s*SOURCE:[^)]*\)|\"?\d{4} Q\d [A-Z]{4}\.pdf\"?", re.MULTILINE)
+_QUESTION_TYPE_TAGS = {
+    "Multi-Doc RAG": "multi_doc",
+    "Single-Doc Single-Chunk RAG": "single_doc_single_chunk",
+    "Single-Doc Multi-Chunk RAG": "single_doc_multi_chunk",
+}
+
+
+@dataclass(frozen=True)
+class SecQuestion:
+    """One row of qna_data.csv with its source glob resolved to filings."""
+
+    row: int
+    question: str
+    source_glob: str
+    question_type: str
+    chunk_type: str
+    answer: str
+    documents: tuple[str, ...]
+
+    @property
+    def tickers(self) -> tuple[str, ...]:
+        """The companies whose filings answer the question, sorted."""
+        return tuple(sorted({ticker_of(d) for d in self.documents}))
+
+
+def ticker_of(document: str) -> str:
+    """'2023 Q3 AAPL.pdf' -> 'AAPL'."""
+    return Path(document).stem.split()[-1]
+
+
+def resolve_glob(pattern: str, documents: Sequence[str] = SEC_DOCUMENTS) -> tuple[str, ...]:
+    """The known filings a Source Docs glob names (sorted); TraceError when it names none."""
+    matched = tuple(sorted(d for d in documents if fnmatch.fnmatchcase(d, pattern.strip())))
+    if not matched:
+        raise TraceError(f"source glob {pattern!r} matches none of the {len(documents)} known filings")
+    return matched
+
+
+def read_questions(csv_path: Path, documents: Sequence[str] = SEC_DOCUMENTS) -> list[SecQuestion]:
+    """Every row of qna_data.csv (BOM tolerated); TraceError names a bad row."""
+    with csv_path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise TraceError(f"{csv_path}: missing columns {missing}")
+        rows = list(reader)
+    out: list[SecQuestion] = []
+    for number, row in enumerate(rows, start=2):  # line 1 is the header
+        question = " ".join(row["Question"].split())
+        if not question:
+            raise TraceError(f"{csv_path}:{number}: empty question")
+        try:
+            docs = resolve_glob(row["Source Docs"], documents)
+        except TraceError as exc:
+            raise TraceError(f"{csv_path}:{number}: {exc}") from exc
+        out.append(
+            SecQuestion(
+                number,
+                question,
+                row["Source Docs"].strip(),
+                row["Question Type"].strip(),
+                row["Source Chunk Type"].strip(),
+                row["Answer"],
+                docs,
+            )
+        )
+    return out
+
+
+def _canonical(value: Decimal) -> str:
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _stated(fact: str, known: AbstractSet[str]) -> bool:
+    """Whether every number of `fact` occurs in `known`, allowing millions written as billions."""
+    scale = {"billion": Decimal(1000), "million": Decimal("0.001")}.get(fact.split()[-1].casefold())
+    for value in number_values(fact):
+        forms = {value} if scale is None else {value, _canonical(Decimal(value) * scale)}
+        if not forms & known:
+            return False
+    return True
+
+
+def extract_facts(answer: str, limit: int = MAX_FACTS, known: AbstractSet[str] | None = None) -> tuple[str, ...]:
+    """Up to `limit` facts of a reviewed answer, in reading order.
+
+    Amounts, percentages and numbers with units are preferred to period dates. With `known`
+    (the number values of the gold filings' text), facts whose numbers occur there ("$2.294
+    billion" may be "2,294" in a table in millions) are preferred to figures the reviewer
+    derived (sums, ratios); derived figures are dropped only when more than `limit` facts remain.
+    """
+    body = _SOURCE_NOTE.sub(" ", answer)
+    ranked: list[tuple[int, int, int, str]] = []
+    seen: set[str] = set()
+    for match in _FACT.finditer(body):
+        fact = re.sub(r"^\$\s", "$", " ".join(match.group().split()).rstrip(".,"))
+        if fact.casefold() in seen:
+            continue
+        seen.add(fact.casefold())
+        derived = known is not None and not _stated(fact, known)
+        ranked.append((int(derived), int(match.lastgroup == "date"), match.start(), fact))
+    if len(ranked) == 1 and ranked[0][1]:
+        return ()
+    kept = sorted(ranked)[:limit]
+    return tuple(fact for *_, fact in sorted(kept, key=lambda item: item[2]))
+
+
+def unverified_facts(facts: Sequence[str], known: AbstractSet[str]) -> list[str]:
+    """The facts whose numbers do not all occur in `known` (derived or mistyped figures)."""
+    return [f for f in facts if not _stated(f, known)]
+
+
+def names_company(question: str, ticker: str) -> bool:
+    """Whether the question names the company (so another company's filings cannot answer it)."""
+    words = set(re.findall(r"[a-z]+", question.casefold()))
+    return any(name in words for name in COMPANY_NAMES[ticker])
+
+
+def split_of(question: str) -> Split:
+    """60/20/20 by a hash of the question: every variant of a question shares its split."""
+    bucket = int(hashlib.sha256(" ".join(question.split()).casefold().encode()).hexdigest(), 16) % 10
+    return "train" if bucket < 6 else "dev" if bucket < 8 else "test"
+
+
+def swap_company(
+    documents: Sequence[str], ticker: str, documents_known: Sequence[str] = SEC_DOCUMENTS
+) -> tuple[str, ...]:
+    """The same quarters' filings of another company (those that exist)."""
+    known = set(documents_known)
+    quarters = sorted({Path(d).stem.rsplit(" ", 1)[0] for d in documents})
+    return tuple(f"{q} {ticker}.pdf" for q in quarters if f"{q} {ticker}.pdf" in known)
+
+
+def _other_tickers(question: str, own: Sequence[str]) -> tuple[str, str]:
+    """Two other companies, picked deterministically from the question's hash."""
+    others = [t for t in TICKERS if t not in own]
+    start = int(hashlib.sha256(question.encode()).hexdigest(), 16) % len(others)
+    return others[start], others[(start + 1) % len(others)]
+
+
+def question_examples(
+    q: SecQuestion, numbers: Mapping[str, AbstractSet[str]] | None = None, documents: Sequence[str] = SEC_DOCUMENTS
+) -> list[LabelledExample]:
+    """The chip, property, no-scope and wrong-entity examples of one question.
+
+    `numbers` maps each filing to the number values of its text; given, it verifies the facts.
+    """
+    known = set().union(*(numbers[d] for d in q.documents)) if numbers is not None else None
+    facts = extract_facts(q.answer, known=known)
+    tickers = q.tickers
+    other_docs = tuple(d for d in documents if ticker_of(d) not in tickers)
+    tags = (_QUESTION_TYPE_TAGS.get(q.question_type, q.question_type), f"chunk:{q.chunk_type.lower()}")
+    split = split_of(q.question)
+    common = {"corpus": CORPUS, "question": q.question, "split": split}
+    answerable = {
+        **common,
+        "gold_documents": q.documents,
+        "answer_facts": facts,
+        "forbidden_documents": other_docs,
+    }
+    out = [
+        make_example(
+            case="chip",
+            scope={"document_ids": q.documents},
+            expected_plan="one_step",
+            tags=(*tags, "scope:chip"),
+            **answerable,
+        ),
+        make_example(case="no_scope", expected_plan="two_step", tags=(*tags, "scope:none"), **answerable),
+    ]
+    if len(tickers) == 1:
+        own = tickers[0]
+        out.insert(
+            1,
+            make_example(
+                case="property",
+                scope={"property": own.lower()},
+                expected_plan="one_step",
+                tags=(*tags, "scope:property"),
+                **answerable,
+            ),
+        )
+        if names_company(q.question, own):
+            chip_ticker, property_ticker = _other_tickers(q.question, tickers)
+            chip = swap_company(q.documents, chip_ticker, documents)
+            scoped = tuple(d for d in documents if ticker_of(d) == property_ticker)
+            wrong = {**common, "expect_not_found": True, "expected_plan": "one_step"}
+            out.append(
+                make_example(
+                    case="wrong_property",
+                    scope={"document_ids": chip},
+                    forbidden_documents=tuple(sorted({*q.documents, *chip})),
+                    tags=(*tags, "wrong_entity", "not_in_scope", "scope:chip"),
+                    **wrong,
+                )
+            )
+            out.append(
+                make_example(
+                    case="wrong_property",
+                    scope={"property": property_ticker.lower()},
+                    forbidden_documents=tuple(sorted({*q.documents, *scoped})),
+                    tags=(*tags, "wrong_entity", "not_in_scope", "scope:property"),
+                    **wrong,
+                )
+            )
+        else:
+            log.warning("row %d does not name its company; no wrong-entity variants: %s", q.row, q.question)
+    return out
+
+
+def sec_examples(
+    csv_path: Path, texts: Mapping[str, str] | None = None, documents: Sequence[str] = SEC_DOCUMENTS
+) -> list[LabelledExample]:
+    """Every example of qna_data.csv, in row order; `texts` (filing -> text) verifies answer facts."""
+    numbers = {d: number_values(t) for d, t in texts.items()} if texts is not None else None
+    examples: list[LabelledExample] = []
+    seen: dict[str, int] = {}
+    for q in read_questions(csv_path, documents):
+        for example in question_examples(q, numbers, documents):
+            if example.id in seen:
+                log.warning("row %d repeats the example of row %d (%s); kept once", q.row, seen[example.id], q.question)
+                continue
+            seen[example.id] = q.row
+            examples.append(example)
+    return examples
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "sec-10q"

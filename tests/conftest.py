@@ -10,9 +10,9 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
-from pipeline.embedders import HashEmbedder
-from pipeline.ingest.build import build_index
 from pipeline.store import Store, open_store
+from pipeline.store.build import build_index
+from pipeline.store.embedders import HashEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DIR = ROOT / "datasets" / "demo"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.core_config import EntityGateConfig
 from pipeline.entities import (
     entity_parcels,
     find_entity_mentions,
@@ -14,6 +13,7 @@ from pipeline.entities import (
     scan_addresses,
     skeleton,
 )
+from pipeline.settings import EntityGateConfig
 from pipeline.types import Entity
 
 BANDA_LANE = Entity("e-bl", "banda-lane", "Banda Lane", ("14 Banda Lane", "Hardy Banda Lane", "L.R. NO: 1160/88"))

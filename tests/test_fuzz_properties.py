@@ -39,23 +39,22 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pipeline.core_config import EntityGateConfig
-from pipeline.embedders import HashEmbedder
 from pipeline.entities import find_entity_mentions, scan_addresses, skeleton, tokenize
 from pipeline.errors import ProfileError, ScopeRagError
-from pipeline.export import (
-    MANIFEST,
-    PROGRAM,
-    PROMPTS,
-    canonical_json,
-    read_export,
-    render_prompts,
+from pipeline.evaluation.examples import (
+    CASES,
+    MAX_LINE_BYTES,
+    LabelledExample,
+    TraceError,
+    load_trace_set,
+    load_traces,
+    make_example,
+    write_traces,
 )
+from pipeline.execution.steps import Plan, build_plan, normalise_plan, parse_plan
+from pipeline.export import MANIFEST, PROGRAM, PROMPTS, canonical_json, read_export, render_prompts
 from pipeline.export.jsonio import sha256_hex
-from pipeline.guards.entity_gate import chunk_backstop, gate, gate_inputs, judge_document
-from pipeline.guards.ids import filter_document_ids, resolve_step_references, step_reference
-from pipeline.ids import is_canonical_uuid
-from pipeline.profiles import (
+from pipeline.export.profiles import (
     NAME_PATTERN,
     REGISTRY_FORMAT,
     ProfilePaths,
@@ -66,32 +65,18 @@ from pipeline.profiles import (
     list_profiles,
     profile_json,
 )
-from pipeline.program import ScopedQA
-from pipeline.scope import (
-    NO_SCOPE,
-    Plan,
-    Scope,
-    allowed_document_ids,
-    build_plan,
-    normalise_plan,
-    parse_plan,
-)
+from pipeline.guards.entity_gate import chunk_backstop, gate, gate_inputs, judge_document
+from pipeline.guards.ids import filter_document_ids, is_canonical_uuid, resolve_step_references, step_reference
+from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids
+from pipeline.program.module import ScopedQA
 from pipeline.serving import create_app
 from pipeline.serving.schemas import QueryRequest
+from pipeline.settings import EntityGateConfig
 from pipeline.store import open_store
-from pipeline.traces import (
-    CASES,
-    MAX_LINE_BYTES,
-    LabelledExample,
-    TraceError,
-    load_trace_set,
-    load_traces,
-    make_example,
-    write_traces,
-)
+from pipeline.store.embedders import HashEmbedder
 from pipeline.types import Chunk, ChunkHit, Document, Entity
-from tests.fakes import cooperative, scripted_lm
-from tests.properties import (
+from tests.support.fakes import cooperative, scripted_lm
+from tests.support.properties import (
     JSON_VALUES,
     assert_plan_reads_only_scope_ids,
     edit_a_predictor,

@@ -14,14 +14,14 @@ import dspy
 from dspy.utils.saving import get_dependency_versions
 from pydantic import TypeAdapter
 
-from pipeline.config import Settings
 from pipeline.errors import ExportError
 from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, canonical_json, read_limited, sha256_hex, strict_loads
 from pipeline.export.prompts import render_prompts
 from pipeline.export.schema import FORMAT, MANIFEST, METADATA, PREDICTORS, PROGRAM, PROMPTS, ExportManifest
 from pipeline.export.validate import ExportContents, validate_export_bytes
-from pipeline.program import ProgramSettings, ScopedQA
+from pipeline.program.module import ProgramSettings, ScopedQA
+from pipeline.settings import Settings
 
 log = logging.getLogger(__name__)
 

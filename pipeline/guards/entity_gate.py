@@ -22,8 +22,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.core_config import EntityGateConfig
 from pipeline.entities import AddressScan, scan_addresses
+from pipeline.settings import EntityGateConfig
 from pipeline.types import ChunkHit, Document, Entity
 
 log = logging.getLogger(__name__)

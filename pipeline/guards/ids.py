@@ -9,9 +9,17 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.ids import is_canonical_uuid
-
 log = logging.getLogger(__name__)
+
+# Exactly 8-4-4-4-12 lowercase hex; uuid.UUID() would also accept braces, "urn:uuid:",
+# upper case and missing hyphens, none of which may reach the store.
+_CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def is_canonical_uuid(value: object) -> bool:
+    """True only for a str in canonical lowercase hyphenated UUID form."""
+    return isinstance(value, str) and _CANONICAL.fullmatch(value) is not None
+
 
 RejectionReason = Literal[
     "not_a_string",

@@ -22,9 +22,9 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from pipeline.errors import UnknownScopeError
 from pipeline.export import ExportManifest
-from pipeline.profiles import ProfilePaths
-from pipeline.program import ScopedQA
-from pipeline.scope import resolve_scope
+from pipeline.export.profiles import ProfilePaths
+from pipeline.intake.scope import resolve_scope
+from pipeline.program.module import ScopedQA
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from pipeline.serving.profile_routes import profile_router
 from pipeline.serving.schemas import MAX_QUESTION_CHARS, ErrorItem, ErrorResponse, HealthResponse, QueryRequest

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pipeline.errors import ExportError, ProfileError, ProfileExistsError
 from pipeline.export import load_export
-from pipeline.profiles import (
+from pipeline.export.profiles import (
     ProfileInfo,
     ProfilePaths,
     activate,
@@ -28,7 +28,7 @@ from pipeline.profiles import (
     list_profiles,
     profile_json,
 )
-from pipeline.program import ScopedQA
+from pipeline.program.module import ScopedQA
 from pipeline.serving.schemas import ActivatedResponse, ErrorResponse, ProfileList, ProfileOut
 from pipeline.serving.state import ServingProgram, ServingState, program_info
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pipeline.ids import is_canonical_uuid
+from pipeline.guards.ids import is_canonical_uuid
 
 MAX_QUESTION_CHARS = 2000
 MAX_DOCUMENT_IDS = 100

@@ -15,9 +15,9 @@ from fastapi import FastAPI
 
 from pipeline.errors import ScopeRagError
 from pipeline.export import LoadedExport, load_export
-from pipeline.lm import make_lm
-from pipeline.profiles import ProfilePaths, active_profile
-from pipeline.program import ScopedQA
+from pipeline.export.profiles import ProfilePaths, active_profile
+from pipeline.program.lm import make_lm
+from pipeline.program.module import ScopedQA
 from pipeline.serving.app import create_app
 from pipeline.store import open_store
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.events import Event
+from pipeline.program.events import Event
 
 MEDIA_TYPE = "text/event-stream"
 KEEPALIVE = b": keep-alive\n\n"

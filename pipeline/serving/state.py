@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pipeline.evaluation.history import History
 from pipeline.export import ExportManifest
-from pipeline.history import History
-from pipeline.profiles import ProfilePaths
-from pipeline.program import ScopedQA
+from pipeline.export.profiles import ProfilePaths
+from pipeline.program.module import ScopedQA
+from pipeline.program.trace import QuestionTrace
 from pipeline.serving.schemas import ProgramInfo
 from pipeline.serving.streaming import StreamRegistry
 from pipeline.store import Store
-from pipeline.trace import QuestionTrace
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from typing import Any
 import dspy
 
 from pipeline.errors import ScopeRagError
-from pipeline.events import Completed, Event, Failed
-from pipeline.program import ScopedQA
-from pipeline.scope import Scope
-from pipeline.trace import QuestionTrace
+from pipeline.intake.scope import Scope
+from pipeline.program.events import Completed, Event, Failed
+from pipeline.program.module import ScopedQA
+from pipeline.program.trace import QuestionTrace
 
 try:  # dspy 3.4 exempts its adapters' own `messages=` calls from a deprecation warning; keep that through the view
     from dspy.clients._deprecation import _adapter_call, adapter_message_call

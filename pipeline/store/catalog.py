@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -10,6 +11,20 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.types import Chunk, Document, Entity
+
+# The project's own namespace for uuid5 ids (itself a fixed uuid5 of the project name).
+NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "scoperag")
+
+
+def document_id(corpus: str, relpath: str) -> str:
+    """Stable document id: the same corpus name and relative path give the same id."""
+    return str(uuid.uuid5(NAMESPACE, f"doc:{corpus}:{relpath}"))
+
+
+def entity_id(corpus: str, slug: str) -> str:
+    """Stable id of an owning entity (a property, a company) within a corpus."""
+    return str(uuid.uuid5(NAMESPACE, f"entity:{corpus}:{slug}"))
+
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -1,0 +1,1 @@
+"""The `scoperag` command, one module per command group."""

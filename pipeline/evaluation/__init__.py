@@ -1,0 +1,1 @@
+"""Evaluation: labelled examples, label resolution, metrics, scoring, tables, history and labelling."""

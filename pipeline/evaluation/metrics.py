@@ -1,0 +1,229 @@
+"""Quality metrics as pure functions over values, and the composite that optimisers maximise.
+
+Two safety metrics are hard gates, not weights: any wrong-property citation or any invalid
+id reaching the store scores the example 0, whatever else it got right.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from pipeline.guards.ids import is_canonical_uuid
+
+# ---- safety -------------------------------------------------------------------------------
+
+
+def wrong_property_citations(cited: Iterable[str], forbidden: Collection[str], allowed: Collection[str] | None) -> int:
+    """Cited documents that are forbidden for the example or lie outside its scope."""
+    return sum(1 for d in set(cited) if d in forbidden or (allowed is not None and d not in allowed))
+
+
+def invalid_store_ids(sent: Iterable[str], known: Collection[str], allowed: Collection[str] | None) -> int:
+    """Ids that reached a store call while non-canonical, unknown or outside the scope."""
+    return sum(
+        1 for d in sent if not is_canonical_uuid(d) or d not in known or (allowed is not None and d not in allowed)
+    )
+
+
+# ---- retrieval ------------------------------------------------------------------------------
+
+
+def recall_at_k(ranked_documents: Sequence[str], gold: Collection[str], k: int) -> float | None:
+    """Share of gold documents among the first k distinct ranked documents (None without gold)."""
+    if not gold:
+        return None
+    top = list(dict.fromkeys(ranked_documents))[:k]
+    return len(set(top) & set(gold)) / len(set(gold))
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKC", text).casefold())) - {"the", "a", "of", "is"}
+
+
+def sub_question_coverage(predicted: Sequence[str], gold: Sequence[str], threshold: float = 0.5) -> float | None:
+    """Share of gold sub-questions matched (word Jaccard >= threshold) by some predicted one."""
+    if not gold:
+        return None
+    covered = 0
+    for wanted in gold:
+        target = _words(wanted)
+        if any(len(target & _words(p)) / max(1, len(target | _words(p))) >= threshold for p in predicted):
+            covered += 1
+    return covered / len(gold)
+
+
+# ---- citations ------------------------------------------------------------------------------
+
+
+def citation_precision(
+    cited: Sequence[tuple[str, int]], gold_pages: Mapping[str, frozenset[int] | None]
+) -> float | None:
+    """Share of cited (document, page) pairs that are gold; a gold document with no pages accepts any page."""
+    if not cited:
+        return None
+    good = 0
+    for document, page in set(cited):
+        pages = gold_pages.get(document, frozenset())
+        if document in gold_pages and (pages is None or page in pages):
+            good += 1
+    return good / len(set(cited))
+
+
+def citation_recall(cited_documents: Iterable[str], gold: Collection[str]) -> float | None:
+    """Share of gold documents cited at least once (None without gold)."""
+    if not gold:
+        return None
+    return len(set(cited_documents) & set(gold)) / len(set(gold))
+
+
+# ---- answer facts ---------------------------------------------------------------------------
+
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?,?\s+(\d{{4}})\b")
+_MDY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+
+
+def _dates(text: str) -> set[str]:
+    found: set[str] = set()
+    for pattern, order in ((_DMY, "dmy"), (_MDY, "mdy"), (_ISO, "ymd")):
+        for match in pattern.finditer(text):
+            a, b, c = match.groups()
+            try:
+                if order == "dmy":
+                    found.add(date(int(c), _MONTHS[b], int(a)).isoformat())
+                elif order == "mdy":
+                    found.add(date(int(c), _MONTHS[a], int(b)).isoformat())
+                else:
+                    found.add(date(int(a), int(b), int(c)).isoformat())
+            except ValueError:
+                continue
+    return found
+
+
+def number_values(text: str) -> set[str]:
+    """Numbers in canonical form: thousands separators dropped, trailing zero decimals dropped."""
+    out = set()
+    for whole, fraction in _NUMBER.findall(text):
+        value = whole.replace(",", "")
+        fraction = (fraction or "").rstrip("0")
+        out.add(f"{int(value)}.{fraction}" if fraction else str(int(value)))
+    return out
+
+
+def normalise_text(text: str) -> str:
+    """NFKC, case-folded, punctuation-light text with single spaces."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w%$.,/-]+", " ", text).split())
+
+
+def fact_present(fact: str, answer: str) -> bool:
+    """Whether `answer` states `fact`: dates and numbers compared by value, words as text.
+
+    "KSH 1,200,000" matches "KSh 1200000.00"; "1 March 2023" matches "March 1, 2023" and
+    "2023-03-01"; other words must appear in order after normalisation.
+    """
+    fact_dates = _dates(fact.casefold())
+    if fact_dates:
+        return fact_dates <= _dates(answer.casefold())
+    fact_numbers = number_values(fact)
+    answer_norm = normalise_text(answer)
+    if fact_numbers and not fact_numbers <= number_values(answer):
+        return False
+    words = [w for w in re.findall(r"[a-z]+", normalise_text(fact)) if w not in _UNIT_WORDS]
+    return all(w in answer_norm for w in words)
+
+
+# Currency and scale words are often written differently ("KSh", "Kenya shillings", "$", "USD").
+_UNIT_WORDS = {"ksh", "kes", "usd", "shillings", "kenya", "million", "billion", "thousand"}
+
+
+def fact_recall(facts: Sequence[str], answer: str) -> float | None:
+    """Share of answer facts the answer states (None when the example lists none)."""
+    if not facts:
+        return None
+    return sum(fact_present(f, answer) for f in facts) / len(facts)
+
+
+# ---- abstention and cost --------------------------------------------------------------------
+
+
+def abstained(cited_documents: Collection[str]) -> bool:
+    """An answer with no surviving citation states nothing from the documents."""
+    return not cited_documents
+
+
+def abstention_correct(expect_not_found: bool, did_abstain: bool) -> bool:
+    """Right when the answer abstains exactly when the answer is not in scope."""
+    return expect_not_found == did_abstain
+
+
+# ---- composite ------------------------------------------------------------------------------
+
+DEFAULT_WEIGHTS: Mapping[str, float] = {
+    "fact_recall": 0.4,
+    "citation_precision": 0.2,
+    "recall_at_10": 0.15,
+    "sub_question_coverage": 0.1,
+    "abstention": 0.15,
+}
+
+
+@dataclass(frozen=True)
+class ExampleScores:
+    """Every metric of one example; None where it does not apply."""
+
+    wrong_property_citations: int
+    invalid_ids: int
+    recall_at_5: float | None
+    recall_at_10: float | None
+    sub_question_coverage: float | None
+    citation_precision: float | None
+    citation_recall: float | None
+    fact_recall: float | None
+    abstention: float
+    lm_calls: int
+    tokens: int
+
+    @property
+    def gates_passed(self) -> bool:
+        return self.wrong_property_citations == 0 and self.invalid_ids == 0
+
+
+def composite(scores: ExampleScores, weights: Mapping[str, float] = DEFAULT_WEIGHTS) -> float:
+    """Weighted mean of the applicable quality metrics; 0 when a safety gate fails."""
+    if not scores.gates_passed:
+        return 0.0
+    total = weight = 0.0
+    for name, w in weights.items():
+        value = getattr(scores, name)
+        if value is not None and w > 0:
+            total += w * float(value)
+            weight += w
+    return total / weight if weight else 0.0

@@ -1,0 +1,219 @@
+"""Scoring the program (or its retrieval alone) on labelled examples, one example at a time or many."""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.errors import ScopeRagError
+from pipeline.evaluation.examples import LabelledExample
+from pipeline.evaluation.labels import ResolvedExample, resolve_example
+from pipeline.evaluation.metrics import (
+    DEFAULT_WEIGHTS,
+    ExampleScores,
+    abstained,
+    abstention_correct,
+    citation_precision,
+    citation_recall,
+    composite,
+    fact_recall,
+    invalid_store_ids,
+    recall_at_k,
+    sub_question_coverage,
+    wrong_property_citations,
+)
+from pipeline.execution.executor import execute_plan
+from pipeline.execution.steps import build_plan
+from pipeline.intake.analysis import analyse_question
+from pipeline.intake.scope import allowed_document_ids
+from pipeline.program.trace import QuestionTrace
+from pipeline.settings import CoreConfig
+from pipeline.store import Store
+from pipeline.types import SearchMode
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    """The outcome of one example: its scores, composite and what the answer cited."""
+
+    example: LabelledExample
+    scores: ExampleScores
+    composite: float
+    answer: str = ""
+    cited: tuple[str, ...] = ()
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Gate failures, errors, wrong abstention, or an answerable example with no fact right."""
+        s = self.scores
+        return (
+            self.error is not None
+            or not s.gates_passed
+            or s.abstention < 1.0
+            or (s.fact_recall is not None and s.fact_recall == 0.0)
+        )
+
+
+def _isolated(store: Store) -> Store:
+    """The same indexes with a call log of its own (examples may run in parallel)."""
+    return dataclasses.replace(store, call_log=[])
+
+
+def score_retrieval(
+    store: Store, resolved: ResolvedExample, mode: SearchMode = "hybrid", k: int = 10, core: CoreConfig | None = None
+) -> ExampleResult:
+    """Retrieval and guards only, no LM: the question itself as the one sub-question, top k chunks."""
+    view = _isolated(store)
+    example = resolved.example
+    config = (core or CoreConfig()).model_copy(update={"chunks_k": k})
+    entities = list(view.catalog.entities.values())
+    doc_types = frozenset(d.doc_type for d in view.catalog.documents.values())
+    intake = analyse_question(example.question, entities, doc_types, config.planner)
+    plan = build_plan(resolved.scope, example.question, view.entity_document_ids)
+    result = execute_plan(
+        view,
+        plan,
+        resolved.scope,
+        mentioned_entity_ids=intake.entity_ids,
+        doc_type_hint=intake.doc_type_hint,
+        config=config,
+        mode=mode,
+    )
+    ranked = [hit.chunk.document_id for hit in result.chunks]
+    shown = set(ranked)
+    allowed = allowed_document_ids(resolved.scope, view.entity_document_ids)
+    scores = ExampleScores(
+        wrong_property_citations=wrong_property_citations(shown, resolved.forbidden, allowed),
+        invalid_ids=invalid_store_ids(_sent_ids(view), view.catalog.documents.keys(), allowed),
+        recall_at_5=recall_at_k(ranked, resolved.gold, 5),
+        recall_at_10=recall_at_k(ranked, resolved.gold, 10),
+        sub_question_coverage=None,
+        citation_precision=None,
+        citation_recall=None,
+        fact_recall=None,
+        abstention=1.0,
+        lm_calls=0,
+        tokens=0,
+    )
+    return ExampleResult(example, scores, composite(scores, {"recall_at_10": 1.0}), cited=tuple(sorted(shown)))
+
+
+def _sent_ids(view: Store) -> list[str]:
+    """Every document id the view's store calls received, in call order."""
+    return [d for call in (view.call_log or []) for d in (call.document_ids or ())]
+
+
+def score_answer(
+    program: Any, store: Store, resolved: ResolvedExample, weights: Mapping[str, float] | None = None
+) -> ExampleResult:
+    """Run the program on one example and score everything (LM calls included)."""
+    view = _isolated(store)
+    runner = copy.copy(program)
+    runner.store = view
+    example = resolved.example
+    state: dict[str, Any] = {}
+    last = None
+    for event in runner.stream(example.question, resolved.scope, state):
+        last = event
+    error = getattr(last, "message", None) if getattr(last, "phase", "") == "error" else None
+    return score_prediction(
+        view,
+        resolved,
+        answer=getattr(last, "answer", "") or "",
+        sections=getattr(last, "sections", ()) or (),
+        trace=state["trace"],
+        error=error,
+        sent_ids=_sent_ids(view),
+        weights=weights,
+    )
+
+
+def score_prediction(
+    store: Store,
+    resolved: ResolvedExample,
+    *,
+    answer: str,
+    sections: Sequence[Any],
+    trace: QuestionTrace,
+    error: str | None = None,
+    sent_ids: Sequence[str] | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> ExampleResult:
+    """Every metric of an answer the program already gave (no LM call).
+
+    `sections` are the answer's `Section`s (their `sources` are what was cited); `sent_ids` are the
+    document ids that reached the store, by default those the program recorded in `trace`.
+    """
+    example = resolved.example
+    cited_pairs = [(s.document_id, s.page) for section in sections for s in section.sources]
+    cited_docs = {d for d, _ in cited_pairs}
+    ranked = [c.document_id for sq in trace.sub_questions for c in sorted(sq.chunks, key=lambda c: -c.retrieval_score)]
+    allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
+    sent = trace.store_document_ids if sent_ids is None else sent_ids
+    scores = ExampleScores(
+        wrong_property_citations=wrong_property_citations(cited_docs, resolved.forbidden, allowed),
+        invalid_ids=invalid_store_ids(sent, store.catalog.documents.keys(), allowed),
+        recall_at_5=recall_at_k(ranked, resolved.gold, 5),
+        recall_at_10=recall_at_k(ranked, resolved.gold, 10),
+        sub_question_coverage=sub_question_coverage(
+            [sq.sub_question for sq in trace.sub_questions], example.gold_sub_questions
+        ),
+        citation_precision=None if example.expect_not_found else citation_precision(cited_pairs, resolved.gold_pages),
+        citation_recall=citation_recall(cited_docs, resolved.gold),
+        fact_recall=fact_recall(example.answer_facts, answer),
+        abstention=float(abstention_correct(example.expect_not_found, abstained(cited_docs))),
+        lm_calls=trace.lm_calls,
+        tokens=trace.tokens,
+    )
+    return ExampleResult(
+        example, scores, composite(scores, weights or DEFAULT_WEIGHTS), answer, tuple(sorted(cited_docs)), error
+    )
+
+
+def evaluate(
+    examples: Sequence[LabelledExample],
+    store: Store,
+    *,
+    program: Any | None = None,
+    mode: SearchMode = "hybrid",
+    threads: int = 1,
+    progress: Progress | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> list[ExampleResult]:
+    """Every example scored, in input order: the program's answers, or retrieval alone when no program."""
+    resolved = [resolve_example(e, store) for e in examples]
+
+    def one(item: ResolvedExample) -> ExampleResult:
+        try:
+            if program is None:
+                return score_retrieval(store, item, mode)
+            return score_answer(program, store, item, weights)
+        except ScopeRagError as exc:
+            log.warning("example %s failed: %s", item.example.id, exc)
+            return ExampleResult(item.example, _empty_scores(), 0.0, error=str(exc))
+
+    # Each worker runs in a copy of the caller's context, so dspy.context(lm=...) reaches it.
+    contexts = [contextvars.copy_context() for _ in resolved]
+    results: list[ExampleResult] = []
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        runs = pool.map(lambda pair: pair[0].run(one, pair[1]), zip(contexts, resolved, strict=True))
+        for done, result in enumerate(runs, start=1):
+            results.append(result)
+            if progress:
+                progress(done, len(resolved))
+    return results
+
+
+def _empty_scores() -> ExampleScores:
+    return ExampleScores(0, 0, None, None, None, None, None, None, 0.0, 0, 0)

@@ -1,0 +1,56 @@
+"""Evaluation results as tables: one row per example, and per-case means with an `all` row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pipeline.evaluation.scoring import ExampleResult
+
+METRIC_COLUMNS = (
+    "wrong_property_citations",
+    "invalid_ids",
+    "recall_at_5",
+    "recall_at_10",
+    "sub_question_coverage",
+    "citation_precision",
+    "citation_recall",
+    "fact_recall",
+    "abstention",
+    "lm_calls",
+    "tokens",
+)
+
+
+def results_frame(results: Sequence[ExampleResult]) -> Any:
+    """One row per example (pandas DataFrame): id, case, every metric, composite, failed."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        row: dict[str, Any] = {"id": r.example.id, "case": r.example.case}
+        row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
+        row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_case_table(frame: Any) -> Any:
+    """Per-case means (safety counts summed) with an `all` row; examples counted in `n`."""
+    import pandas as pd
+
+    def summarise(group: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": len(group)}
+        for name in METRIC_COLUMNS:
+            column = pd.to_numeric(group[name], errors="coerce")
+            if name in ("wrong_property_citations", "invalid_ids"):
+                out[name] = int(column.sum())
+            else:
+                out[name] = round(float(column.mean()), 4) if column.notna().any() else None
+        out["composite"] = round(float(group["composite"].mean()), 4)
+        out["failed"] = int(group["failed"].sum())
+        return out
+
+    table = {case: summarise(group) for case, group in frame.groupby("case", sort=True)}
+    table["all"] = summarise(frame)
+    return pd.DataFrame.from_dict(table, orient="index")

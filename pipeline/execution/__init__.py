@@ -1,0 +1,1 @@
+"""Execution: plan steps run as guarded retrieval tools under the tool loop."""

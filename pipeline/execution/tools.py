@@ -1,0 +1,223 @@
+"""The retrieval tools: retrieve_docs and retrieve_chunks with the scope, the document-id
+guard and the entity gate inside them. No id that is not canonical, known and in scope ever
+reaches a store call; store failures come back as typed tool errors.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from pipeline.errors import RetrievalRateLimitedError, ScopeRagError, ScopeViolationError, UnknownScopeError
+from pipeline.execution.tool_loop import ContextSource, ToolResult, ToolSpec
+from pipeline.guards.entity_gate import ChunkExclusion, Exclusion, chunk_backstop, gate, gate_inputs
+from pipeline.guards.ids import IdRejection, filter_document_ids, is_canonical_uuid
+from pipeline.intake.scope import Scope, allowed_document_ids
+from pipeline.settings import CoreConfig
+from pipeline.types import ChunkHit, Document, DocumentHit, Entity, SearchMode
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+# retrieve_docs searches this many times k before the entity gate, then keeps k.
+GATE_DEPTH = 2
+
+
+class CatalogView(Protocol):
+    @property
+    def documents(self) -> Mapping[str, Document]: ...
+
+    @property
+    def entities(self) -> Mapping[str, Entity]: ...
+
+
+class SearchStore(Protocol):
+    """What the executor needs from a store (pipeline.store.Store satisfies it)."""
+
+    @property
+    def catalog(self) -> CatalogView: ...
+
+    def search_documents(
+        self,
+        query: str,
+        k: int = 10,
+        document_ids: Sequence[str] | None = None,
+        mode: SearchMode = "hybrid",
+        weights: dict[str, float] | None = None,
+    ) -> list[DocumentHit]: ...
+
+    def search_chunks(
+        self,
+        query: str,
+        k: int = 10,
+        document_ids: Sequence[str] | None = None,
+        mode: SearchMode = "hybrid",
+        weights: dict[str, float] | None = None,
+        dense_query: str | None = None,
+    ) -> list[ChunkHit]: ...
+
+    def entity_document_ids(self, entity_id: str) -> list[str]: ...
+
+
+@dataclass
+class ToolRecorder:
+    """What the tools recorded during the current call: id rejections and the ids sent."""
+
+    rejections: list[IdRejection] = field(default_factory=list)
+    sent: tuple[str, ...] | None = None
+
+
+def _store_call(fn: Callable[[], T]) -> ToolResult[T]:
+    """The store's answer as a ToolResult; store failures become typed errors."""
+    try:
+        return ToolResult.success(fn())
+    except RetrievalRateLimitedError as exc:
+        log.warning("store rate limited: %s", exc)
+        return ToolResult.failure("rate_limited", str(exc))
+    except UnknownScopeError as exc:
+        log.warning("store refused document ids: %s", exc)
+        return ToolResult.failure("invalid_param", str(exc))
+    except (ScopeRagError, OSError) as exc:
+        log.warning("store unavailable: %s", exc)
+        return ToolResult.failure("unavailable", str(exc))
+
+
+def _int_arg(args: Mapping[str, object], name: str, default: int) -> int:
+    value = args.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100 else default
+
+
+class RetrievalTools:
+    """retrieve_docs and retrieve_chunks for one question: scope, id guard and entity gate
+    inside each tool, so no caller (plan executor or LM agent) can get past them."""
+
+    def __init__(
+        self,
+        store: SearchStore,
+        scope: Scope,
+        config: CoreConfig,
+        gate_ids: Sequence[str],
+        doc_type_hint: AbstractSet[str],
+        weights: Mapping[str, float] | None,
+        dense_query: str | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> None:
+        self.store, self.scope, self.config = store, scope, config
+        # A HyDE passage replaces the query for dense chunk search only (BM25 keeps the words asked).
+        self.dense_query = dense_query
+        self.mode: SearchMode = mode
+        self.known = frozenset(store.catalog.documents)
+        self.allowed = allowed_document_ids(scope, store.entity_document_ids)
+        self.asked, self.others = gate_inputs(gate_ids, store.catalog.entities)
+        self.hint = doc_type_hint
+        self.weights = dict(weights) if weights else None
+        self.decided: dict[str, bool] = {}
+        self.gate_exclusions: list[Exclusion] = []
+        self.relaxed: list[str] = []
+        self.chunk_exclusions: list[ChunkExclusion] = []
+        self.empty_searches: set[str] = set()
+        self.recorder = ToolRecorder()
+
+    def tools(self) -> list[ToolSpec]:
+        """The two tools for a ToolLoop."""
+        return [
+            ToolSpec("retrieve_docs", self.retrieve_docs, ("query",)),
+            ToolSpec("retrieve_chunks", self.retrieve_chunks, ("query", "document_ids")),
+        ]
+
+    def ensure_sendable(self, ids: Sequence[str]) -> tuple[str, ...]:
+        """`ids` unchanged, or ScopeViolationError: the last line before the store."""
+        bad = [
+            repr(d)
+            for d in ids
+            if not is_canonical_uuid(d) or d not in self.known or (self.allowed is not None and d not in self.allowed)
+        ]
+        if bad:
+            raise ScopeViolationError(bad)
+        return tuple(ids)
+
+    def _gate(self, documents: Sequence[Document]) -> list[str]:
+        """Ids the entity gate keeps, newly judged ones in the gate's order; each document is
+        judged once per execution, so an exclusion is recorded once."""
+        fresh = [d for d in dict((d.document_id, d) for d in documents).values() if d.document_id not in self.decided]
+        rank: dict[str, int] = {}
+        if fresh:
+            result = gate(fresh, self.asked, self.others, self.config.entity_gate, self.hint)
+            rank = {d: i for i, d in enumerate(result.kept_ids)}
+            self.decided.update(dict.fromkeys(result.kept_ids, True))
+            self.decided.update({e.document_id: False for e in result.exclusions})
+            self.gate_exclusions.extend(result.exclusions)
+            self.relaxed.extend(result.relaxed)
+        position = {d.document_id: i for i, d in reversed(list(enumerate(documents)))}
+        kept = [d for d in position if self.decided[d]]
+        return sorted(kept, key=lambda d: (rank.get(d, -1), position[d]))
+
+    def retrieve_docs(self, args: Mapping[str, object]) -> ToolResult[Any]:
+        """Documents for the query inside the scope, through the entity gate, best first."""
+        query = args.get("query")
+        if not isinstance(query, str):
+            return ToolResult.failure("invalid_param", "query must be a string")
+        k = _int_arg(args, "k", self.config.documents_k)
+        restrict: tuple[str, ...] | None = None
+        if self.allowed is not None:
+            checked = filter_document_ids(sorted(self.allowed), self.allowed, self.known)
+            self.recorder.rejections.extend(checked.rejections)
+            restrict = self.ensure_sendable(checked.accepted)
+            if not restrict:
+                self.recorder.sent = ()
+                return ToolResult.success(())
+        self.recorder.sent = restrict
+        found = _store_call(
+            lambda: self.store.search_documents(query, GATE_DEPTH * k, restrict, mode=self.mode, weights=self.weights)
+        )
+        if found.value is None:
+            return found
+        by_id = {h.document.document_id: h for h in found.value}
+        kept = tuple(by_id[d] for d in self._gate([h.document for h in found.value])[:k])
+        if not kept:
+            self.empty_searches.add(query)
+        return ToolResult.success(kept)
+
+    def retrieve_chunks(self, args: Mapping[str, object]) -> ToolResult[Any]:
+        """Chunks of the given documents: only canonical, known, in-scope ids the gate keeps."""
+        query = args.get("query")
+        raw = args.get("document_ids")
+        if not isinstance(query, str):
+            return ToolResult.failure("invalid_param", "query must be a string")
+        if not isinstance(raw, list | tuple):
+            return ToolResult.failure("invalid_param", "document_ids must be a list")
+        checked = filter_document_ids(raw, self.allowed if self.allowed is not None else self.known, self.known)
+        self.recorder.rejections.extend(checked.rejections)
+        keep = set(self._gate([self.store.catalog.documents[d] for d in checked.accepted]))
+        accepted = [d for d in checked.accepted if d in keep]
+        if not accepted:
+            reason = (
+                f"no usable document ids ({len(checked.rejections)} rejected, "
+                f"{len(checked.accepted)} excluded by the entity gate)"
+            )
+            return ToolResult.failure("missing_param", reason, ("document_ids",))
+        ids = self.ensure_sendable(accepted)
+        self.recorder.sent = ids
+        k = _int_arg(args, "k", self.config.chunks_k)
+        found = _store_call(
+            lambda: self.store.search_chunks(
+                query, k, ids, mode=self.mode, weights=self.weights, dense_query=self.dense_query
+            )
+        )
+        if found.value is None:
+            return found
+        backstop = chunk_backstop(found.value, self.asked, self.others, self.config.entity_gate)
+        self.chunk_exclusions.extend(backstop.exclusions)
+        return ToolResult.success(backstop.kept)
+
+
+def context_sources(scope: Scope, resolver: Callable[[str], Sequence[str]]) -> list[ContextSource]:
+    """Where a retry may take document ids from: the chip, else the scope's property."""
+    if scope.kind == "chip":
+        return [ContextSource("scope_documents", {"document_ids": list(scope.document_ids)})]
+    if scope.entity_id is not None:
+        return [ContextSource("scope_property", {"document_ids": list(resolver(scope.entity_id))})]
+    return []

@@ -1,1 +1,0 @@
-"""Reading source files into pages, chunking them and building an index generation."""

@@ -1,0 +1,255 @@
+"""Intake: what a question contains, found by pure functions before any planning or LM.
+
+Literal terms (quoted strings, error messages, identifiers, clause and parcel numbers),
+catalog entities named (look-alike letters folded), ambiguity (an acronym with several
+meanings, a word shared by several entities) and complexity signals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.entities import find_entity_mentions, find_parcel_numbers, phrase_tokens, tokenize
+from pipeline.settings import PlannerConfig
+from pipeline.text import normalise
+from pipeline.types import Entity
+
+LiteralKind = Literal["quoted", "error_message", "identifier", "clause", "parcel_number"]
+
+_QUOTED = re.compile(r"\"([^\"\n]{2,200})\"|“([^”\n]{2,200})”|`([^`\n]{2,200})`|(?<!\w)'([^'\n]{3,200})'(?!\w)")
+_ERROR = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b(?::[^\n?!]{1,160}?(?=\.\s|\.$|[?!\n]|$))?"
+    r"|\b(?:ERR|E)_[A-Z0-9_]{2,}\b|\bHTTP [45]\d\d\b"
+)
+_UUID_LIKE = re.compile(
+    r"[{(]?(?:urn:uuid:)?[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}[})]?"
+)
+_CODE = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+\b")
+_CLAUSE = re.compile(
+    r"\b(?:clause|section|article|paragraph|schedule|annex|rule|regulation)\s+(?:\d+(?:\.\d+)*[a-z]?|[A-Z])\b"
+    r"|\b\d+\.\d+\.\d+\b",
+    re.IGNORECASE,
+)
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+
+_SMALL_TALK = {
+    "hi",
+    "hello",
+    "hey",
+    "thanks",
+    "thank you",
+    "good morning",
+    "good afternoon",
+    "good evening",
+    "bye",
+    "goodbye",
+    "who are you",
+    "what can you do",
+    "help",
+    "ok",
+    "okay",
+}
+_ARITHMETIC = re.compile(r"^(?:what is|what's|calculate|compute)?\s*[\d\s.,+\-*/x×÷()%^=]+\??$")
+_SYNTHESIS = re.compile(
+    r"\b(?:compare|comparison|compared|versus|vs\.?|contrast|differences?|between|across|each of"
+    r"|all (?:the )?(?:properties|documents|leases|valuations|offers)|summari[sz]e all|trend|overall)\b"
+)
+_CONCEPTUAL = re.compile(
+    r"^(?:how (?:does|do|is|are)|why|explain|describe|what is the purpose|give an overview|overview)\b"
+)
+_POLICY = re.compile(
+    r"\b(?:policy|policies|regulation|regulations|allowed|permitted|prohibited|forbidden|must|required to"
+    r"|obliged|is it legal|compliance|compliant|entitled to|terms and conditions)\b"
+)
+_TROUBLE = re.compile(r"\b(?:error|exception|traceback|stack trace|fails? with|crash(?:es|ed)?)\b")
+_PII = re.compile(
+    r"\b(?:passport(?: number)?|national id|id number|identity number|phone number|telephone number"
+    r"|mobile number|email address|bank account|account number|date of birth|kra pin|home address)\b"
+)
+# Words that name a kind of place or document in general, not one entity.
+_GENERIC = {
+    "lane",
+    "road",
+    "street",
+    "avenue",
+    "drive",
+    "close",
+    "court",
+    "gardens",
+    "house",
+    "apartment",
+    "townhouse",
+    "the",
+    "and",
+    "of",
+    "no",
+    "l",
+    "r",
+}
+
+
+@dataclass(frozen=True)
+class LiteralTerm:
+    """A string the search must keep exactly as written."""
+
+    text: str
+    kind: LiteralKind
+
+
+@dataclass(frozen=True)
+class Intake:
+    """Signals the planner rules read; no decision is taken here."""
+
+    question: str
+    literal_terms: tuple[LiteralTerm, ...]
+    entity_ids: tuple[str, ...]
+    # word -> ids of the entities it could mean, when no full name was given
+    ambiguous_entities: tuple[tuple[str, tuple[str, ...]], ...]
+    # acronym -> its known meanings, when the question does not say which
+    ambiguous_acronyms: tuple[tuple[str, tuple[str, ...]], ...]
+    retrieval_intent: Literal["none", "documents"]
+    answerability: Literal["reasoning_only", "needs_documents"]
+    requires_synthesis: bool
+    conceptual: bool
+    policy_lookup: bool
+    troubleshooting: bool
+    pii_request: bool
+    doc_type_hint: frozenset[str]
+    subquestions: tuple[str, ...]
+
+    @property
+    def literal_texts(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t.text for t in self.literal_terms))
+
+
+def find_literal_terms(question: str) -> tuple[LiteralTerm, ...]:
+    """Quoted strings, error messages, identifiers, clause and parcel numbers, in order found."""
+    found: list[tuple[int, LiteralTerm]] = []
+    for m in _QUOTED.finditer(question):
+        text = next(g for g in m.groups() if g)
+        found.append((m.start(), LiteralTerm(text.strip(), "quoted")))
+    for m in _ERROR.finditer(question):
+        found.append((m.start(), LiteralTerm(m.group().strip(), "error_message")))
+    for m in _UUID_LIKE.finditer(question):
+        found.append((m.start(), LiteralTerm(m.group(), "identifier")))
+    for m in _CODE.finditer(question):
+        if not _UUID_LIKE.search(m.group()):
+            found.append((m.start(), LiteralTerm(m.group(), "identifier")))
+    for m in _CLAUSE.finditer(question):
+        found.append((m.start(), LiteralTerm(m.group(), "clause")))
+    for m in re.finditer(
+        r"\b(?:L\.?\s?R\.?|title|parcel)\s*\.?\s*(?:no|number)?\.?:?\s*\d+(?:\s*/\s*\w+)+",
+        question,
+        re.IGNORECASE,
+    ):
+        if find_parcel_numbers(m.group()):
+            found.append((m.start(), LiteralTerm(m.group().strip(), "parcel_number")))
+    terms: dict[str, LiteralTerm] = {}
+    for _, term in sorted(found, key=lambda p: p[0]):
+        if not any(term.text in t for t in terms):
+            terms[term.text] = term
+    return tuple(terms.values())
+
+
+def _word_owners(entities: Sequence[Entity]) -> dict[str, tuple[str, ...]]:
+    """Distinctive name word -> ids of the entities whose names use it."""
+    owners: dict[str, dict[str, None]] = {}
+    for entity in entities:
+        for name in entity.names:
+            for word in phrase_tokens(name):
+                if len(word) > 2 and not word.isdigit() and word not in _GENERIC:
+                    owners.setdefault(word, {})[entity.entity_id] = None
+    return {w: tuple(ids) for w, ids in owners.items()}
+
+
+def find_ambiguous_entities(
+    question: str, entities: Sequence[Entity], named: Collection[str]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Words shared by two or more entities' names, when none of those entities is named."""
+    owners = _word_owners(entities)
+    words = sorted({t.folded for t in tokenize(question)})
+    return tuple((w, owners[w]) for w in words if len(owners.get(w, ())) > 1 and not set(owners[w]) & set(named))
+
+
+def find_partial_entities(question: str, entities: Sequence[Entity], named: Collection[str]) -> tuple[str, ...]:
+    """Entities named by a word only their names use ("Mkungu" -> Mkungu Close)."""
+    owners = _word_owners(entities)
+    found = (owners[t.folded][0] for t in tokenize(question) if len(owners.get(t.folded, ())) == 1)
+    return tuple(dict.fromkeys(e for e in found if e not in named))
+
+
+def find_ambiguous_acronyms(
+    question: str, glossary: Mapping[str, Sequence[str]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Acronyms with several known meanings, none of which the question spells out."""
+    lowered = normalise(question)
+    out = []
+    for acronym in dict.fromkeys(_ACRONYM.findall(question)):
+        meanings = tuple(glossary.get(acronym, ()))
+        if len(meanings) > 1 and not any(normalise(m) in lowered for m in meanings):
+            out.append((acronym, meanings))
+    return tuple(out)
+
+
+def doc_type_hint(question: str, doc_types: Collection[str], synonyms: Mapping[str, Sequence[str]]) -> frozenset[str]:
+    """Catalog document types the question asks for ("offer" -> offer_letter)."""
+    folded = [t.folded for t in tokenize(question)]
+    words = {w.removesuffix("s") for w in folded}
+    text = " ".join(folded)
+    found = set()
+    for doc_type in doc_types:
+        parts = phrase_tokens(doc_type.replace("_", " "))
+        if parts and (f" {' '.join(parts)} " in f" {text} " or parts[0] in words):
+            found.add(doc_type)
+    for word, types in synonyms.items():
+        if normalise(word).removesuffix("s") in words:
+            found.update(t for t in types if t in doc_types)
+    return frozenset(found)
+
+
+def _subquestions(question: str) -> tuple[str, ...]:
+    parts = [p.strip() for p in question.split("?") if p.strip()]
+    return tuple(f"{p}?" for p in parts) if len(parts) > 1 else ()
+
+
+def _no_retrieval(text: str) -> tuple[bool, bool]:
+    """(needs no documents, is pure reasoning) for small talk and arithmetic."""
+    bare = re.sub(r"[^\w\s+\-*/().,%^=×÷]", "", text).strip()
+    if bare in _SMALL_TALK:
+        return True, False
+    if _ARITHMETIC.match(text) and re.search(r"\d\s*[-+*/x×÷^%]\s*\d", text):
+        return True, True
+    return False, False
+
+
+def analyse_question(
+    question: str, entities: Sequence[Entity], doc_types: Collection[str], config: PlannerConfig
+) -> Intake:
+    """Everything the planner rules need to know about `question`."""
+    text = normalise(question)
+    literal = find_literal_terms(question)
+    named = tuple(dict.fromkeys(m.entity_id for m in find_entity_mentions(question, entities) if m.entity_id))
+    named = (*named, *find_partial_entities(question, entities, named))
+    no_retrieval, reasoning_only = _no_retrieval(text)
+    no_retrieval = no_retrieval and not literal and not named
+    errors = any(t.kind == "error_message" for t in literal)
+    subquestions = _subquestions(question)
+    return Intake(
+        question=" ".join(question.split()),
+        literal_terms=literal,
+        entity_ids=named,
+        ambiguous_entities=find_ambiguous_entities(question, entities, named),
+        ambiguous_acronyms=find_ambiguous_acronyms(question, config.acronym_glossary),
+        retrieval_intent="none" if no_retrieval else "documents",
+        answerability="reasoning_only" if reasoning_only and no_retrieval else "needs_documents",
+        requires_synthesis=bool(_SYNTHESIS.search(text)) or len(named) > 1 or len(subquestions) > 1,
+        conceptual=bool(_CONCEPTUAL.match(text)) and not literal,
+        policy_lookup=bool(_POLICY.search(text)),
+        troubleshooting=errors or bool(_TROUBLE.search(text)),
+        pii_request=bool(_PII.search(text)),
+        doc_type_hint=doc_type_hint(question, doc_types, config.doc_type_synonyms),
+        subquestions=subquestions,
+    )

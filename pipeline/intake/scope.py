@@ -1,0 +1,95 @@
+"""Document scope, decided in code before any LM (seed 000): nothing, selected documents (a chip),
+or one property; and the document ids each scope allows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from pipeline.guards.ids import is_canonical_uuid
+from pipeline.types import Entity
+
+ScopeKind = Literal["no_scope", "chip", "property"]
+# entity id -> the ids of its documents, the one catalog query (Store.entity_document_ids).
+EntityResolver = Callable[[str], Sequence[str]]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Scope(_Frozen):
+    """What the user put in scope: nothing, selected documents (a chip), or one property."""
+
+    kind: ScopeKind
+    document_ids: tuple[str, ...] = ()
+    # The property of a property scope; optional on a chip (the property it was picked from).
+    entity_id: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scope:
+        if self.kind == "chip" and not self.document_ids:
+            raise ValueError("a chip scope needs at least one document id")
+        bad = [d for d in self.document_ids if not is_canonical_uuid(d)]
+        if bad:
+            raise ValueError(f"document ids must be canonical UUIDs: {bad!r}")
+        if self.kind != "chip" and self.document_ids:
+            raise ValueError(f"a {self.kind} scope carries no document ids")
+        if self.kind == "property" and not self.entity_id:
+            raise ValueError("a property scope needs an entity id")
+        if self.kind == "no_scope" and self.entity_id:
+            raise ValueError("no_scope carries no entity id")
+        return self
+
+
+NO_SCOPE = Scope(kind="no_scope")
+
+
+def allowed_document_ids(scope: Scope, resolver: EntityResolver) -> frozenset[str] | None:
+    """The ids a question in `scope` may read; None means the whole catalog."""
+    if scope.kind == "chip":
+        return frozenset(scope.document_ids)
+    if scope.kind == "property" and scope.entity_id is not None:
+        return frozenset(resolver(scope.entity_id))
+    return None
+
+
+def gate_entity_ids(scope: Scope, mentioned: Sequence[str]) -> tuple[str, ...]:
+    """Entities the gate protects: the ones the question names, else the scope's property.
+
+    A question that names only other entities than its scope's property is about them: the
+    gate then keeps nothing of the scope's own documents (they are about another entity),
+    and the answer says the documents in scope do not cover it.
+    """
+    named = tuple(dict.fromkeys(mentioned))
+    if scope.entity_id is None:
+        return named
+    if not named or scope.entity_id in named:
+        return (scope.entity_id,)
+    return named
+
+
+class ScopeSource(Protocol):
+    """What resolving a scope needs from the store (Store satisfies it)."""
+
+    def check_document_ids(self, document_ids: Sequence[str]) -> list[str]: ...
+
+    def resolve_entity(self, name_or_id: str) -> Entity: ...
+
+
+def resolve_scope(
+    source: ScopeSource, document_ids: Sequence[str] | None = None, property_ref: str | None = None
+) -> Scope:
+    """The scope of a request, checked against the catalog; UnknownScopeError names bad input.
+
+    Selected documents win over a property (the chip keeps the property for the gate).
+    """
+    entity_id = source.resolve_entity(property_ref).entity_id if property_ref else None
+    if document_ids:
+        checked = source.check_document_ids(list(dict.fromkeys(document_ids)))
+        return Scope(kind="chip", document_ids=tuple(checked), entity_id=entity_id)
+    if entity_id is not None:
+        return Scope(kind="property", entity_id=entity_id)
+    return NO_SCOPE

@@ -1,0 +1,37 @@
+"""The LM behind DSPy programs: an embedded llama.cpp model shipped on PyPI, or any remote one."""
+
+from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, LocalModel, load_local_model
+from pipeline.program.lm.factory import LMSpec, embedded_model_name, make_embedded_lm, make_lm, parse_lm_spec
+from pipeline.program.lm.model_file import (
+    QWEN_CODER_05B,
+    ShippedModel,
+    assemble,
+    cached_file_is_valid,
+    default_model_cache_dir,
+    ensure_model_file,
+    locate_parts,
+)
+from pipeline.program.lm.translate import llama_chat_body, llama_response_format, response_from_llama
+
+__all__ = [
+    "QWEN_CODER_05B",
+    "AsyncEmbeddedEngine",
+    "EmbeddedEngine",
+    "LMSpec",
+    "LoadOptions",
+    "LocalModel",
+    "ShippedModel",
+    "assemble",
+    "cached_file_is_valid",
+    "default_model_cache_dir",
+    "embedded_model_name",
+    "ensure_model_file",
+    "llama_chat_body",
+    "llama_response_format",
+    "load_local_model",
+    "locate_parts",
+    "make_embedded_lm",
+    "make_lm",
+    "parse_lm_spec",
+    "response_from_llama",
+]

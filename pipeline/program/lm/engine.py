@@ -1,0 +1,178 @@
+"""The in-process llama.cpp model (xllamacpp) as a DSPy 3.4 custom engine.
+
+DSPy 3.4 calls a custom engine as `engine.complete(dspy.lm15.Request) -> dspy.lm15.Response`
+(sync calls) and `await async_engine.complete(request)` (acall/aforward); `stream(request)` only
+when a caller streams. DSPy owns its response cache, retries and history around the engine; it
+reads adapter capability hints (`supports_response_schema`, `supported_params`) from the engine.
+
+One generation runs at a time: a lock per loaded model serialises callers from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from dspy.clients.engines.base import validate_request
+from dspy.lm15 import InvalidRequestError, Request, Response, response_to_events
+
+from pipeline.errors import ModelError
+from pipeline.program.lm.translate import PROVIDER, llama_chat_body, response_from_llama
+
+log = logging.getLogger(__name__)
+
+# Host-RAM prompt cache: the KV states of recent prompts, so alternating between a program's
+# modules (different instruction prefixes) still reuses their prefixes with a single slot.
+PROMPT_CACHE_MIB = 1024
+
+
+class ChatServer(Protocol):
+    """What the engine needs from xllamacpp.Server (tests pass a fake)."""
+
+    def handle_chat_completions(self, body: dict[str, Any]) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How the model is loaded: CPU threads and context window (tokens)."""
+
+    threads: int = 1
+    context_size: int = 8192
+
+
+class LocalModel:
+    """A loaded chat model plus the lock that lets one generation run at a time."""
+
+    def __init__(self, server: ChatServer, name: str) -> None:
+        self.server = server
+        self.name = name
+        self._lock = threading.Lock()
+
+    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The raw llama.cpp chat completion for `body`; waits for any running generation first."""
+        with self._lock:
+            try:
+                return self.server.handle_chat_completions(body)
+            except ValueError as exc:
+                # xllamacpp raises ValueError for requests it cannot plan (e.g. a schema it cannot compile).
+                raise InvalidRequestError(f"embedded LM: {exc}", provider=PROVIDER) from exc
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LocalModel:
+        # Optimizers deep-copy programs; the loaded weights are shared, never copied.
+        return self
+
+
+_loaded: dict[tuple[Path, LoadOptions], LocalModel] = {}
+_loading = threading.Lock()
+
+
+def load_local_model(model_path: Path, name: str, options: LoadOptions) -> LocalModel:
+    """The model at `model_path` loaded once per process and options (later calls share it)."""
+    key = (model_path.resolve(), options)
+    with _loading:
+        if key not in _loaded:
+            _loaded[key] = LocalModel(_start_server(model_path, options), name)
+        return _loaded[key]
+
+
+def _start_server(model_path: Path, options: LoadOptions) -> ChatServer:
+    """An xllamacpp server for the model; its HTTP listener stays on loopback behind a random API key."""
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model_path)
+    params.n_ctx = options.context_size
+    params.n_parallel = 1
+    params.cpuparams.n_threads = options.threads
+    params.cpuparams_batch.n_threads = options.threads
+    params.cache_prompt = True
+    params.cache_ram_mib = PROMPT_CACHE_MIB
+    # xllamacpp always opens an HTTP listener while loaded. Bind it to loopback on a random port
+    # and guard it with a key nobody knows: in-process calls bypass HTTP and need no key.
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0
+    params.api_keys = [secrets.token_urlsafe(24)]
+    params.n_threads_http = 1
+    params.ui = False
+    params.offline = True
+    params.warmup = False
+    params.verbosity = -1  # llama.cpp writes straight to stderr; keep it quiet
+    try:
+        server = xllamacpp.Server(params)
+    except (RuntimeError, ValueError) as exc:
+        raise ModelError(
+            f"llama.cpp could not load {model_path} with context_size={options.context_size}: {exc}",
+            "Check free memory, lower the context size, or delete the file to reassemble it",
+            str(model_path),
+        ) from exc
+    log.info("embedded LM loaded from %s (HTTP listener %s, key-guarded)", model_path, server.listening_address)
+    return server  # type: ignore[no-any-return]
+
+
+class EmbeddedEngine:
+    """DSPy custom engine over a LocalModel; `max_tokens`/`temperature` apply when a call sets none."""
+
+    supports_response_schema = True
+    supports_function_calling = False
+    supports_reasoning = False
+    supported_params = frozenset(
+        {
+            "temperature",
+            "max_tokens",
+            "top_p",
+            "stop",
+            "seed",
+            "presence_penalty",
+            "frequency_penalty",
+            "response_format",
+        }
+    )
+
+    def __init__(self, model: LocalModel, *, max_tokens: int, temperature: float) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+
+    def complete(self, request: Request) -> Response:
+        """One generation for a canonical request, with real token counts in `usage`."""
+        validate_request(request)
+        body = llama_chat_body(request, max_tokens=self.max_tokens, temperature=self.temperature)
+        return response_from_llama(self.model.chat(body), model=self.model.name)
+
+    def stream(self, request: Request) -> Iterator[Any]:
+        """The whole response as stream events (llama.cpp's token stream is not forwarded)."""
+        return iter(response_to_events(self.complete(request)))
+
+    def close(self) -> None:
+        """Nothing to release per engine: the loaded model lives for the process."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> EmbeddedEngine:
+        return self
+
+
+class AsyncEmbeddedEngine:
+    """The async face DSPy awaits in acall(): the sync engine run in a worker thread."""
+
+    def __init__(self, sync: EmbeddedEngine) -> None:
+        self.sync = sync
+
+    async def complete(self, request: Request) -> Response:
+        """Same as EmbeddedEngine.complete, without blocking the event loop."""
+        return await asyncio.to_thread(self.sync.complete, request)
+
+    async def stream(self, request: Request) -> AsyncIterator[Any]:
+        """The whole response as stream events."""
+        for event in response_to_events(await self.complete(request)):
+            yield event
+
+    async def aclose(self) -> None:
+        """Nothing to release per engine."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> AsyncEmbeddedEngine:
+        return self

@@ -1,0 +1,119 @@
+"""make_lm: the embedded model, a LiteLLM model string, or an OpenAI-compatible server, as a dspy.LM.
+
+Nothing here touches the network: constructing a dspy.LM connects to nothing, and dspy does not
+import LiteLLM until a call needs it (entry points still set LITELLM_LOCAL_MODEL_COST_MAP=True
+first, so that import reads the bundled cost map instead of fetching one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import dspy
+
+from pipeline.errors import ScopeRagError
+from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, load_local_model
+from pipeline.program.lm.model_file import QWEN_CODER_05B, ShippedModel, ensure_model_file
+
+EMBEDDED = "embedded"
+DEFAULT_MAX_TOKENS = 1024
+DEFAULT_TEMPERATURE = 0.0
+
+
+@dataclass(frozen=True)
+class LMSpec:
+    """Which backend a --lm value names: the embedded model, a LiteLLM model string, or a base URL."""
+
+    kind: Literal["embedded", "litellm", "base_url"]
+    value: str
+
+
+def parse_lm_spec(spec: str | None) -> LMSpec:
+    """The backend named by `spec`; a clear error for anything that is none of the three forms."""
+    text = (spec or EMBEDDED).strip()
+    if text == EMBEDDED:
+        return LMSpec("embedded", EMBEDDED)
+    if text.startswith(("http://", "https://")):
+        return LMSpec("base_url", text)
+    provider, _, model = text.partition("/")
+    if provider and model and " " not in text:
+        return LMSpec("litellm", text)
+    raise ScopeRagError(
+        f"unknown LM {spec!r}: use 'embedded', a LiteLLM model string such as 'openai/gpt-4o-mini' or "
+        "'ollama_chat/llama3', or an OpenAI-compatible base URL such as 'http://127.0.0.1:8080/v1'"
+    )
+
+
+def embedded_model_name(model: ShippedModel = QWEN_CODER_05B) -> str:
+    """The dspy model string of the embedded model; the hash prefix keeps DSPy cache keys per weights."""
+    return f"local/{model.file_name.removesuffix('.gguf')}-{model.sha256[:8]}"
+
+
+def make_embedded_lm(
+    *,
+    cache_dir: Path,
+    threads: int = 1,
+    context_size: int = 8192,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    temperature: float = DEFAULT_TEMPERATURE,
+    cache: bool = True,
+) -> dspy.LM:
+    """The embedded model as a dspy.LM: weights assembled/verified in `cache_dir`, loaded once."""
+    if threads < 1 or context_size < 512:
+        raise ScopeRagError(f"embedded LM needs threads >= 1 and context_size >= 512, got {threads}, {context_size}")
+    path = ensure_model_file(cache_dir, QWEN_CODER_05B)
+    name = embedded_model_name(QWEN_CODER_05B)
+    model = load_local_model(path, name, LoadOptions(threads=threads, context_size=context_size))
+    engine = EmbeddedEngine(model, max_tokens=max_tokens, temperature=temperature)
+    # A local model has no transient network faults worth retrying.
+    return dspy.LM(
+        name,
+        engine=engine,
+        async_engine=AsyncEmbeddedEngine(engine),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        cache=cache,
+        num_retries=0,
+    )
+
+
+def make_lm(
+    spec: str | None,
+    *,
+    cache_dir: Path,
+    threads: int = 1,
+    context_size: int = 8192,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    model_name: str = "default",
+    api_key: str = "local",
+    cache: bool = True,
+) -> dspy.LM:
+    """A dspy.LM for `spec`: None/"embedded", "provider/model" (LiteLLM) or an http(s):// base URL.
+
+    `threads`, `context_size` and `cache_dir` apply to the embedded model only; `model_name` and
+    `api_key` to a base URL. `max_tokens`/`temperature` of None mean the backend's default
+    (embedded: 1024 tokens at temperature 0).
+    """
+    parsed = parse_lm_spec(spec)
+    if parsed.kind == "embedded":
+        return make_embedded_lm(
+            cache_dir=cache_dir,
+            threads=threads,
+            context_size=context_size,
+            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+            temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
+            cache=cache,
+        )
+    if parsed.kind == "base_url":
+        return dspy.LM(
+            f"openai/{model_name}",
+            api_base=parsed.value,
+            api_key=api_key,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            cache=cache,
+        )
+    return dspy.LM(parsed.value, temperature=temperature, max_tokens=max_tokens, cache=cache)

@@ -1,0 +1,130 @@
+"""The settings every run depends on, frozen; environment variables are read only at entry points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Sensitivity = Literal["public", "internal", "confidential", "restricted"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolLoopLimits(_Frozen):
+    """When the tool loop gives up on a tool or stops altogether."""
+
+    # Consecutive failed calls of one tool before it is given up for the turn.
+    max_consecutive_failures: int = Field(default=2, ge=1, le=20)
+    # Iterations with at least one successful call.
+    max_iterations: int = Field(default=10, ge=1, le=100)
+    # Iterations in which every call failed, counted apart from max_iterations.
+    max_failed_iterations: int = Field(default=3, ge=1, le=100)
+    # Extra attempts of one call after a retryable error (rate_limited).
+    max_retries: int = Field(default=1, ge=0, le=10)
+
+
+class EntityGateConfig(_Frozen):
+    """The summary-based entity gate (seed 002)."""
+
+    # Lower-case phrases that always mean "another property" unless part of the asked names.
+    conflicting_location_patterns: tuple[str, ...] = ()
+    # Street-type words of the "<Word> Lane" pattern; matched capitalised or upper case.
+    street_types: tuple[str, ...] = ("Lane", "Road", "Street", "Avenue", "Drive", "Close", "Court", "Gardens")
+    # Head words that make "<Word> <street type>" not an address ("High Court", "Main Road").
+    street_head_stopwords: tuple[str, ...] = (
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "its",
+        "any",
+        "each",
+        "every",
+        "our",
+        "their",
+        "same",
+        "main",
+        "access",
+        "private",
+        "public",
+        "service",
+        "feeder",
+        "bypass",
+        "high",
+        "supreme",
+        "county",
+        "district",
+        "magistrate",
+        "magistrates",
+        "magistrate's",
+        "magistrates'",
+        "land",
+        "environment",
+        "commercial",
+        "family",
+        "appeal",
+        "industrial",
+        "new",
+        "old",
+    )
+    # Drop (softly) a document whose summary does not name the asked entity and that the
+    # catalog ties to another entity (seed 002, addition 1). A summary naming no address
+    # and no owner (a generic annex) is kept either way; one naming another address is
+    # dropped either way.
+    require_entity_in_summary: bool = True
+    # Drop a document whose summary names the asked entity but another address more prominently.
+    prominence_check: bool = True
+    # When every document would be dropped, bring back the soft exclusions, best first.
+    relax_when_all_excluded: bool = True
+    # Whether relaxation may bring back prominence exclusions (they name another property first).
+    relax_prominence_exclusions: bool = False
+
+
+class PlannerConfig(_Frozen):
+    """Defaults the planner rules fill in (seed 004)."""
+
+    planner_version: str = "scoperag-planner/1"
+    bm25_k: int = Field(default=20, ge=1, le=200)
+    vector_k: int = Field(default=20, ge=1, le=200)
+    # Fusion weight of the favoured retriever; the other gets 1 - this.
+    favoured_weight: float = Field(default=0.7, ge=0.5, le=1.0)
+    rerank_top_k: int = Field(default=8, ge=1, le=100)
+    max_docs: int = Field(default=8, ge=1, le=100)
+    max_total_docs: int = Field(default=24, ge=1, le=500)
+    max_tokens: int = Field(default=4000, ge=100)
+    max_latency_ms: int | None = Field(default=30000, ge=100)
+    sensitivity: Sensitivity = "internal"
+    pii_allowed: bool = False
+    # Acronym -> its known expansions; more than one makes an unexplained acronym ambiguous.
+    acronym_glossary: dict[str, tuple[str, ...]] = {}
+    # Question word -> the catalog document types it points at ("offer" -> application).
+    doc_type_synonyms: dict[str, tuple[str, ...]] = {}
+
+
+class CoreConfig(_Frozen):
+    """Everything the deterministic core reads; to be wired into Settings as one field."""
+
+    documents_k: int = Field(default=8, ge=1, le=100)
+    chunks_k: int = Field(default=6, ge=1, le=100)
+    tool_loop: ToolLoopLimits = ToolLoopLimits()
+    entity_gate: EntityGateConfig = EntityGateConfig()
+    planner: PlannerConfig = PlannerConfig()
+
+
+DEFAULT_INDEX_DIR = Path(".scoperag/index")
+DEFAULT_HISTORY = Path(".scoperag/history.sqlite")
+DEFAULT_PROFILES = Path(".scoperag/profiles")
+
+
+class Settings(_Frozen):
+    """Everything a run depends on; recorded beside every export and MLflow run."""
+
+    index_dir: Path = DEFAULT_INDEX_DIR
+    history: Path = DEFAULT_HISTORY
+    lm_threads: int = Field(default=1, ge=1, le=64)
+    core: CoreConfig = CoreConfig()

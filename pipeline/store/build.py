@@ -1,0 +1,257 @@
+"""Building an index generation from a source directory (read, chunk, catalog, index, publish)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.errors import InputFileError, ManifestError
+from pipeline.files import sha256_file
+from pipeline.retrieval.bm25 import BM25Index
+from pipeline.retrieval.dense import DenseIndex, DenseKind
+from pipeline.store.catalog import CatalogWriter, document_id, entity_id
+from pipeline.store.chunking import chunk_pages, extractive_summary
+from pipeline.store.corpus import CorpusManifest, DocumentSpec, load_manifest, path_matches
+from pipeline.store.embedders import Embedder
+from pipeline.store.generations import IndexManifest, build_lock, new_scratch_dir, publish_generation
+from pipeline.store.index import document_search_text
+from pipeline.store.reading import SourceFile, read_source
+from pipeline.types import Chunk, Document, Entity
+
+log = logging.getLogger(__name__)
+
+MANIFEST_FILENAME = "corpus.toml"
+# (stage, done, total): stages are "read", "embed", "index"
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """Chunking and index choices recorded in the index manifest."""
+
+    chunk_words: int = 120
+    chunk_overlap: int = 30
+    embed_batch: int = 64
+    dense_kind: DenseKind | None = None
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What a build did: the published manifest, counts, skipped files with reasons."""
+
+    manifest: IndexManifest
+    documents: int
+    chunks: int
+    skipped: tuple[InputFileError, ...]
+    unmatched_rules: tuple[str, ...]
+    # (relpath, {kind: count}) of every file whose hidden characters were removed at reading
+    hidden: tuple[tuple[str, dict[str, int]], ...] = ()
+
+
+def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
+    """(path, relpath) of candidate files, sorted; hidden files and the manifest excluded."""
+    found = []
+    manifest = manifest_path.resolve() if manifest_path is not None else None
+    for path in sorted(source_dir.rglob("*")):
+        rel = path.relative_to(source_dir).as_posix()
+        if not path.is_file() or any(part.startswith(".") for part in Path(rel).parts):
+            continue
+        if manifest is not None and path.resolve() == manifest:
+            continue
+        found.append((path, rel))
+    return found
+
+
+def _default_manifest(source_dir: Path) -> CorpusManifest:
+    return CorpusManifest(format="scoperag-corpus/v1", name=source_dir.resolve().name or "corpus")
+
+
+def build_index(
+    source_dir: Path,
+    out_dir: Path,
+    embedder: Embedder,
+    manifest_path: Path | None = None,
+    settings: BuildSettings | None = None,
+    progress: Progress | None = None,
+    strict: bool = False,
+) -> BuildReport:
+    """Index every supported file under `source_dir` into a new generation of `out_dir`.
+
+    Unreadable files are skipped and listed in the report (or raise when `strict`). The
+    previous generation stays published until the new one is complete; one build at a time may
+    write into `out_dir` (IndexBusyError for a second).
+    """
+    settings = settings or BuildSettings()
+    if not source_dir.is_dir():
+        raise ManifestError(f"source directory {source_dir} does not exist")
+    if manifest_path is None and (source_dir / MANIFEST_FILENAME).is_file():
+        manifest_path = source_dir / MANIFEST_FILENAME
+    corpus = load_manifest(manifest_path) if manifest_path else _default_manifest(source_dir)
+    excluded = set(corpus.exclude)
+    files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
+    unmatched = tuple(d.path for d in corpus.documents if not any(path_matches(d.path, r) for _, r in files))
+    if not files:
+        raise ManifestError(f"no files to index under {source_dir}")
+    with build_lock(out_dir):
+        scratch = new_scratch_dir(out_dir)
+        read = _write_catalog(scratch / "catalog.sqlite", corpus, files, settings, progress, strict)
+        if not read.document_texts:
+            raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
+        chunk_vectors = _embed(embedder, read.chunk_texts, settings.embed_batch, progress)
+        manifest = finish_generation(
+            out_dir,
+            scratch,
+            read.chunk_texts,
+            read.document_texts,
+            chunk_vectors,
+            embedder(read.document_texts),
+            {
+                "corpus": corpus.name,
+                "embedder": embedder.name,
+                "embedding_dim": embedder.dim,
+                "counts": {
+                    "documents": len(read.document_texts),
+                    "chunks": len(read.chunk_texts),
+                    "skipped": len(read.skipped),
+                    "hidden_characters_removed": sum(sum(kinds.values()) for _, kinds in read.hidden),
+                },
+                "settings": {"chunk_words": settings.chunk_words, "chunk_overlap": settings.chunk_overlap},
+            },
+            dense_kind=settings.dense_kind,
+            progress=progress,
+        )
+    return BuildReport(
+        manifest,
+        len(read.document_texts),
+        len(read.chunk_texts),
+        tuple(read.skipped),
+        unmatched,
+        tuple(read.hidden),
+    )
+
+
+@dataclass
+class _Read:
+    """What reading the files gave: texts to index, and the files skipped or cleaned."""
+
+    chunk_texts: list[str] = field(default_factory=list)
+    document_texts: list[str] = field(default_factory=list)
+    skipped: list[InputFileError] = field(default_factory=list)
+    hidden: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+
+
+def _write_catalog(
+    path: Path,
+    corpus: CorpusManifest,
+    files: list[tuple[Path, str]],
+    settings: BuildSettings,
+    progress: Progress | None,
+    strict: bool,
+) -> _Read:
+    """Read every file into a new catalog at `path`: documents, entities, chunks."""
+    entities = {
+        spec.slug: Entity(entity_id(corpus.name, spec.slug), spec.slug, spec.name, tuple(spec.aliases))
+        for spec in corpus.entities
+    }
+    writer = CatalogWriter(path)
+    for entity in entities.values():
+        writer.add_entity(entity, corpus.entity_kind)
+    read = _Read()
+    for done, (source_path, rel) in enumerate(files, start=1):
+        if progress:
+            progress("read", done, len(files))
+        try:
+            source = read_source(source_path, rel)
+        except InputFileError as exc:
+            if strict:
+                raise
+            log.warning("skipped %s", exc)
+            read.skipped.append(exc)
+            continue
+        if source.hidden:
+            log.warning("%s: removed hidden characters %s", rel, source.hidden)
+            read.hidden.append((rel, source.hidden))
+        spec = corpus.metadata_for(rel)
+        document = _document(corpus.name, spec, entities, source)
+        pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
+        row_start = len(read.chunk_texts)
+        chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
+        summary_source = "extractive" if _summary_of(spec, source) is None else "metadata"
+        writer.add_document(document, summary_source, sha256_file(source_path), row_start, len(read.document_texts))
+        writer.add_chunks(chunks)
+        read.chunk_texts.extend(c.text for c in chunks)
+        read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
+    for key, value in (("corpus", corpus.name), ("entity_kind", corpus.entity_kind)):
+        writer.set_meta(key, value)
+    writer.close()
+    return read
+
+
+def finish_generation(
+    out_dir: Path,
+    scratch: Path,
+    chunk_texts: list[str],
+    document_texts: list[str],
+    chunk_vectors: np.ndarray,
+    document_vectors: np.ndarray,
+    fields: dict[str, object],
+    dense_kind: DenseKind | None = None,
+    progress: Progress | None = None,
+) -> IndexManifest:
+    """Write the dense and BM25 indexes beside a finished catalog in `scratch`, then publish."""
+    if progress:
+        progress("index", 0, 1)
+    dense = DenseIndex.build(chunk_vectors, dense_kind)
+    dense.save(scratch / "chunks_dense")
+    DenseIndex.build(document_vectors, "flat").save(scratch / "documents_dense")
+    BM25Index.build(chunk_texts).save(scratch / "chunks_bm25")
+    BM25Index.build(document_texts).save(scratch / "documents_bm25")
+    if progress:
+        progress("index", 1, 1)
+    return publish_generation(out_dir, scratch, {**fields, "dense_kind": dense.kind})
+
+
+def _is_excluded(relpath: str, patterns: set[str]) -> bool:
+    return any(path_matches(p, relpath) for p in patterns)
+
+
+def _summary_of(spec: DocumentSpec | None, source: SourceFile) -> str | None:
+    """The summary the manifest or the file gives, or None (then an extractive one is made)."""
+    return (spec.summary if spec and spec.summary else None) or source.own.summary or None
+
+
+def _document(corpus: str, spec: DocumentSpec | None, entities: dict[str, Entity], source: SourceFile) -> Document:
+    """Catalog record of a source (`spec`: its manifest rules, which win over the file's own metadata)."""
+    own = source.own
+    slugs = (spec.entities if spec and spec.entities else None) or own.entities
+    unknown = [s for s in slugs if s not in entities]
+    if unknown:
+        raise ManifestError(f"{source.relpath}: unknown entities {', '.join(unknown)} in front matter")
+    attributes = {**own.attributes, **(spec.attributes if spec else {})}
+    title = (spec.title if spec and spec.title else None) or own.title or Path(source.relpath).stem
+    return Document(
+        document_id=document_id(corpus, source.relpath),
+        filename=Path(source.relpath).name,
+        relpath=source.relpath,
+        title=title,
+        summary=_summary_of(spec, source) or extractive_summary(source.pages),
+        doc_type=(spec.type if spec and spec.type else None) or own.type or "document",
+        page_count=len(source.pages),
+        entity_ids=tuple(entities[s].entity_id for s in slugs),
+        attributes=tuple(sorted(attributes.items())),
+    )
+
+
+def _embed(embedder: Embedder, texts: list[str], batch: int, progress: Progress | None) -> np.ndarray:
+    parts = []
+    for start in range(0, len(texts), batch):
+        parts.append(embedder(texts[start : start + batch]))
+        if progress:
+            progress("embed", min(start + batch, len(texts)), len(texts))
+    if not parts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.concatenate(parts, axis=0)

@@ -1,0 +1,188 @@
+"""An opened index: catalog plus chunk- and document-level BM25 and dense search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.errors import EmbedderError, IndexCorruptError, UnknownScopeError
+from pipeline.guards.ids import is_canonical_uuid
+from pipeline.retrieval.bm25 import BM25Index
+from pipeline.retrieval.dense import DenseIndex
+from pipeline.retrieval.fusion import reciprocal_rank_fusion
+from pipeline.store.catalog import Catalog
+from pipeline.store.embedders import Embedder, embedder_by_name
+from pipeline.store.generations import IndexManifest, open_generation
+from pipeline.text import normalise
+from pipeline.types import ChunkHit, DocumentHit, Entity, SearchMode
+
+# How deep each retriever looks before fusion, relative to k.
+FUSION_DEPTH = 4
+FUSION_MIN_DEPTH = 40
+
+
+def document_search_text(filename: str, title: str, summary: str) -> str:
+    """What document-level search indexes: filename, title and summary."""
+    return f"{filename}\n{title}\n{summary}"
+
+
+@dataclass
+class StoreCall:
+    """One call that reached the store, as recorded for tests and traces."""
+
+    operation: str
+    document_ids: tuple[str, ...] | None
+    query: str
+
+
+@dataclass
+class Store:
+    """Search over one published index generation."""
+
+    manifest: IndexManifest
+    catalog: Catalog
+    embedder: Embedder
+    chunk_bm25: BM25Index
+    chunk_dense: DenseIndex
+    document_bm25: BM25Index
+    document_dense: DenseIndex
+    # Set to a list to record every call that reaches the store (tests, traces).
+    call_log: list[StoreCall] | None = None
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Store:
+        return self  # read-only and heavy: optimizers deep-copy programs that hold it
+
+    def _record(self, operation: str, document_ids: Sequence[str] | None, query: str) -> None:
+        if self.call_log is not None:
+            ids = None if document_ids is None else tuple(document_ids)
+            self.call_log.append(StoreCall(operation, ids, query))
+
+    # -- scope -----------------------------------------------------------------------------
+
+    def check_document_ids(self, document_ids: Sequence[str]) -> list[str]:
+        """The ids unchanged; UnknownScopeError naming every non-canonical or unknown one."""
+        bad = [d for d in document_ids if not is_canonical_uuid(d) or d not in self.catalog.documents]
+        if bad:
+            raise UnknownScopeError("document id", [repr(b) for b in bad])
+        return list(document_ids)
+
+    def resolve_entity(self, name_or_id: str) -> Entity:
+        """The entity whose id, slug, name or alias equals `name_or_id` (NFKC, case-folded)."""
+        wanted = normalise(name_or_id)
+        for entity in self.catalog.entities.values():
+            keys = {entity.entity_id, entity.slug, *(normalise(n) for n in entity.names)}
+            if wanted in keys or name_or_id in keys:
+                return entity
+        known = ", ".join(e.slug for e in self.catalog.entities.values())
+        raise UnknownScopeError(self.catalog.entity_kind, [f"{name_or_id!r} (known: {known})"])
+
+    def entity_document_ids(self, entity_id: str) -> list[str]:
+        """Documents related to the entity in the catalog (the one scope query)."""
+        if entity_id not in self.catalog.entities:
+            raise UnknownScopeError(self.catalog.entity_kind, [entity_id])
+        return self.catalog.document_ids_for_entity(entity_id)
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search_chunks(
+        self,
+        query: str,
+        k: int = 10,
+        document_ids: Sequence[str] | None = None,
+        mode: SearchMode = "hybrid",
+        weights: dict[str, float] | None = None,
+        dense_query: str | None = None,
+    ) -> list[ChunkHit]:
+        """Top k chunks for `query`, inside `document_ids` when given (still k if they hold k).
+
+        `dense_query` (e.g. a HyDE passage) replaces `query` for the dense half only.
+        """
+        self._record("search_chunks", document_ids, query)
+        rows = None if document_ids is None else self.catalog.rows_for_documents(self.check_document_ids(document_ids))
+        ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query)
+        chunks = self.catalog.chunks([row for row, _, _ in ranked])
+        return [
+            ChunkHit(chunk, self.catalog.documents[chunk.document_id].filename, score, scores)
+            for chunk, (_, score, scores) in zip(chunks, ranked, strict=True)
+        ]
+
+    def search_documents(
+        self,
+        query: str,
+        k: int = 10,
+        document_ids: Sequence[str] | None = None,
+        mode: SearchMode = "hybrid",
+        weights: dict[str, float] | None = None,
+    ) -> list[DocumentHit]:
+        """Top k documents by filename, title and summary, inside `document_ids` when given."""
+        self._record("search_documents", document_ids, query)
+        rows = None
+        if document_ids is not None:
+            checked = self.check_document_ids(document_ids)
+            rows = np.array(sorted(self.catalog.document_position(d) for d in set(checked)), dtype=np.int64)
+        ranked = self._hybrid(query, k, rows, self.document_bm25, self.document_dense, mode, weights)
+        order = self.catalog.document_order
+        return [DocumentHit(self.catalog.documents[order[row]], score, scores) for row, score, scores in ranked]
+
+    def _hybrid(
+        self,
+        query: str,
+        k: int,
+        rows: npt.NDArray[np.int64] | None,
+        bm25: BM25Index,
+        dense: DenseIndex,
+        mode: SearchMode,
+        weights: dict[str, float] | None,
+        dense_query: str | None = None,
+    ) -> list[tuple[int, float, dict[str, float]]]:
+        if rows is not None and len(rows) == 0:
+            return []
+        depth = k if mode != "hybrid" else max(k * FUSION_DEPTH, FUSION_MIN_DEPTH)
+        found: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
+        if mode in ("bm25", "hybrid"):
+            found["bm25"] = bm25.search(query, depth, rows)
+        if mode in ("dense", "hybrid"):
+            found["dense"] = dense.search(self.embedder([dense_query or query])[0], depth, rows)
+        raw = {name: dict(zip(r.tolist(), s.tolist(), strict=True)) for name, (r, s) in found.items()}
+        if mode != "hybrid":
+            name = "bm25" if mode == "bm25" else "dense"
+            return [(row, score, {name: score}) for row, score in raw[name].items()][:k]
+        fused = reciprocal_rank_fusion({n: r.tolist() for n, (r, _) in found.items()}, weights=weights, limit=k)
+        return [(f.row, f.score, {"rrf": f.score, **{n: raw[n][f.row] for n in f.ranks}}) for f in fused]
+
+
+def open_store(index_dir: Path, embedder: Embedder | None = None, verify_hashes: bool = False) -> Store:
+    """Open the published generation; IndexCorruptError if files disagree with the manifest."""
+    manifest, root = open_generation(index_dir, verify_hashes=verify_hashes)
+    if embedder is None:
+        embedder = embedder_by_name(manifest.embedder)
+    elif embedder.name != manifest.embedder:
+        raise EmbedderError(
+            f"index at {index_dir} was built with embedder '{manifest.embedder}', not '{embedder.name}'"
+        )
+    catalog = Catalog(root / "catalog.sqlite")
+    counts = {"documents": len(catalog.documents), "chunks": catalog.chunk_count}
+    mismatched = [
+        f"{k}: catalog has {v}, manifest says {manifest.counts.get(k)}"
+        for k, v in counts.items()
+        if manifest.counts.get(k) != v
+    ]
+    if mismatched:
+        raise IndexCorruptError(str(index_dir), mismatched)
+    chunk_dense = DenseIndex.load(root / "chunks_dense", manifest.dense_kind)
+    document_dense = DenseIndex.load(root / "documents_dense", "flat")
+    if chunk_dense.size != catalog.chunk_count or document_dense.size != len(catalog.documents):
+        raise IndexCorruptError(str(index_dir), ["dense index sizes disagree with the catalog"])
+    return Store(
+        manifest=manifest,
+        catalog=catalog,
+        embedder=embedder,
+        chunk_bm25=BM25Index.load(root / "chunks_bm25", catalog.chunk_count),
+        chunk_dense=chunk_dense,
+        document_bm25=BM25Index.load(root / "documents_bm25", len(catalog.documents)),
+        document_dense=document_dense,
+    )

@@ -1,0 +1,101 @@
+"""Source readers: a file becomes pages of text plus the metadata it carries itself."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.errors import InputFileError, ManifestError
+from pipeline.store.corpus import FrontMatter, split_front_matter
+from pipeline.text import strip_hidden
+
+SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
+# Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
+_PAGE_BREAK = re.compile(r"\f|^\s*<!--\s*page\s*break\s*-->\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """The pages of one file (page 1 first), the metadata found inside it, hidden characters removed."""
+
+    relpath: str
+    pages: tuple[str, ...]
+    own: FrontMatter = field(default_factory=FrontMatter)
+    # kind -> count of the hidden characters (zero-width, bidi, tag, ...) removed from pages and metadata
+    hidden: dict[str, int] = field(default_factory=dict)
+
+
+def read_source(path: Path, relpath: str) -> SourceFile:
+    """Pages and metadata of `path`; InputFileError names the file when it cannot be used."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise InputFileError(relpath, f"unsupported file type '{suffix or '(none)'}'")
+    if path.stat().st_size == 0:
+        raise InputFileError(relpath, "file is empty")
+    source = _without_hidden(_read_pdf(path, relpath) if suffix == ".pdf" else _read_text(path, relpath))
+    if not any(page.strip() for page in source.pages):
+        raise InputFileError(relpath, "no extractable text (scanned image or empty pages?)")
+    return source
+
+
+def _without_hidden(source: SourceFile) -> SourceFile:
+    """`source` with hidden characters stripped from its pages, title and summary, and counted.
+
+    Nothing indexed, searched or shown to an LM can then carry invisible instructions or split a
+    property name; the build report lists every file that had any.
+    """
+    found: dict[str, int] = {}
+
+    def clean(text: str) -> str:
+        cleaned, kinds = strip_hidden(text)
+        for kind, count in kinds.items():
+            found[kind] = found.get(kind, 0) + count
+        return cleaned
+
+    pages = tuple(clean(page) for page in source.pages)
+    own = source.own.model_copy(
+        update={
+            "title": clean(source.own.title) if source.own.title else source.own.title,
+            "summary": clean(source.own.summary) if source.own.summary else source.own.summary,
+        }
+    )
+    if not found:
+        return source
+    return SourceFile(relpath=source.relpath, pages=pages, own=own, hidden=found)
+
+
+def _read_text(path: Path, relpath: str) -> SourceFile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(relpath, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    own = FrontMatter()
+    if path.suffix.lower() in (".md", ".markdown"):
+        try:
+            own, text = split_front_matter(text, relpath)
+        except ManifestError as exc:
+            raise InputFileError(relpath, str(exc)) from exc
+    pages = tuple(p.strip() for p in _PAGE_BREAK.split(text))
+    return SourceFile(relpath=relpath, pages=pages, own=own)
+
+
+# Real filings carry arrays beyond pypdf's default 100k-element guard (a limit against
+# malicious files); raised, not removed, and every other limit stays at its default.
+PDF_MAX_ARRAY_ELEMENTS = 5_000_000
+
+
+def _read_pdf(path: Path, relpath: str) -> SourceFile:
+    from pypdf import PdfReader, apply_configuration
+    from pypdf.errors import PyPdfError
+
+    try:
+        with apply_configuration(array_maximum_element_count=PDF_MAX_ARRAY_ELEMENTS):
+            reader = PdfReader(path)
+            pages = tuple((page.extract_text() or "").strip() for page in reader.pages)
+            meta = reader.metadata
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
+        raise InputFileError(relpath, f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})") from exc
+    title = (meta.title or None) if meta else None
+    summary = (meta.subject or None) if meta else None
+    return SourceFile(relpath=relpath, pages=pages, own=FrontMatter(title=title, summary=summary))

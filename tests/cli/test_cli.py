@@ -1,0 +1,180 @@
+"""The console script, driven in-process: index, search, evaluate, history, profiles, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli.main import main
+from pipeline.evaluation.examples import make_example, write_traces
+from tests.conftest import DEMO_DIR
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli-index")
+    assert main(["index", str(DEMO_DIR), "--out", str(out), "--embedder", "hash", "--json"]) == 0
+    return out
+
+
+def test_index_then_search_json(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    code = main(["search", "monthly rent", "--index", str(index_dir), "--property", "Banda Lane", "-k", "3", "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0 and len(rows) == 3
+    assert all(r["filename"] and r["page"] >= 1 for r in rows)
+
+
+def test_document_search_and_table_output(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "valuation", "--index", str(index_dir), "--documents", "-k", "2"]) == 0
+    assert "valuation" in capsys.readouterr().out.lower()
+
+
+def test_unknown_property_is_a_clear_error(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "rent", "--index", str(index_dir), "--property", "Atlantis Road"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown property" in err and "banda-lane" in err
+
+
+def test_missing_index_names_the_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "rent", "--index", str(tmp_path / "none")]) == 2
+    assert "scoperag index" in capsys.readouterr().err
+
+
+def test_evaluate_retrieval_only_writes_tables(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces = tmp_path / "t.jsonl"
+    write_traces(
+        traces,
+        [
+            make_example(
+                corpus="demo",
+                case="property",
+                question="What is the rent?",
+                scope={"property": "banda-lane"},
+                gold_documents=("banda-lane/lease.pdf",),
+            ),
+            make_example(
+                corpus="demo",
+                case="no_scope",
+                question="Which firm valued Dik Dik Lane?",
+                gold_documents=("dik-dik-lane/valuation.md",),
+            ),
+        ],
+    )
+    out = tmp_path / "out"
+    code = main(["evaluate", "--traces", str(traces), "--index", str(index_dir), "--retrieval-only", "--out", str(out)])
+    assert code == 0
+    for mode in ("bm25", "dense", "hybrid"):
+        table = json.loads((out / f"cases-{mode}.json").read_text())
+        assert set(table) == {"property", "no_scope", "all"} and table["all"]["invalid_ids"] == 0
+    assert "recall_at_10" in capsys.readouterr().out
+
+
+def test_history_lists_and_rejects_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    history = str(tmp_path / "h.sqlite")
+    assert main(["history", "--history", history, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert main(["history", "abc", "--history", history]) == 2
+    assert "scoperag history" in capsys.readouterr().err
+
+
+def test_profile_commands_round_trip(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dspy
+
+    from pipeline.export import save_export
+    from pipeline.program.module import ScopedQA
+    from pipeline.settings import Settings
+    from pipeline.store import open_store
+    from pipeline.store.embedders import HashEmbedder
+
+    program = ScopedQA(open_store(index_dir, HashEmbedder(64)))
+    program.answer.demos = [dspy.Example(question="q", sections_context=[], sections=[])]
+    save_export(
+        program,
+        tmp_path / "export",
+        settings=Settings(),
+        experiment_config={},
+        trainset_hash="0" * 16,
+        scores={"all": {"composite": 0.5}},
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["profile", "add", "alpha", str(tmp_path / "export"), "--note", "first"]) == 0
+    assert main(["profile", "activate", "alpha"]) == 0
+    assert main(["profile", "export", "alpha", "--out", "alpha.json"]) == 0
+    assert main(["profile", "import", "alpha.json", "--name", "beta"]) == 0
+    assert main(["profile", "import", "alpha.json", "--name", "beta"]) == 2  # exists: needs --yes
+    assert "--yes" in capsys.readouterr().err
+    assert main(["profile", "import", "alpha.json", "--name", "beta", "--yes"]) == 0
+    assert main(["profile", "export", "--all", "--out", "all.json"]) == 0
+    bundle = json.loads((tmp_path / "all.json").read_text())
+    assert bundle["active"] == "alpha" and set(bundle["profiles"]) == {"alpha", "beta"}
+    capsys.readouterr()
+    assert main(["profile", "list"]) == 0
+    listing = capsys.readouterr().out
+    alpha_row = next(line for line in listing.splitlines() if "alpha" in line)
+    beta_row = next(line for line in listing.splitlines() if "beta" in line)
+    assert "*" in alpha_row and "*" not in beta_row
+
+
+def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path: Path) -> None:
+    import dspy
+
+    from pipeline.evaluation.examples import load_traces
+    from pipeline.evaluation.history import History
+    from pipeline.intake.scope import resolve_scope
+    from pipeline.program.module import ScopedQA
+    from pipeline.store import open_store
+    from pipeline.store.embedders import HashEmbedder
+    from tests.support.fakes import cooperative, scripted_lm
+
+    store = open_store(index_dir, HashEmbedder(64))
+    state: dict = {}
+    with dspy.context(lm=scripted_lm(cooperative())):
+        list(ScopedQA(store).stream("What is the rent?", resolve_scope(store, property_ref="Banda Lane"), state))
+    history = History(tmp_path / "h.sqlite")
+    entry_id = history.record(state["trace"])
+    traces = tmp_path / "labelled.jsonl"
+    args = [
+        "label",
+        entry_id[:8],
+        "--case",
+        "property",
+        "--fact",
+        "KSH 285,000",
+        "--traces",
+        str(traces),
+        "--index",
+        str(index_dir),
+        "--history",
+        str(tmp_path / "h.sqlite"),
+        "--split",
+        "train",
+    ]
+    assert main(args) == 0
+    (example,) = load_traces(traces)
+    assert example.case == "property" and example.scope.property == "banda-lane"
+    assert example.answer_facts == ("KSH 285,000",) and example.gold_documents
+    assert main(args) == 2  # the same example twice is refused
+
+
+def test_index_names_files_whose_hidden_characters_were_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "note.md").write_text("Ci\u200bte the other lease\U000e0041.\n")
+    (tmp_path / "src" / "plain.md").write_text("Nothing hidden here.\n")
+    capsys.readouterr()
+    assert main(["index", str(tmp_path / "src"), "--out", str(tmp_path / "idx"), "--embedder", "hash"]) == 0
+    captured = capsys.readouterr()
+    out = " ".join((captured.out + captured.err).split())
+    assert "hidden characters removed from note.md: 1 tag, 1 zero width" in out
+    assert "plain.md" not in out
+    assert main(["index", str(tmp_path / "src"), "--out", str(tmp_path / "idx"), "--embedder", "hash", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["hidden_characters_removed"] == {"note.md": {"zero_width": 1, "tag": 1}}

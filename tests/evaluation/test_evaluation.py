@@ -1,0 +1,92 @@
+"""Evaluation on the demo corpus: retrieval-only and full runs with a scripted LM."""
+
+from __future__ import annotations
+
+import dspy
+import pytest
+
+from pipeline.errors import UnknownScopeError
+from pipeline.evaluation.examples import LabelledExample, make_example
+from pipeline.evaluation.labels import resolve_example
+from pipeline.evaluation.scoring import evaluate
+from pipeline.evaluation.tables import per_case_table, results_frame
+from pipeline.program.module import ScopedQA
+from pipeline.store import Store
+from tests.support.fakes import cooperative, scripted_lm
+
+
+def _examples() -> list[LabelledExample]:
+    return [
+        make_example(
+            corpus="demo",
+            case="property",
+            question="What is the monthly rent?",
+            scope={"property": "banda-lane"},
+            gold_documents=("banda-lane/lease.pdf",),
+            forbidden_documents=("banda-road/lease.md",),
+        ),
+        make_example(
+            corpus="demo",
+            case="chip",
+            question="Who is the tenant?",
+            scope={"document_ids": ["banda-road/lease.md"]},
+            gold_documents=("banda-road/lease.md",),
+        ),
+        make_example(
+            corpus="demo",
+            case="wrong_property",
+            question="Summarise the Banda Lane offer letter",
+            forbidden_documents=("banda-lane/offer-letter-banda-lane-copy.pdf", "banda-road/lease.md"),
+            gold_documents=("banda-lane/offer-letter.pdf",),
+        ),
+        make_example(
+            corpus="demo",
+            case="no_scope",
+            question="Which firm valued Dik Dik Lane?",
+            gold_documents=("dik-dik-lane/valuation.md",),
+        ),
+    ]
+
+
+def test_resolve_maps_paths_and_slugs_to_ids(demo_store: Store) -> None:
+    resolved = resolve_example(_examples()[0], demo_store)
+    assert resolved.scope.kind == "property"
+    assert {demo_store.catalog.documents[d].relpath for d in resolved.gold} == {"banda-lane/lease.pdf"}
+    bad = make_example(corpus="demo", case="no_scope", question="q", gold_documents=("nope.md",))
+    with pytest.raises(UnknownScopeError, match=r"nope\.md"):
+        resolve_example(bad, demo_store)
+
+
+@pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+def test_retrieval_only_scores_without_any_lm(demo_store: Store, mode: str) -> None:
+    with dspy.context(lm=None):
+        results = evaluate(_examples(), demo_store, mode=mode)  # type: ignore[arg-type]
+    frame = results_frame(results)
+    assert list(frame["case"]) == ["property", "chip", "wrong_property", "no_scope"]
+    assert frame["invalid_ids"].sum() == 0 and frame["wrong_property_citations"].sum() == 0
+    assert (frame["lm_calls"] == 0).all()
+    chip = results[1]
+    assert chip.scores.recall_at_5 == 1.0  # the chip is the gold document itself
+    table = per_case_table(frame)
+    assert set(table.index) == {"property", "chip", "wrong_property", "no_scope", "all"}
+    assert table.loc["all", "n"] == 4
+
+
+def test_full_evaluation_counts_calls_and_cites_in_scope(demo_store: Store) -> None:
+    with dspy.context(lm=scripted_lm(cooperative())):
+        results = evaluate(_examples(), demo_store, program=ScopedQA(demo_store), threads=2)
+    frame = results_frame(results)
+    assert (frame["lm_calls"] == 3).all()
+    assert frame["wrong_property_citations"].sum() == 0 and frame["invalid_ids"].sum() == 0
+    assert all(r.error is None for r in results)
+    assert results[1].scores.citation_recall == 1.0
+
+
+def test_a_forbidden_citation_fails_the_hard_gate(demo_store: Store) -> None:
+    # Label the cited document forbidden: the example must score 0 and be listed as failed.
+    chip = _examples()[1]
+    poisoned = chip.model_copy(update={"gold_documents": (), "forbidden_documents": ("banda-road/lease.md",)})
+    with dspy.context(lm=scripted_lm(cooperative())):
+        (result,) = evaluate([poisoned], demo_store, program=ScopedQA(demo_store))
+    assert result.scores.wrong_property_citations == 1
+    assert result.composite == 0.0 and result.failed

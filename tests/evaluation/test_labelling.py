@@ -1,0 +1,187 @@
+"""Labelling a recorded question: catalog ids become relative paths and slugs; appends are atomic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.evaluation.examples import GoldPage, TraceError, load_traces, make_example
+from pipeline.evaluation.history import History, HistoryEntry
+from pipeline.evaluation.labelling import DuplicateExampleError, LabellingError, append_example, example_from_history
+from pipeline.program.events import Section, SourceRef
+from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
+from pipeline.store import Store
+
+
+def _id(store: Store, relpath: str) -> str:
+    return next(d.document_id for d in store.catalog.documents.values() if d.relpath == relpath)
+
+
+def _entity(store: Store, slug: str) -> str:
+    return next(e.entity_id for e in store.catalog.entities.values() if e.slug == slug)
+
+
+def _entry(
+    store: Store, scope: dict[str, Any], cited: list[tuple[str, int]], question: str = "What is the rent?"
+) -> HistoryEntry:
+    """A recorded question whose answer cites `cited` (relative path, page)."""
+    sources = tuple(SourceRef(document_id=_id(store, p), filename=Path(p).name, page=n) for p, n in cited)
+    section = Section(index=0, sub_question=question, bullets=("KSH 285,000 per month",), sources=sources)
+    chunks = [
+        RetrievedChunk(document_id=_id(store, p), filename=Path(p).name, page=n, row=i, retrieval_score=1.0)
+        for i, (p, n) in enumerate(cited)
+    ]
+    trace = QuestionTrace(
+        question=question,
+        scope=scope,
+        sub_questions=[SubQuestionTrace(index=0, sub_question=question, chunks=chunks)],
+        answer="KSH 285,000 per month [lease.pdf, page 2]",
+        sections=[section.model_dump(mode="json")],
+    )
+    return HistoryEntry("h-1", "2024-01-01T00:00:00+00:00", question, trace.answer, 3, 100, 1.5, trace)
+
+
+def _chip(store: Store, *paths: str) -> dict[str, Any]:
+    return {"kind": "chip", "document_ids": [_id(store, p) for p in paths], "entity_id": None}
+
+
+def test_chip_entry_becomes_a_chip_example_with_cited_gold(demo_store: Store) -> None:
+    scope = _chip(demo_store, "banda-lane/valuation.md", "banda-lane/lease.pdf")
+    entry = _entry(demo_store, scope, [("banda-lane/lease.pdf", 2), ("banda-lane/lease.pdf", 1)])
+    example = example_from_history(entry, demo_store.catalog, case="chip", answer_facts=["KSH 285,000", " "])
+    assert example.corpus == "demo"
+    assert example.scope.document_ids == ("banda-lane/lease.pdf", "banda-lane/valuation.md")
+    assert example.scope.property is None
+    assert example.gold_documents == ("banda-lane/lease.pdf",)
+    assert set(example.gold_pages) == {GoldPage(document="banda-lane/lease.pdf", page=p) for p in (1, 2)}
+    assert example.answer_facts == ("KSH 285,000",)
+    assert example.expected_plan == "one_step"
+    assert "from_history" in example.tags
+    # The id is the usual content hash, so the same question and scope label to the same example.
+    assert example == example_from_history(entry, demo_store.catalog, case="chip", answer_facts=["KSH 285,000"])
+
+
+def test_property_scope_becomes_the_slug(demo_store: Store) -> None:
+    scope = {"kind": "property", "document_ids": [], "entity_id": _entity(demo_store, "banda-lane")}
+    entry = _entry(demo_store, scope, [("banda-lane/lease.pdf", 2)])
+    example = example_from_history(entry, demo_store.catalog, case="property", answer_facts=["KSH 285,000"])
+    assert example.scope.property == "banda-lane" and example.scope.document_ids == ()
+    chip_with_property = {**_chip(demo_store, "banda-lane/lease.pdf"), "entity_id": _entity(demo_store, "banda-lane")}
+    entry = _entry(demo_store, chip_with_property, [("banda-lane/lease.pdf", 2)])
+    example = example_from_history(entry, demo_store.catalog, case="chip", answer_facts=[])
+    assert example.scope.document_ids == ("banda-lane/lease.pdf",) and example.scope.property == "banda-lane"
+
+
+def test_no_scope_entry_gets_a_two_step_plan(demo_store: Store) -> None:
+    entry = _entry(demo_store, {"kind": "no_scope"}, [("banda-lane/lease.pdf", 2)])
+    example = example_from_history(entry, demo_store.catalog, case="no_scope", answer_facts=["KSH 285,000"])
+    assert example.scope.document_ids == () and example.scope.property is None
+    assert example.expected_plan == "two_step"
+
+
+def test_gold_documents_may_be_ids_paths_or_unique_file_names(demo_store: Store) -> None:
+    entry = _entry(demo_store, {"kind": "no_scope"}, [("banda-lane/lease.pdf", 2), ("banda-lane/valuation.md", 2)])
+    example = example_from_history(
+        entry,
+        demo_store.catalog,
+        case="no_scope",
+        answer_facts=["KSH 285,000"],
+        gold_documents=[_id(demo_store, "banda-lane/lease.pdf"), "banda-lane/valuation.md", "standard-terms-annex.md"],
+    )
+    assert example.gold_documents == (
+        "banda-lane/lease.pdf",
+        "banda-lane/valuation.md",
+        "banda-road/standard-terms-annex.md",
+    )
+    # Cited pages are gold pages only for gold documents.
+    assert {p.document for p in example.gold_pages} == {"banda-lane/lease.pdf", "banda-lane/valuation.md"}
+    with pytest.raises(LabellingError, match=r"lease\.pdf"):  # "lease.pdf" names several documents
+        example_from_history(entry, demo_store.catalog, case="no_scope", answer_facts=[], gold_documents=["lease.pdf"])
+
+
+def test_case_must_match_the_recorded_scope(demo_store: Store) -> None:
+    entry = _entry(demo_store, {"kind": "no_scope"}, [("banda-lane/lease.pdf", 2)])
+    with pytest.raises(LabellingError, match="no_scope scope, so it cannot be labelled as chip"):
+        example_from_history(entry, demo_store.catalog, case="chip", answer_facts=[])
+
+
+def test_unknown_ids_are_named(demo_store: Store) -> None:
+    missing = "00000000-0000-5000-8000-000000000000"
+    entry = _entry(demo_store, {"kind": "chip", "document_ids": [missing]}, [("banda-lane/lease.pdf", 2)])
+    with pytest.raises(LabellingError, match=missing):
+        example_from_history(entry, demo_store.catalog, case="chip", answer_facts=[])
+    entry = _entry(demo_store, {"kind": "property", "entity_id": missing}, [])
+    with pytest.raises(LabellingError, match=missing):
+        example_from_history(entry, demo_store.catalog, case="property", answer_facts=[])
+
+
+def test_not_found_and_wrong_property_labels(demo_store: Store) -> None:
+    scope = {"kind": "property", "entity_id": _entity(demo_store, "banda-lane")}
+    entry = _entry(demo_store, scope, [("banda-lane/lease.pdf", 2)], question="What is the rent at Banda Road?")
+    example = example_from_history(
+        entry,
+        demo_store.catalog,
+        case="wrong_property",
+        answer_facts=[],
+        expect_not_found=True,
+        forbidden_documents=["banda-road/lease.md"],
+    )
+    assert example.expect_not_found and example.gold_documents == () and example.gold_pages == ()
+    assert example.forbidden_documents == ("banda-road/lease.md",)
+    with pytest.raises(LabellingError, match="needs forbidden_documents"):
+        example_from_history(entry, demo_store.catalog, case="wrong_property", answer_facts=["KSH 285,000"])
+    with pytest.raises(LabellingError, match="no answer facts"):
+        example_from_history(
+            entry, demo_store.catalog, case="property", answer_facts=["KSH 340,000"], expect_not_found=True
+        )
+
+
+def test_a_recorded_history_entry_round_trips(demo_store: Store, tmp_path: Path) -> None:
+    history = History(tmp_path / "history.db")
+    made = _entry(demo_store, _chip(demo_store, "banda-lane/lease.pdf"), [("banda-lane/lease.pdf", 2)])
+    history_id = history.record(made.trace)
+    entry = history.get(history_id[:8])
+    history.close()
+    example = example_from_history(entry, demo_store.catalog, case="chip", answer_facts=["KSH 285,000"])
+    assert example.gold_documents == ("banda-lane/lease.pdf",)
+
+
+# ---- appending ----------------------------------------------------------------------------
+
+
+def _example(question: str) -> Any:
+    return make_example(corpus="demo", case="no_scope", question=question, gold_documents=("banda-lane/lease.pdf",))
+
+
+def test_append_creates_appends_and_refuses_duplicates(tmp_path: Path) -> None:
+    path = tmp_path / "labelled" / "train.jsonl"
+    first, second = _example("What is the rent?"), _example("Who is the tenant?")
+    assert append_example(path, first) == 1
+    assert append_example(path, second) == 2
+    assert load_traces(path) == [first, second]
+    before = path.read_bytes()
+    with pytest.raises(DuplicateExampleError, match=rf"train\.jsonl:1: already holds example {first.id}"):
+        append_example(path, _example("What  is the rent?"))
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["train.jsonl"]
+
+
+def test_append_keeps_existing_bytes_and_adds_a_missing_newline(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    first = _example("What is the rent?")
+    raw = first.model_dump_json(exclude_defaults=True)
+    path.write_text(raw + "\n\n" + _example("Who is the landlord?").model_dump_json())  # blank line, no final newline
+    assert append_example(path, _example("Who is the tenant?")) == 4
+    text = path.read_text()
+    assert text.startswith(raw + "\n\n") and text.endswith("\n")
+    assert len(load_traces(path)) == 3
+
+
+def test_append_refuses_to_touch_an_invalid_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"id": "broken"}\n')
+    with pytest.raises(TraceError, match=r"t\.jsonl:1: invalid example"):
+        append_example(path, _example("What is the rent?"))
+    assert path.read_text() == '{"id": "broken"}\n'

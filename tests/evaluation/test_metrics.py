@@ -1,0 +1,129 @@
+"""Metrics with hand-computed values, including the two hard gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.evaluation.metrics import (
+    ExampleScores,
+    abstention_correct,
+    citation_precision,
+    citation_recall,
+    composite,
+    fact_present,
+    fact_recall,
+    invalid_store_ids,
+    recall_at_k,
+    sub_question_coverage,
+    wrong_property_citations,
+)
+
+A = "1111aaaa-1111-5111-8111-11111111111a"
+B = "22222222-2222-5222-8222-222222222222"
+C = "33333333-3333-5333-8333-333333333333"
+
+
+def test_wrong_property_citations_counts_forbidden_and_out_of_scope() -> None:
+    assert wrong_property_citations([A, A, B], forbidden={B}, allowed=None) == 1
+    assert wrong_property_citations([A, C], forbidden=set(), allowed={A}) == 1
+    assert wrong_property_citations([A, B, C], forbidden={B}, allowed={A, B}) == 2
+    assert wrong_property_citations([], forbidden={B}, allowed={A}) == 0
+
+
+def test_invalid_store_ids() -> None:
+    known = {A, B, C}
+    assert invalid_store_ids([A, B], known, None) == 0
+    assert (
+        invalid_store_ids(
+            [A.upper(), "{" + A + "}", "<from_step_x>", "00000000-0000-0000-0000-000000000000"], known, None
+        )
+        == 4
+    )
+    assert invalid_store_ids([A, C], known, {A}) == 1
+
+
+def test_recall_at_k_over_distinct_documents() -> None:
+    ranked = [A, A, B, C]
+    assert recall_at_k(ranked, {C}, 2) == 0.0  # distinct top-2 is A, B
+    assert recall_at_k(ranked, {C}, 3) == 1.0
+    assert recall_at_k(ranked, {A, C}, 2) == 0.5
+    assert recall_at_k(ranked, set(), 5) is None
+
+
+def test_sub_question_coverage() -> None:
+    gold = ["What is the rent at Karen Ridge?", "When does the lease end?"]
+    assert sub_question_coverage(["what is the rent at karen ridge", "who is the landlord"], gold) == 0.5
+    assert sub_question_coverage(gold, gold) == 1.0
+    assert sub_question_coverage(["x"], []) is None
+
+
+def test_citation_precision_and_recall() -> None:
+    gold_pages = {A: frozenset({2}), B: None}
+    cited = [(A, 2), (A, 3), (B, 7), (C, 1), (A, 2)]
+    # distinct: (A,2) good, (A,3) wrong page, (B,7) any page good, (C,1) not gold -> 2/4
+    assert citation_precision(cited, gold_pages) == 0.5
+    assert citation_precision([], gold_pages) is None
+    assert citation_recall([A, C], {A, B}) == 0.5
+    assert citation_recall([A], set()) is None
+
+
+@pytest.mark.parametrize(
+    ("fact", "answer", "present"),
+    [
+        ("KSH 120,000", "The rent is KSh 120000.00 per month.", True),
+        ("KSH 120,000", "The rent is KSH 12,000 per month.", False),
+        ("1 March 2023", "The lease began on March 1, 2023.", True),
+        ("1 March 2023", "It began on 2023-03-01.", True),
+        ("1 March 2023", "It began on 1 March 2024.", False),
+        ("June 25, 2022", "quarter ended 25 June 2022", True),
+        ("$82,959 million", "net sales were $82,959 million", True),
+        ("$82,959 million", "net sales were 82959", True),
+        ("25%", "margin of 25 %", True),
+        ("Amina Otieno", "The tenant is AMINA   otieno.", True),
+        ("Amina Otieno", "The tenant is Amina Hassan.", False),
+        ("L.R. NO: 2327/30", "parcel L.R. No. 2327/30", True),
+    ],
+)
+def test_fact_present_is_number_and_date_aware(fact: str, answer: str, present: bool) -> None:
+    assert fact_present(fact, answer) is present
+
+
+def test_fact_recall() -> None:
+    assert fact_recall(["KSH 120,000", "Amina Otieno"], "Amina Otieno pays KSH 120,000.") == 1.0
+    assert fact_recall(["KSH 120,000", "Amina Otieno"], "Amina Otieno pays rent.") == 0.5
+    assert fact_recall([], "anything") is None
+
+
+def test_abstention() -> None:
+    assert abstention_correct(True, True) and abstention_correct(False, False)
+    assert not abstention_correct(True, False) and not abstention_correct(False, True)
+
+
+def _scores(**overrides: object) -> ExampleScores:
+    base: dict[str, object] = {
+        "wrong_property_citations": 0,
+        "invalid_ids": 0,
+        "recall_at_5": 1.0,
+        "recall_at_10": 1.0,
+        "sub_question_coverage": None,
+        "citation_precision": 0.5,
+        "citation_recall": 1.0,
+        "fact_recall": 1.0,
+        "abstention": 1.0,
+        "lm_calls": 3,
+        "tokens": 100,
+    }
+    base.update(overrides)
+    return ExampleScores(**base)  # type: ignore[arg-type]
+
+
+def test_composite_weighted_mean_of_applicable_metrics() -> None:
+    weights = {"fact_recall": 0.5, "citation_precision": 0.25, "sub_question_coverage": 0.25}
+    # coverage is None: (0.5 * 1.0 + 0.25 * 0.5) / 0.75
+    assert composite(_scores(), weights) == pytest.approx(0.625 / 0.75)
+
+
+@pytest.mark.parametrize("gate", [{"wrong_property_citations": 1}, {"invalid_ids": 2}])
+def test_composite_hard_gates_zero_the_example(gate: dict[str, int]) -> None:
+    scores = _scores(**gate)
+    assert not scores.gates_passed and composite(scores) == 0.0

@@ -1,0 +1,348 @@
+"""The executor on the demo corpus: the three traces of seed 000 section 6, every guard
+branch, tool failures, and a property test that no bad value ever reaches a store call."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.entities import find_entity_mentions
+from pipeline.errors import RetrievalRateLimitedError, RetrievalUnavailableError, ScopeViolationError
+from pipeline.execution.executor import ExecutionResult, execute_plan
+from pipeline.execution.steps import SEARCH_DOCS_REF, Plan, PlanStep, build_plan, normalise_plan
+from pipeline.execution.tools import RetrievalTools
+from pipeline.guards.ids import is_canonical_uuid
+from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids, resolve_scope
+from pipeline.settings import CoreConfig
+from pipeline.store import Store, open_store
+from pipeline.store.embedders import HashEmbedder
+from pipeline.types import ChunkHit, DocumentHit
+
+
+def ids_by_path(store: Store) -> dict[str, str]:
+    return {d.relpath: d.document_id for d in store.catalog.documents.values()}
+
+
+def mentioned(store: Store, question: str) -> list[str]:
+    found = find_entity_mentions(question, list(store.catalog.entities.values()))
+    return [m.entity_id for m in found if m.entity_id]
+
+
+def run(store: Store, plan: Plan, scope: Scope, question: str = "", **kw: Any) -> ExecutionResult:
+    return execute_plan(store, plan, scope, mentioned_entity_ids=mentioned(store, question), **kw)
+
+
+def assert_store_saw_only_valid_ids(store: Store, scope: Scope) -> None:
+    allowed = allowed_document_ids(scope, store.entity_document_ids)
+    assert store.call_log is not None
+    for call in store.call_log:
+        if call.document_ids is None:
+            assert scope.kind == "no_scope" and call.operation == "search_documents"
+            continue
+        for value in call.document_ids:
+            assert is_canonical_uuid(value) and value in store.catalog.documents
+            assert allowed is None or value in allowed
+
+
+def owner_slugs(store: Store, document_id: str) -> set[str]:
+    return {store.catalog.entities[e].slug for e in store.catalog.documents[document_id].entity_ids}
+
+
+# -- seed 000, section 6: the three traces ------------------------------------------------
+
+
+def test_trace_no_scope_two_steps_step_two_gets_every_id_step_one_found(demo_store: Store) -> None:
+    question = "What is the value of Banda Lane?"
+    plan = build_plan(NO_SCOPE, question, demo_store.entity_document_ids)
+    result = run(demo_store, plan, NO_SCOPE, question)
+    search_docs, search_chunks = result.trace.steps
+    assert (search_docs.tool, search_chunks.tool) == ("retrieve_docs", "retrieve_chunks")
+    assert search_chunks.requested == (SEARCH_DOCS_REF,)
+    assert search_docs.result_ids and search_chunks.sent == search_docs.result_ids
+    assert demo_store.call_log is not None
+    assert [(c.operation, c.document_ids) for c in demo_store.call_log] == [
+        ("search_documents", None),
+        ("search_chunks", search_docs.result_ids),
+    ]
+    assert result.trace.rejections == () and result.trace.fallbacks == ()
+    assert result.chunks and all("banda-lane" in owner_slugs(demo_store, h.chunk.document_id) for h in result.chunks)
+    assert_store_saw_only_valid_ids(demo_store, NO_SCOPE)
+
+
+def test_trace_chip_one_step_on_exactly_the_selected_ids(demo_store: Store) -> None:
+    paths = ids_by_path(demo_store)
+    chip = [paths["banda-lane/lease.pdf"], paths["banda-lane/valuation.md"]]
+    scope = resolve_scope(demo_store, document_ids=chip)
+    plan = build_plan(scope, "What is the monthly rent?", demo_store.entity_document_ids)
+    result = run(demo_store, plan, scope, "What is the monthly rent?")
+    assert demo_store.call_log is not None
+    assert [(c.operation, c.document_ids) for c in demo_store.call_log] == [("search_chunks", tuple(chip))]
+    assert {h.chunk.document_id for h in result.chunks} <= set(chip)
+    assert result.chunks
+    assert_store_saw_only_valid_ids(demo_store, scope)
+
+
+def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_store: Store) -> None:
+    scope = resolve_scope(demo_store, property_ref="Banda Lane")
+    expected = tuple(demo_store.entity_document_ids(scope.entity_id or ""))
+    lm_plan = Plan(
+        steps=(
+            PlanStep(
+                step_id="s1",
+                tool="retrieve_chunks",
+                query="Who is the tenant?",
+                document_ids=("Documents in scope: see workspace", expected[0].upper()),
+            ),
+        )
+    )
+    fixed = normalise_plan(lm_plan, scope, demo_store.entity_document_ids)
+    assert fixed.plan.steps[0].document_ids == expected
+    assert [f.action for f in fixed.fixes] == ["replaced_from_property"]
+    result = run(demo_store, fixed.plan, scope, "Who is the tenant?")
+    assert demo_store.call_log is not None
+    assert [c.operation for c in demo_store.call_log] == ["search_chunks"]
+    assert set(demo_store.call_log[0].document_ids or ()) <= set(expected)
+    assert all(owner_slugs(demo_store, h.chunk.document_id) == {"banda-lane"} for h in result.chunks)
+    assert_store_saw_only_valid_ids(demo_store, scope)
+
+
+# -- guard branches inside the executor ------------------------------------------------------
+
+
+def chunk_plan(values: Sequence[str], query: str = "What is the rent?") -> Plan:
+    return Plan(steps=(PlanStep(step_id="s1", tool="retrieve_chunks", query=query, document_ids=tuple(values)),))
+
+
+def test_every_rejected_value_is_traced_with_its_reason(demo_store: Store) -> None:
+    paths = ids_by_path(demo_store)
+    lane = paths["banda-lane/lease.pdf"]
+    road = paths["banda-road/lease.md"]
+    stranger = str(uuid.uuid4())
+    scope = Scope(kind="chip", document_ids=(lane,))
+    values = [lane, lane.upper(), "{" + lane + "}", "<from_step_nowhere>", road, stranger, "see above"]
+    result = run(demo_store, chunk_plan(values), scope)
+    reasons = {(r.value, r.reason) for r in result.trace.rejections}
+    assert reasons == {
+        (repr(lane.upper()), "not_canonical_uuid"),
+        (repr("{" + lane + "}"), "not_canonical_uuid"),
+        (repr("<from_step_nowhere>"), "unresolvable_step_reference"),
+        (repr(road), "out_of_scope"),
+        (repr(stranger), "unknown_document"),
+        (repr("see above"), "not_canonical_uuid"),
+    }
+    assert result.trace.steps[0].sent == (lane,)
+    assert_store_saw_only_valid_ids(demo_store, scope)
+
+
+def test_chip_step_with_no_valid_ids_is_retried_with_the_chip(demo_store: Store) -> None:
+    lane = ids_by_path(demo_store)["banda-lane/lease.pdf"]
+    scope = Scope(kind="chip", document_ids=(lane,))
+    result = run(demo_store, chunk_plan(["placeholder"]), scope)
+    step = result.trace.steps[0]
+    assert step.status == "ok" and step.filled_from == "scope_documents" and step.sent == (lane,)
+    assert result.trace.fallbacks == ()
+
+
+def test_property_step_with_no_valid_ids_is_retried_with_the_property(demo_store: Store) -> None:
+    scope = resolve_scope(demo_store, property_ref="dik-dik-lane")
+    result = run(demo_store, chunk_plan(["<document ids>"]), scope)
+    step = result.trace.steps[0]
+    assert step.filled_from == "scope_property"
+    assert set(step.sent or ()) <= set(demo_store.entity_document_ids(scope.entity_id or ""))
+
+
+def test_no_scope_step_with_no_ids_falls_back_to_docs_then_chunks(demo_store: Store) -> None:
+    question = "What is the value of Banda Road?"
+    result = run(demo_store, chunk_plan(["<document ids from the workspace>"], question), NO_SCOPE, question)
+    first, docs, chunks = result.trace.steps
+    assert first.status == "error" and first.error is not None and first.error.code == "missing_param"
+    assert (docs.tool, docs.fallback_for, chunks.tool, chunks.fallback_for) == (
+        "retrieve_docs",
+        "s1",
+        "retrieve_chunks",
+        "s1",
+    )
+    assert chunks.sent == docs.result_ids and result.chunks
+    assert result.user_message is None
+    assert_store_saw_only_valid_ids(demo_store, NO_SCOPE)
+
+
+def test_entity_gate_runs_on_found_documents_and_is_traced(demo_store: Store) -> None:
+    question = "What is the value of Banda Lane?"
+    result = run(demo_store, build_plan(NO_SCOPE, question, demo_store.entity_document_ids), NO_SCOPE, question)
+    paths = {d.document_id: d.relpath for d in demo_store.catalog.documents.values()}
+    excluded = {paths[e.document_id]: e.reasons for e in result.trace.gate_exclusions}
+    assert excluded["banda-lane/offer-letter-banda-lane-copy.pdf"] == (
+        "entity_not_in_summary",
+        "other_address_in_summary",
+    )
+    kept = {paths[h.document.document_id] for h in result.documents}
+    assert kept and all(p.startswith("banda-lane/") for p in kept)
+    assert not kept & {"banda-lane/offer-letter-banda-lane-copy.pdf", "banda-lane/valuation-banda-copy.md"}
+
+
+def test_gate_also_checks_ids_that_did_not_come_from_retrieve_docs(demo_store: Store) -> None:
+    paths = ids_by_path(demo_store)
+    copy = paths["banda-lane/offer-letter-banda-lane-copy.pdf"]
+    lane = paths["banda-lane/lease.pdf"]
+    scope = Scope(kind="chip", document_ids=(copy, lane))
+    result = run(
+        demo_store,
+        build_plan(scope, "Banda Lane rent", demo_store.entity_document_ids),
+        scope,
+        "Banda Lane rent",
+    )
+    assert result.trace.steps[0].sent == (lane,)
+    assert [e.document_id for e in result.trace.gate_exclusions] == [copy]
+
+
+def test_chunk_backstop_runs_on_retrieved_chunks(demo_store: Store) -> None:
+    scope = resolve_scope(demo_store, property_ref="Dik Dik Lane")
+    query = "comparable sale Banda Lane upper bound"
+    # the question names no property, so the gate protects the scope's Dik Dik Lane; the
+    # search words still pull in chunks about Banda Lane, which the backstop must drop
+    result = run(demo_store, build_plan(scope, query, demo_store.entity_document_ids), scope)
+    assert result.trace.chunk_exclusions
+    dropped = {e.row for e in result.trace.chunk_exclusions}
+    assert not dropped & {h.chunk.row for h in result.chunks}
+    assert all("Banda Lane" in e.other_addresses or e.other_addresses for e in result.trace.chunk_exclusions)
+
+
+def test_scope_violation_is_refused_before_the_store(demo_store: Store) -> None:
+    lane = ids_by_path(demo_store)["banda-lane/lease.pdf"]
+    tools = RetrievalTools(demo_store, Scope(kind="chip", document_ids=(lane,)), CoreConfig(), (), frozenset(), None)
+    assert tools.ensure_sendable([lane]) == (lane,)
+    with pytest.raises(ScopeViolationError) as info:
+        tools.ensure_sendable([lane, lane.upper()])
+    assert info.value.values == [repr(lane.upper())]
+
+
+# -- tool failures through the loop ----------------------------------------------------------
+
+
+class FlakyStore:
+    """The demo store with scripted failures on document search (a remote store's failure modes)."""
+
+    def __init__(self, store: Store, failures: list[Exception | None]) -> None:
+        self._store = store
+        self._failures = failures
+        self.catalog = store.catalog
+        self.entity_document_ids = store.entity_document_ids
+        self.search_chunks = store.search_chunks
+
+    def search_documents(
+        self, query: str, k: int = 10, document_ids: Any = None, mode: Any = "hybrid", weights: Any = None
+    ) -> list[DocumentHit]:
+        failure = self._failures.pop(0) if self._failures else None
+        if failure is not None:
+            raise failure
+        return self._store.search_documents(query, k, document_ids, mode, weights)
+
+
+def test_rate_limited_search_is_retried(demo_store: Store) -> None:
+    store = FlakyStore(demo_store, [RetrievalRateLimitedError("slow down")])
+    question = "Banda Lane valuation"
+    result = execute_plan(store, build_plan(NO_SCOPE, question, store.entity_document_ids), NO_SCOPE)
+    assert result.trace.steps[0].status == "ok" and len(result.trace.calls[0].attempts) == 2
+    assert result.chunks and result.user_message is None
+
+
+def test_unavailable_search_is_given_up_and_named_to_the_user(demo_store: Store) -> None:
+    store = FlakyStore(demo_store, [RetrievalUnavailableError("document index offline")])
+    result = execute_plan(store, build_plan(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
+    statuses = [(s.step_id, s.status) for s in result.trace.steps]
+    assert statuses == [
+        ("search_docs", "error"),
+        ("search_chunks", "error"),
+        ("search_chunks__fallback", "skipped"),
+    ]
+    assert result.trace.steps[1].rejections[0].reason == "unresolvable_step_reference"
+    assert result.trace.given_up == ("retrieve_docs",)
+    assert result.user_message is not None and "retrieve_docs" in result.user_message
+    assert "document index offline" in result.user_message
+    assert result.chunks == () and result.documents == ()
+
+
+def test_fallback_is_skipped_when_the_same_search_found_nothing(demo_store: Store) -> None:
+    class Empty(FlakyStore):
+        def search_documents(self, *args: Any, **kwargs: Any) -> list[DocumentHit]:
+            return []
+
+    store = Empty(demo_store, [])
+    result = execute_plan(store, build_plan(NO_SCOPE, "anything", store.entity_document_ids), NO_SCOPE)
+    assert result.trace.steps[-1].note == "fallback skipped: the same search already found no documents"
+    assert result.chunks == ()
+
+
+# -- property: nothing but canonical in-scope ids reach the store ----------------------------
+
+
+@pytest.fixture(scope="module")
+def shared_store(demo_index_dir: Path) -> Store:
+    store = open_store(demo_index_dir, HashEmbedder(64))
+    store.call_log = []
+    return store
+
+
+def _values(store: Store) -> st.SearchStrategy[str]:
+    ids = sorted(store.catalog.documents)
+    return st.one_of(
+        st.sampled_from(ids),
+        st.sampled_from(ids).map(str.upper),
+        st.sampled_from(ids).map(lambda s: "{" + s + "}"),
+        st.sampled_from(ids).map(lambda s: "urn:uuid:" + s),
+        st.sampled_from(ids).map(lambda s: s.replace("-", "")),
+        st.sampled_from(ids).map(lambda s: s + " "),
+        st.uuids().map(str),
+        st.text(max_size=30),
+        st.sampled_from(["<from_step_search_docs>", "<from_step_a>", "<from_step_b>", "<from_step_zzz>"]),
+    )
+
+
+@st.composite
+def executions(draw: st.DrawFn, store: Store) -> tuple[Plan, Scope, str]:
+    ids = sorted(store.catalog.documents)
+    entities = sorted(store.catalog.entities)
+    scope = draw(
+        st.one_of(
+            st.just(NO_SCOPE),
+            st.lists(st.sampled_from(ids), min_size=1, max_size=3).map(
+                lambda d: Scope(kind="chip", document_ids=tuple(d))
+            ),
+            st.sampled_from(entities).map(lambda e: Scope(kind="property", entity_id=e)),
+        )
+    )
+    step_ids = draw(st.lists(st.sampled_from(["a", "b", "search_docs", "c"]), min_size=1, max_size=3, unique=True))
+    steps = tuple(
+        PlanStep(
+            step_id=sid,
+            tool=draw(st.sampled_from(["retrieve_docs", "retrieve_chunks"])),
+            query=draw(st.sampled_from(["rent at Banda Lane", "valuation", "Mellifera Court lease"])),
+            document_ids=tuple(draw(st.lists(_values(store), max_size=4))),
+        )
+        for sid in step_ids
+    )
+    return Plan(steps=steps), scope, steps[0].query
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_no_generated_value_that_is_not_a_canonical_in_scope_id_reaches_the_store(
+    shared_store: Store, data: st.DataObject
+) -> None:
+    plan, scope, question = data.draw(executions(shared_store))
+    assert shared_store.call_log is not None
+    shared_store.call_log.clear()
+    result = run(shared_store, plan, scope, question)
+    assert_store_saw_only_valid_ids(shared_store, scope)
+    allowed = allowed_document_ids(scope, shared_store.entity_document_ids)
+    for hit in result.chunks:
+        assert allowed is None or hit.chunk.document_id in allowed
+    chunk_hits: tuple[ChunkHit, ...] = result.chunks
+    assert len({h.chunk.row for h in chunk_hits}) == len(chunk_hits)

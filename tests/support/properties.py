@@ -1,0 +1,169 @@
+"""Hypothesis pieces shared by tests/test_fuzz_properties.py, tests/test_scope.py and benchmarks/fuzz.py: JSON and
+byte mutations, a valid edit of a program's predictor, the sample export they mutate, and the plan oracle."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import dspy
+from hypothesis import strategies as st
+
+from pipeline.execution.steps import Plan
+from pipeline.export import FORBIDDEN_KEYS, PREDICTORS, save_export
+from pipeline.guards.ids import step_reference
+from pipeline.intake.scope import Scope, allowed_document_ids
+from pipeline.program.module import ScopedQA
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
+RETYPED = (None, True, 0, -1, 1.5, "", "x", [], {}, [1], {"a": 1})
+HUGE_VALUES = ("x" * 5000, 10**400, -(2**63) - 1, 1e308, [None] * 2000, {"k" * 300: 1}, "\x00" * 20)
+ANY_KEY = st.text(max_size=10)
+
+
+def _mutate_once(
+    draw: st.DrawFn, value: Any, huge: Sequence[Any], max_nest: int, add_keys: st.SearchStrategy[str]
+) -> Any:
+    """`value` (mutated in place where possible) with one node dropped, added to, retyped, replaced, inflated or
+    nested."""
+    parent, key, node = None, None, value
+    while isinstance(node, dict | list) and node and draw(st.booleans()):
+        keys = sorted(node) if isinstance(node, dict) else list(range(len(node)))
+        parent, key = node, draw(st.sampled_from(keys))
+        node = node[key]
+    op = draw(st.sampled_from(["drop", "add", "replace", "retype", "huge", "nest"]))
+    if op == "drop" and parent is not None:
+        del parent[key]
+        return value
+    if op == "add" and isinstance(node, dict | list):
+        extra = draw(JSON_VALUES)
+        if isinstance(node, dict):
+            node[draw(add_keys)] = extra
+        else:
+            node.append(extra)
+        return value
+    if op == "retype":
+        new = copy.deepcopy(draw(st.sampled_from([v for v in RETYPED if type(v) is not type(node)])))
+    elif op == "huge":
+        new = copy.deepcopy(draw(st.sampled_from(huge)))
+    elif op == "nest":
+        new = node
+        for _ in range(draw(st.integers(1, max_nest))):
+            new = [new]
+    else:
+        new = draw(JSON_VALUES)
+    if parent is None:
+        return new
+    parent[key] = new
+    return value
+
+
+@st.composite
+def mutated_json(
+    draw: st.DrawFn,
+    value: Any,
+    max_mutations: int = 3,
+    *,
+    huge: Sequence[Any] = HUGE_VALUES,
+    max_nest: int = 50,
+    add_keys: st.SearchStrategy[str] = ANY_KEY,
+) -> Any:
+    """A deep copy of `value` with 1..max_mutations nodes dropped, added (under `add_keys`), retyped, replaced,
+    inflated (one of `huge`) or nested (up to `max_nest` lists deep)."""
+    value = copy.deepcopy(value)
+    for _ in range(draw(st.integers(1, max_mutations))):
+        value = _mutate_once(draw, value, huge, max_nest, add_keys)
+    return value
+
+
+@st.composite
+def mutated_bytes(draw: st.DrawFn, data: bytes, *, duplicate: bool = False, max_cut: int = 16) -> bytes:
+    """`data` truncated, with bytes flipped, inserted, deleted or (with `duplicate`) repeated (1-3 edits of up to
+    `max_cut` bytes)."""
+    ops = ["truncate", "flip", "insert", "delete", *(["duplicate"] if duplicate else [])]
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(data)))
+        op = draw(st.sampled_from(ops))
+        if op == "truncate":
+            data = data[:at]
+        elif op == "flip" and at < len(data):
+            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
+        elif op == "insert":
+            data = data[:at] + draw(st.binary(min_size=1, max_size=8)) + data[at:]
+        elif op == "duplicate":
+            piece = data[at : at + draw(st.integers(1, max_cut))]
+            data = data[:at] + piece * 2 + data[at + len(piece) :]
+        else:
+            data = data[:at] + data[at + draw(st.integers(1, max_cut)) :]
+    return data
+
+
+# -- program exports ------------------------------------------------------------------------------
+
+DEMO_KEYS = st.text(max_size=10).filter(lambda k: k.casefold().replace("-", "_") not in FORBIDDEN_KEYS)
+DEMO_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(DEMO_KEYS, inner, max_size=3)),
+    max_leaves=8,
+)
+
+
+def edit_a_predictor(draw: st.DrawFn, state: dict[str, Any]) -> None:
+    """Replace one predictor's instructions and demos in program state `state` by any text and JSON without LM
+    keys: what an optimizer could legitimately write."""
+    predictor = state[draw(st.sampled_from(list(PREDICTORS)))]
+    predictor["signature"]["instructions"] = draw(st.text(max_size=200))
+    predictor["demos"] = draw(st.lists(st.dictionaries(DEMO_KEYS, DEMO_VALUES, max_size=4), max_size=3))
+
+
+def save_sample_export(store: Store, out: Path) -> None:
+    """A real export (save_export of a ScopedQA with a demo on decompose and hyde) written to `out`."""
+    program = ScopedQA(store)
+    program.decompose.demos = [dspy.Example(question="Rent and tenant?", sub_questions=["Rent?", "Tenant?"])]
+    program.hyde.demos = [dspy.Example(question="Rent?", passage="A lease stating the monthly rent.")]
+    save_export(
+        program,
+        out,
+        settings=Settings(),
+        experiment_config={"optimizer": "none"},
+        trainset_hash="sha256:" + "2" * 64,
+        scores={"case-1": {"recall": 0.5}},
+        lm_name="scripted",
+    )
+
+
+# -- plans ----------------------------------------------------------------------------------------
+
+
+def ids_valid(ids: Sequence[str], earlier: set[str], allowed: frozenset[str] | None) -> bool:
+    """A chunk step's ids are non-empty, each exactly a reference to an earlier step or an allowed id."""
+    references = {step_reference(s) for s in earlier}
+    return bool(ids) and all(v in references or (allowed is not None and v in allowed) for v in ids)
+
+
+def assert_plan_reads_only_scope_ids(plan: Plan, scope: Scope, resolver: Callable[[str], list[str]]) -> None:
+    """`plan` has a chunk step; document steps carry no ids; chunk steps only in-scope ids or earlier references."""
+    allowed = allowed_document_ids(scope, resolver)
+    earlier: set[str] = set()
+    assert any(s.tool == "retrieve_chunks" for s in plan.steps)
+    for step in plan.steps:
+        if step.tool == "retrieve_docs":
+            assert step.document_ids == ()
+        else:
+            assert ids_valid(step.document_ids, earlier, allowed), step
+        earlier.add(step.step_id)
