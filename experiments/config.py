@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from optimizers.compile import CompileSpec
 from optimizers.params import MODULES, PARAMS, ModuleName, OptimizerName, OptimizerParams
@@ -20,16 +20,13 @@ from pipeline.errors import ExperimentConfigError, ScopeRagError
 from pipeline.evaluation.examples import CASES, Case, Split
 from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
 from pipeline.program.lm import parse_lm_spec
+from pipeline.types import Strict
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 MAX_CONFIG_BYTES = 256 * 1024
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DataConfig(_Strict):
+class DataConfig(Strict):
     """Where the labelled traces and the index are, and how much of each split a job uses."""
 
     traces_dir: Path = Path("datasets/demo-traces")
@@ -55,7 +52,7 @@ class DataConfig(_Strict):
         return self
 
 
-class LMConfig(_Strict):
+class LMConfig(Strict):
     """Which LMs a job uses: 'embedded', a LiteLLM model string, or an OpenAI-compatible base URL."""
 
     task: str = "embedded"
@@ -75,7 +72,7 @@ class LMConfig(_Strict):
         return value
 
 
-class MetricConfig(_Strict):
+class MetricConfig(Strict):
     """Weights of the composite (safety gates are not weights) and the bar a bootstrapped demo must clear."""
 
     weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -94,20 +91,20 @@ class MetricConfig(_Strict):
         return weights
 
 
-class BudgetConfig(_Strict):
+class BudgetConfig(Strict):
     """The most LM calls the compile step may make (cache hits included); the job stops cleanly there."""
 
     max_lm_calls: int = Field(ge=1, le=1_000_000)
 
 
-class TrackingConfig(_Strict):
+class TrackingConfig(Strict):
     """The MLflow experiment runs are logged to, and whether DSPy traces are autologged."""
 
     experiment: str = Field(default="scoperag", pattern=NAME_PATTERN)
     dspy_autolog: bool = False
 
 
-class ExperimentConfig(_Strict):
+class ExperimentConfig(Strict):
     """One optimisation job."""
 
     name: str = Field(pattern=NAME_PATTERN)

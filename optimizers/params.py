@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from pipeline.types import Strict
 
 OptimizerName = Literal["bootstrap_few_shot", "bootstrap_random_search", "mipro_v2", "gepa"]
 ModuleName = Literal["decompose", "score", "answer", "hyde"]
@@ -26,11 +28,7 @@ NoLabelledDemos = Annotated[
 ]
 
 
-class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BootstrapParams(_Params):
+class BootstrapParams(Strict):
     """dspy.BootstrapFewShot: demos from the teacher's traces that pass the gated metric."""
 
     kind: Literal["bootstrap_few_shot"] = "bootstrap_few_shot"
@@ -40,7 +38,7 @@ class BootstrapParams(_Params):
     max_errors: int = Field(default=5, ge=1, le=1000)
 
 
-class RandomSearchParams(_Params):
+class RandomSearchParams(Strict):
     """dspy.BootstrapFewShotWithRandomSearch: several bootstrapped demo sets, the best on validation kept."""
 
     kind: Literal["bootstrap_random_search"] = "bootstrap_random_search"
@@ -52,7 +50,7 @@ class RandomSearchParams(_Params):
     max_errors: int = Field(default=5, ge=1, le=1000)
 
 
-class MiproParams(_Params):
+class MiproParams(Strict):
     """dspy.MIPROv2: proposed instructions x bootstrapped demo sets, searched with optuna (TPE)."""
 
     kind: Literal["mipro_v2"] = "mipro_v2"
@@ -81,7 +79,7 @@ class MiproParams(_Params):
         return self
 
 
-class GepaParams(_Params):
+class GepaParams(Strict):
     """dspy.GEPA: reflective instruction evolution; guard interventions and failures are its feedback."""
 
     kind: Literal["gepa"] = "gepa"
@@ -112,7 +110,7 @@ OptimizerParams = Annotated[
     BootstrapParams | RandomSearchParams | MiproParams | GepaParams,
     Field(discriminator="kind"),
 ]
-PARAMS: dict[str, type[_Params]] = {
+PARAMS: dict[str, type[Strict]] = {
     "bootstrap_few_shot": BootstrapParams,
     "bootstrap_random_search": RandomSearchParams,
     "mipro_v2": MiproParams,

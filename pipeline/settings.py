@@ -5,16 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from pipeline.types import Strict
 
 Sensitivity = Literal["public", "internal", "confidential", "restricted"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ToolLoopLimits(_Frozen):
+class ToolLoopLimits(Strict):
     """When the tool loop gives up on a tool or stops altogether."""
 
     # Consecutive failed calls of one tool before it is given up for the turn.
@@ -27,7 +25,7 @@ class ToolLoopLimits(_Frozen):
     max_retries: int = Field(default=1, ge=0, le=10)
 
 
-class EntityGateConfig(_Frozen):
+class EntityGateConfig(Strict):
     """The summary-based entity gate (seed 002)."""
 
     # Lower-case phrases that always mean "another property" unless part of the asked names.
@@ -85,7 +83,7 @@ class EntityGateConfig(_Frozen):
     relax_prominence_exclusions: bool = False
 
 
-class PlannerConfig(_Frozen):
+class PlannerConfig(Strict):
     """Defaults the planner rules fill in (seed 004)."""
 
     planner_version: str = "scoperag-planner/1"
@@ -101,12 +99,12 @@ class PlannerConfig(_Frozen):
     sensitivity: Sensitivity = "internal"
     pii_allowed: bool = False
     # Acronym -> its known expansions; more than one makes an unexplained acronym ambiguous.
-    acronym_glossary: dict[str, tuple[str, ...]] = {}
+    acronym_glossary: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     # Question word -> the catalog document types it points at ("offer" -> application).
-    doc_type_synonyms: dict[str, tuple[str, ...]] = {}
+    doc_type_synonyms: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
 
-class CoreConfig(_Frozen):
+class CoreConfig(Strict):
     """Everything the deterministic core reads; to be wired into Settings as one field."""
 
     documents_k: int = Field(default=8, ge=1, le=100)
@@ -121,7 +119,7 @@ DEFAULT_HISTORY = Path(".scoperag/history.sqlite")
 DEFAULT_PROFILES = Path(".scoperag/profiles")
 
 
-class Settings(_Frozen):
+class Settings(Strict):
     """Everything a run depends on; recorded beside every export and MLflow run."""
 
     index_dir: Path = DEFAULT_INDEX_DIR

@@ -1,11 +1,25 @@
-"""Values passed between stages: frozen dataclasses, never bare dicts."""
+"""Values passed between stages (frozen dataclasses, never bare dicts) and the one strict pydantic base."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict
+
 SearchMode = Literal["bm25", "dense", "hybrid"]
+
+
+class Strict(BaseModel):
+    """The base of every validated model: unknown keys are errors and instances are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StrictJson(Strict):
+    """A Strict model for JSON read from disk or a request: no type coercion, no NaN or infinity."""
+
+    model_config = ConfigDict(strict=True, allow_inf_nan=False)
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from pipeline.errors import ScopeRagError
+from pipeline.types import Strict
 
 if TYPE_CHECKING:
     import dspy
@@ -33,25 +34,21 @@ class TraceError(ScopeRagError):
     """A trace file or line is invalid; names the file, line and problem."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TraceScope(_Strict):
+class TraceScope(Strict):
     """The scope a question was asked in: selected documents, a property, or neither."""
 
     document_ids: tuple[str, ...] = ()
     property: str | None = None
 
 
-class GoldPage(_Strict):
+class GoldPage(Strict):
     """A page of a gold document that supports the answer (page None: any page)."""
 
     document: str = Field(description="relative path of the document in its corpus")
     page: int | None = Field(default=None, ge=1)
 
 
-class LabelledExample(_Strict):
+class LabelledExample(Strict):
     """One labelled question. Documents are named by relative path (stable across rebuilds)."""
 
     id: str = Field(pattern=r"^[0-9a-f]{16}$")

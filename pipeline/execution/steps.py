@@ -10,10 +10,11 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pipeline.guards.ids import looks_like_reference, referenced_step, step_reference
 from pipeline.intake.scope import EntityResolver, Scope, allowed_document_ids
+from pipeline.types import Strict
 
 log = logging.getLogger(__name__)
 
@@ -24,11 +25,7 @@ SEARCH_DOCS_REF = step_reference(SEARCH_DOCS_STEP)
 MAX_PLAN_STEPS = 6
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PlanStep(_Frozen):
+class PlanStep(Strict):
     """One tool call of a plan; document_ids may hold "<from_step_ID>" references."""
 
     step_id: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
@@ -45,7 +42,7 @@ class PlanStep(_Frozen):
         return value
 
 
-class Plan(_Frozen):
+class Plan(Strict):
     """Steps in execution order with distinct ids."""
 
     steps: tuple[PlanStep, ...] = Field(min_length=1, max_length=MAX_PLAN_STEPS)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, ValidationError
 
 from pipeline.errors import ExportError, ProfileError, ProfileExistsError
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, canonical_json, read_export, strict_loads, validate_export_bytes
@@ -24,6 +24,7 @@ from pipeline.export.fs import publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, read_limited
 from pipeline.export.schema import validate_model
 from pipeline.files import exclusive_lock, write_file_atomic
+from pipeline.types import StrictJson
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +55,7 @@ class ProfileInfo:
     active: bool
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
-
-
-class ProfileEntry(_Strict):
+class ProfileEntry(StrictJson):
     """A registry entry: the export directory (relative to the registry's folder when inside it)."""
 
     program: str = Field(min_length=1, max_length=4096)
@@ -66,7 +63,7 @@ class ProfileEntry(_Strict):
     note: str = Field(default="", max_length=2000)
 
 
-class Registry(_Strict):
+class Registry(StrictJson):
     """profiles.json."""
 
     format: Literal["scoperag-profiles/v1"]
@@ -74,7 +71,7 @@ class Registry(_Strict):
     profiles: dict[str, ProfileEntry]
 
 
-class InlineExport(_Strict):
+class InlineExport(StrictJson):
     """A whole `scoperag-program/v1` directory inside one JSON document."""
 
     manifest: dict[str, JsonValue]
@@ -82,7 +79,7 @@ class InlineExport(_Strict):
     prompts_md: str
 
 
-class ProfilePayload(_Strict):
+class ProfilePayload(StrictJson):
     """One profile as moved between machines (`scoperag-profile/v1`)."""
 
     format: Literal["scoperag-profile/v1"]

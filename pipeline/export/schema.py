@@ -9,6 +9,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, ValidationError, field_validator
 
 from pipeline.errors import ExportError
+from pipeline.types import StrictJson
 from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
 
 FORMAT = "scoperag-program/v1"
@@ -31,18 +32,14 @@ Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
-
-
-class FileEntry(_Strict):
+class FileEntry(StrictJson):
     """Hash and size of one file of the export."""
 
     sha256: Sha256
     size: int = Field(ge=0)
 
 
-class ExportFiles(_Strict):
+class ExportFiles(StrictJson):
     """The two files the manifest vouches for."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -50,7 +47,7 @@ class ExportFiles(_Strict):
     prompts: FileEntry = Field(alias="prompts.md")
 
 
-class Versions(_Strict):
+class Versions(StrictJson):
     """What produced the export (informational; the LM is never configured from it)."""
 
     scoperag: ShortText
@@ -59,7 +56,7 @@ class Versions(_Strict):
     lm: ShortText | None = None
 
 
-class ExportConfig(_Strict):
+class ExportConfig(StrictJson):
     """The full configuration the program was compiled under."""
 
     settings: dict[str, JsonValue]
@@ -67,7 +64,7 @@ class ExportConfig(_Strict):
     experiment: dict[str, JsonValue]
 
 
-class ExportManifest(_Strict):
+class ExportManifest(StrictJson):
     """manifest.json: provenance, config, scores and the hashes of program.json and prompts.md."""
 
     format: Literal["scoperag-program/v1"]
@@ -91,21 +88,21 @@ class ExportManifest(_Strict):
         return value
 
 
-class FieldState(_Strict):
+class FieldState(StrictJson):
     """One signature field as DSPy saves it."""
 
     prefix: str
     description: str
 
 
-class SignatureState(_Strict):
+class SignatureState(StrictJson):
     """A predictor's instruction and its fields' prefixes and descriptions."""
 
     instructions: str
     fields: list[FieldState]
 
 
-class PredictorState(_Strict):
+class PredictorState(StrictJson):
     """One dspy.Predict's saved state; `lm` must be null (no LM override travels with a program)."""
 
     traces: list[JsonValue]
@@ -115,7 +112,7 @@ class PredictorState(_Strict):
     lm: None = None
 
 
-class ProgramMetadata(_Strict):
+class ProgramMetadata(StrictJson):
     """The `metadata` entry DSPy writes beside the state."""
 
     dependency_versions: dict[str, str]

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from pipeline.settings import Sensitivity
+from pipeline.types import Strict
 
 Strategy = Literal["direct_answer", "retrieve_then_answer", "clarify_then_retrieve", "defer_or_refuse"]
 ClarificationReason = Literal[
@@ -47,11 +48,7 @@ RationaleTag = Literal[
 ]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ClarifyingQuestion(_Frozen):
+class ClarifyingQuestion(Strict):
     """A question that unblocks one concrete planning uncertainty."""
 
     question: str = Field(min_length=1, max_length=300)
@@ -59,7 +56,7 @@ class ClarifyingQuestion(_Frozen):
     blocking: bool
 
 
-class RetrievalMode(_Frozen):
+class RetrievalMode(Strict):
     """One retriever of a round: its depth and its weight in fusion."""
 
     type: RetrieverType
@@ -67,24 +64,24 @@ class RetrievalMode(_Frozen):
     alpha: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-class RetrievalFilters(_Frozen):
+class RetrievalFilters(Strict):
     doc_types: tuple[str, ...] | None = None
     domains: tuple[str, ...] | None = None
     entities: tuple[str, ...] | None = None
     time_range: str | None = Field(default=None, max_length=60)
 
 
-class Rerank(_Frozen):
+class Rerank(Strict):
     enabled: bool = False
     model: Literal["cross_encoder"] = "cross_encoder"
     rerank_top_k: int = Field(default=8, ge=1, le=100)
 
 
-class RoundOutput(_Frozen):
+class RoundOutput(Strict):
     max_docs: int = Field(ge=1, le=100)
 
 
-class RetrievalRound(_Frozen):
+class RetrievalRound(Strict):
     """One explicit, small search with a purpose."""
 
     round_id: int = Field(ge=1, le=3)
@@ -107,50 +104,50 @@ class RetrievalRound(_Frozen):
         return self
 
 
-class LiteralConstraints(_Frozen):
+class LiteralConstraints(Strict):
     """Exact strings the search must keep (ids, error text, quoted names, clause numbers)."""
 
     must_preserve_terms: tuple[str, ...] = ()
     must_match_exactly: bool = False
 
 
-class AcceptanceCriteria(_Frozen):
+class AcceptanceCriteria(Strict):
     min_independent_sources: int = Field(default=1, ge=0, le=20)
     require_authoritative_source: bool = False
     must_cover_entities: tuple[str, ...] = ()
     must_answer_subquestions: tuple[str, ...] | None = None
 
 
-class StopConditions(_Frozen):
+class StopConditions(Strict):
     max_rounds: int = Field(ge=0, le=3)
     max_total_docs: int = Field(ge=0, le=500)
     confidence_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     no_new_information_rounds: int = Field(default=1, ge=1, le=3)
 
 
-class AnswerRequirements(_Frozen):
+class AnswerRequirements(Strict):
     format: tuple[AnswerFormat, ...] = ("sections", "bullet_points", "citations")
     tone: Tone | None = "neutral"
     length: AnswerLength | None = "medium"
     citation_style: CitationStyle | None = "filename_page"
 
 
-class Budget(_Frozen):
+class Budget(Strict):
     max_tokens: int = Field(ge=1)
     max_latency_ms: int | None = Field(default=None, ge=1)
 
 
-class Safety(_Frozen):
+class Safety(Strict):
     sensitivity: Sensitivity
     pii_allowed: bool
 
 
-class PlannerMeta(_Frozen):
+class PlannerMeta(Strict):
     planner_version: str = Field(min_length=1, max_length=60)
     rationale_tags: tuple[RationaleTag, ...] = ()
 
 
-class PlannerState(_Frozen):
+class PlannerState(Strict):
     """The planner's whole output; the executor's input. One controlling strategy."""
 
     goal: str = Field(min_length=1, max_length=2000)

@@ -6,21 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
 from pipeline.guards.ids import is_canonical_uuid
-from pipeline.types import Entity
+from pipeline.types import Entity, Strict
 
 ScopeKind = Literal["no_scope", "chip", "property"]
 # entity id -> the ids of its documents, the one catalog query (Store.entity_document_ids).
 EntityResolver = Callable[[str], Sequence[str]]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Scope(_Frozen):
+class Scope(Strict):
     """What the user put in scope: nothing, selected documents (a chip), or one property."""
 
     kind: ScopeKind

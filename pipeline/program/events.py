@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from pipeline.types import Strict
 
 
-class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SourceRef(_Event):
+class SourceRef(Strict):
     """A cited page: document id, filename and page."""
 
     document_id: str
@@ -19,7 +17,7 @@ class SourceRef(_Event):
     page: int
 
 
-class Section(_Event):
+class Section(Strict):
     """One sub-question's answer: bullets with inline citations, its sources, or its error."""
 
     index: int
@@ -30,26 +28,26 @@ class Section(_Event):
     error: str | None = None
 
 
-class Decomposed(_Event):
+class Decomposed(Strict):
     phase: Literal["decomposed"] = "decomposed"
     sub_questions: tuple[str, ...]
 
 
-class Retrieving(_Event):
+class Retrieving(Strict):
     phase: Literal["retrieving"] = "retrieving"
 
 
-class Filtering(_Event):
+class Filtering(Strict):
     phase: Literal["filtering"] = "filtering"
 
 
-class GeneratingSubquestion(_Event):
+class GeneratingSubquestion(Strict):
     phase: Literal["generating_subquestion"] = "generating_subquestion"
     index: int
     sub_question: str
 
 
-class Completed(_Event):
+class Completed(Strict):
     phase: Literal["completed"] = "completed"
     answer: str
     sections: tuple[Section, ...]
@@ -62,7 +60,7 @@ class Completed(_Event):
     history_id: str | None = None
 
 
-class Failed(_Event):
+class Failed(Strict):
     phase: Literal["error"] = "error"
     message: str
 

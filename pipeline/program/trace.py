@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from pipeline.types import Strict
 
 
-class RetrievedChunk(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class RetrievedChunk(Strict):
+    model_config = ConfigDict(frozen=False)
     document_id: str
     filename: str
     page: int
@@ -18,29 +20,29 @@ class RetrievedChunk(BaseModel):
     kept: bool = True
 
 
-class SubQuestionTrace(BaseModel):
+class SubQuestionTrace(Strict):
     """Retrieval and scoring of one sub-question."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(frozen=False)
     index: int
     sub_question: str
     plan: list[dict[str, Any]] = Field(default_factory=list)
     chunks: list[RetrievedChunk] = Field(default_factory=list)
 
 
-class Intervention(BaseModel):
+class Intervention(Strict):
     """A guard acting: which guard, on what, and why."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(frozen=False)
     guard: str
     target: str
     reason: str
 
 
-class QuestionTrace(BaseModel):
+class QuestionTrace(Strict):
     """Everything recorded about one question; what gets labelled and compiled against."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(frozen=False)
     question: str
     scope: dict[str, Any]
     planner: dict[str, Any] = Field(default_factory=dict)

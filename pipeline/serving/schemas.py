@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from pipeline.guards.ids import is_canonical_uuid
+from pipeline.types import Strict
 
 MAX_QUESTION_CHARS = 2000
 MAX_DOCUMENT_IDS = 100
 MAX_PROPERTY_CHARS = 200
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class QueryRequest(_Strict):
+class QueryRequest(Strict):
     """POST /v1/query: a question and at most one scope (documents win over a property)."""
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
@@ -41,7 +38,7 @@ class QueryRequest(_Strict):
         return value
 
 
-class ErrorItem(_Strict):
+class ErrorItem(Strict):
     """One problem with a request, in FastAPI's validation-error shape."""
 
     type: str
@@ -50,13 +47,13 @@ class ErrorItem(_Strict):
     input: Any = None
 
 
-class ErrorResponse(_Strict):
+class ErrorResponse(Strict):
     """Any 4xx/5xx body: `detail` is a message or a list of problems."""
 
     detail: str | list[ErrorItem]
 
 
-class ProgramInfo(_Strict):
+class ProgramInfo(Strict):
     """Which compiled program answers questions (`uncompiled` when none was loaded)."""
 
     profile: str | None = None
@@ -66,7 +63,7 @@ class ProgramInfo(_Strict):
     lm: str | None = None
 
 
-class HealthResponse(_Strict):
+class HealthResponse(Strict):
     """GET /v1/health."""
 
     status: Literal["ok"] = "ok"
@@ -77,7 +74,7 @@ class HealthResponse(_Strict):
     active_streams: int
 
 
-class ProfileOut(_Strict):
+class ProfileOut(Strict):
     """One registered prompt profile (its export directory stays private to the server)."""
 
     name: str
@@ -86,14 +83,14 @@ class ProfileOut(_Strict):
     active: bool
 
 
-class ProfileList(_Strict):
+class ProfileList(Strict):
     """GET /v1/profiles."""
 
     active: str | None
     profiles: list[ProfileOut]
 
 
-class ActivatedResponse(_Strict):
+class ActivatedResponse(Strict):
     """POST /v1/profiles/{name}/activate: the profile and the program now serving."""
 
     profile: ProfileOut

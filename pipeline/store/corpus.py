@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from pipeline.errors import ManifestError
+from pipeline.types import Strict
 
 MANIFEST_FORMAT = "scoperag-corpus/v1"
 
@@ -20,39 +21,35 @@ def path_matches(pattern: str, relpath: str) -> bool:
     return pattern == relpath or fnmatch.fnmatchcase(relpath, pattern)
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EntitySpec(_Strict):
+class EntitySpec(Strict):
     """An owning entity: `slug` is how documents refer to it."""
 
     slug: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     name: str = Field(min_length=1)
-    aliases: list[str] = []
+    aliases: list[str] = Field(default_factory=list)
 
 
-class DocumentSpec(_Strict):
+class DocumentSpec(Strict):
     """Metadata for the files matched by `path` (a relative path or a glob)."""
 
     path: str = Field(min_length=1)
     title: str | None = None
     type: str | None = None
     summary: str | None = None
-    entities: list[str] = []
-    attributes: dict[str, str] = {}
+    entities: list[str] = Field(default_factory=list)
+    attributes: dict[str, str] = Field(default_factory=dict)
 
 
-class CorpusManifest(_Strict):
+class CorpusManifest(Strict):
     """A corpus: its name, its entities, and metadata rules for its documents."""
 
     format: Literal["scoperag-corpus/v1"]
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     entity_kind: str = "entity"
-    entities: list[EntitySpec] = []
-    documents: list[DocumentSpec] = []
+    entities: list[EntitySpec] = Field(default_factory=list)
+    documents: list[DocumentSpec] = Field(default_factory=list)
     # Globs (relative to the corpus directory) of files that are not documents, e.g. a card.
-    exclude: list[str] = []
+    exclude: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> CorpusManifest:
@@ -77,14 +74,14 @@ class CorpusManifest(_Strict):
         return DocumentSpec(**merged)
 
 
-class FrontMatter(_Strict):
+class FrontMatter(Strict):
     """Metadata a Markdown file may carry between `---` lines at its top."""
 
     title: str | None = None
     type: str | None = None
     summary: str | None = None
-    entities: list[str] = []
-    attributes: dict[str, str] = {}
+    entities: list[str] = Field(default_factory=list)
+    attributes: dict[str, str] = Field(default_factory=dict)
 
 
 def load_manifest(path: Path) -> CorpusManifest:

@@ -16,25 +16,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pipeline.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError
 from pipeline.files import LockHeld, exclusive_lock, fsync_path, sha256_file
+from pipeline.types import Strict
 
 MANIFEST_NAME = "MANIFEST.json"
 INDEX_FORMAT: Literal["scoperag-index/v1"] = "scoperag-index/v1"
 
 
-class FileRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class FileRecord(Strict):
     size: int = Field(ge=0)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
-class IndexManifest(BaseModel):
+class IndexManifest(Strict):
     """What a published generation holds; written last, read first."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     format: Literal["scoperag-index/v1"]
     generation: str = Field(pattern=r"^gen-[0-9]{8}T[0-9]{6}-[0-9a-f]{8}$")
     created_at: str
