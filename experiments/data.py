@@ -10,7 +10,7 @@ from pathlib import Path
 from experiments.config import ExperimentConfig
 from optimizers import missing_cases, stratified_sample
 from pipeline.errors import ExperimentConfigError, IndexNotFoundError
-from pipeline.evaluation.examples import LabelledExample, load_traces
+from pipeline.evaluation.examples import LabelledExample, load_examples
 from pipeline.evaluation.labels import ResolvedExample, resolve_example
 from pipeline.store import Store, open_store
 
@@ -66,7 +66,7 @@ def _load_splits(config: ExperimentConfig, config_path: Path) -> tuple[list[Labe
         (config.data.val_split, config.data.val_size, config.seed + 1),
     ):
         path = config.data.traces_dir / f"{split}.jsonl"
-        examples = load_traces(path, cases=config.data.cases)
+        examples = load_examples(path, cases=config.data.cases)
         missing = missing_cases(examples, config.data.cases)
         if missing:
             raise ExperimentConfigError(

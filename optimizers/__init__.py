@@ -3,7 +3,7 @@
 from optimizers.budget import BudgetExhausted, LMCallCounter, SharedUsage, counting
 from optimizers.compile import CompileSpec, compile_program
 from optimizers.feedback import feedback_text
-from optimizers.metric import (
+from optimizers.objective import (
     bootstrap_accept,
     gate_penalty,
     gated_metric,

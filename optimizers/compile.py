@@ -17,7 +17,7 @@ from typing import Any
 import dspy
 
 from optimizers.budget import BudgetExhausted, LMCallCounter, counting
-from optimizers.metric import gated_metric, gepa_metric
+from optimizers.objective import gated_metric, gepa_metric
 from optimizers.params import BootstrapParams, GepaParams, MiproParams, OptimizerParams, RandomSearchParams
 from optimizers.trainable import TrainableView
 from pipeline.errors import BudgetExceededError
@@ -55,7 +55,7 @@ def compile_program(
 ) -> ScopedQA:
     """A new ScopedQA compiled by `spec.params.kind`; BudgetExceededError when the counter's limit is reached.
 
-    `trainset`/`valset` come from `optimizers.metric.to_training_examples`. Every LM call inside is
+    `trainset`/`valset` come from `optimizers.objective.to_training_examples`. Every LM call inside is
     counted by `counter` (which also holds the budget).
     """
     if not trainset or not valset:

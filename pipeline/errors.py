@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class ScopeRagError(Exception):
     """Base of every error scoperag raises on purpose."""
@@ -153,3 +155,41 @@ class BudgetExceededError(ScopeRagError):
 
 class TrackingError(ScopeRagError):
     """An MLflow run, experiment or artifact the command needs does not exist or cannot be used."""
+
+
+class ExamplesError(ScopeRagError):
+    """A labelled-example file or line is invalid; names the file, line and problem."""
+
+
+class LabellingError(ExamplesError):
+    """A history entry cannot become the requested example; says what and how to fix it."""
+
+
+class DuplicateExampleError(ExamplesError):
+    """The example file already holds an example with this id."""
+
+    def __init__(self, path: Path, example_id: str, line: int) -> None:
+        super().__init__(f"{path}:{line}: already holds example {example_id} (same corpus, question and scope)")
+        self.path = path
+        self.example_id = example_id
+        self.line = line
+
+
+class LMFailure(ScopeRagError):
+    """The LM could not be reached or failed outright (not a parse problem); `public` is safe to show."""
+
+    def __init__(self, message: str, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = public or message
+
+
+class StreamCancelled(ScopeRagError):
+    """The stream was cancelled (its client disconnected): no further LM call is made for it."""
+
+
+class LockHeld(ScopeRagError):
+    """A file lock is held by another process; `holder` is what that process wrote into the lock file."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        super().__init__(f"{path} is held by {holder}")
+        self.holder = holder

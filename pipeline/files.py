@@ -11,6 +11,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from pipeline.errors import LockHeld
+
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file, read in blocks."""
@@ -45,14 +47,6 @@ def write_file_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-
-
-class LockHeld(Exception):
-    """The lock is held by another process; `holder` is what that process wrote into the lock file."""
-
-    def __init__(self, path: Path, holder: str) -> None:
-        super().__init__(f"{path} is held by {holder}")
-        self.holder = holder
 
 
 @contextlib.contextmanager

@@ -31,14 +31,14 @@ from typing import Any
 from pipeline.evaluation.examples import (
     CASES,
     SPLITS,
+    ExampleScope,
     GoldPage,
     LabelledExample,
     Split,
-    TraceScope,
     counts_table,
     example_id,
     make_example,
-    write_trace_set,
+    write_example_set,
 )
 from pipeline.store.reading import read_source
 
@@ -402,7 +402,7 @@ class Builder:
         return sorted(self.corpus.types)
 
     def taken(self, s: Spec, scope: dict[str, Any]) -> bool:
-        wanted = example_id(CORPUS, s.question, TraceScope.model_validate(scope))
+        wanted = example_id(CORPUS, s.question, ExampleScope.model_validate(scope))
         return any(e.id == wanted for e in self.examples)
 
     def add(
@@ -808,7 +808,7 @@ def card(examples: Sequence[LabelledExample]) -> str:
         "Labelled questions over the demo corpus (`datasets/demo`, fictional Nairobi property documents) in",
         "the four scope cases, as `pipeline.traces.LabelledExample` JSONL. Documents are named by their",
         'relative path in the corpus ("banda-lane/lease.pdf"), property scopes by slug ("banda-lane"), so the',
-        "traces survive index rebuilds. Load with `pipeline.traces.load_traces(path, split=..., cases=...)`.",
+        "traces survive index rebuilds. Load with `pipeline.traces.load_examples(path, split=..., cases=...)`.",
         "",
         "## Counts",
         "",
@@ -899,7 +899,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     examples = build(args.corpus)
-    for split, count in write_trace_set(args.out, examples).items():
+    for split, count in write_example_set(args.out, examples).items():
         print(f"{split}: {count} examples")
     (args.out / "README.md").write_text(card(examples), encoding="utf-8")
     print(f"wrote {len(examples)} examples to {args.out}")

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from pipeline.evaluation.examples import LabelledExample, Split, TraceError, counts_table, make_example, write_trace_set
+from pipeline.errors import ExamplesError
+from pipeline.evaluation.examples import LabelledExample, Split, counts_table, make_example, write_example_set
 from pipeline.evaluation.metrics import number_values
 from pipeline.store.reading import read_source
 
@@ -95,30 +96,30 @@ def ticker_of(document: str) -> str:
 
 
 def resolve_glob(pattern: str, documents: Sequence[str] = SEC_DOCUMENTS) -> tuple[str, ...]:
-    """The known filings a Source Docs glob names (sorted); TraceError when it names none."""
+    """The known filings a Source Docs glob names (sorted); ExamplesError when it names none."""
     matched = tuple(sorted(d for d in documents if fnmatch.fnmatchcase(d, pattern.strip())))
     if not matched:
-        raise TraceError(f"source glob {pattern!r} matches none of the {len(documents)} known filings")
+        raise ExamplesError(f"source glob {pattern!r} matches none of the {len(documents)} known filings")
     return matched
 
 
 def read_questions(csv_path: Path, documents: Sequence[str] = SEC_DOCUMENTS) -> list[SecQuestion]:
-    """Every row of qna_data.csv (BOM tolerated); TraceError names a bad row."""
+    """Every row of qna_data.csv (BOM tolerated); ExamplesError names a bad row."""
     with csv_path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
-            raise TraceError(f"{csv_path}: missing columns {missing}")
+            raise ExamplesError(f"{csv_path}: missing columns {missing}")
         rows = list(reader)
     out: list[SecQuestion] = []
     for number, row in enumerate(rows, start=2):  # line 1 is the header
         question = " ".join(row["Question"].split())
         if not question:
-            raise TraceError(f"{csv_path}:{number}: empty question")
+            raise ExamplesError(f"{csv_path}:{number}: empty question")
         try:
             docs = resolve_glob(row["Source Docs"], documents)
-        except TraceError as exc:
-            raise TraceError(f"{csv_path}:{number}: {exc}") from exc
+        except ExamplesError as exc:
+            raise ExamplesError(f"{csv_path}:{number}: {exc}") from exc
         out.append(
             SecQuestion(
                 number,
@@ -391,7 +392,7 @@ def main() -> None:
     texts = None if args.no_verify else filing_texts(args.docs)
     examples = sec_examples(args.csv, texts)
     questions = len(read_questions(args.csv))
-    for split, count in write_trace_set(args.out, examples).items():
+    for split, count in write_example_set(args.out, examples).items():
         print(f"{split}: {count} examples")
     derived = derived_facts(examples, texts) if texts is not None else None
     (args.out / "README.md").write_text(card(examples, questions, derived), encoding="utf-8")

@@ -11,7 +11,7 @@ and keep no example database, so every machine runs the same examples.
     .venv/bin/pytest -q tests/test_fuzz_properties.py            # the fast variants
     .venv/bin/pytest -q -m slow tests/test_fuzz_properties.py    # the slow variants
 
-Not repeated here (already properties elsewhere): normaliser idempotence over Plan objects (test_scope.py),
+Not repeated here (already properties elsewhere): normaliser idempotence over Steps objects (test_scope.py),
 the gate never keeping a summary that names only another property with a/o/e look-alikes
 (test_entity_gate.py), and only in-scope ids reaching the store (test_executor.py).
 """
@@ -40,18 +40,16 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pipeline.entities import find_entity_mentions, scan_addresses, skeleton, tokenize
-from pipeline.errors import ProfileError, ScopeRagError
+from pipeline.errors import ExamplesError, ProfileError, ScopeRagError
 from pipeline.evaluation.examples import (
     CASES,
     MAX_LINE_BYTES,
     LabelledExample,
-    TraceError,
-    load_trace_set,
-    load_traces,
+    load_example_set,
+    load_examples,
     make_example,
-    write_traces,
+    write_examples,
 )
-from pipeline.execution.steps import Plan, build_plan, normalise_plan, parse_plan
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, canonical_json, read_export, render_prompts
 from pipeline.export.jsonio import sha256_hex
 from pipeline.export.profiles import (
@@ -67,7 +65,7 @@ from pipeline.export.profiles import (
 )
 from pipeline.guards.entity_gate import chunk_backstop, gate, gate_inputs, judge_document
 from pipeline.guards.ids import filter_document_ids, is_canonical_uuid, resolve_step_references, step_reference
-from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids
+from pipeline.intake.scope import NO_SCOPE, Scope
 from pipeline.program.module import ScopedQA
 from pipeline.serving import create_app
 from pipeline.serving.schemas import QueryRequest
@@ -78,9 +76,7 @@ from pipeline.types import Chunk, ChunkHit, Document, Entity
 from tests.support.fakes import cooperative, scripted_lm
 from tests.support.properties import (
     JSON_VALUES,
-    assert_plan_reads_only_scope_ids,
     edit_a_predictor,
-    ids_valid,
     mutated_bytes,
     mutated_json,
     save_sample_export,
@@ -391,83 +387,12 @@ PLAN_VALUES = st.one_of(
 )
 
 
-@st.composite
-def raw_plans(draw: st.DrawFn) -> Any:
-    """Plan-shaped JSON as an LM might write it: any ids and references, and at most one other defect
-    (a bad step id, tool, query or k, an unknown key, or any JSON at all)."""
-    if draw(st.integers(0, 9)) == 9:
-        return draw(JSON_VALUES)
-    ids = draw(st.permutations(STEP_IDS))[: draw(st.integers(1, 6))]
-    steps = [
-        {
-            "step_id": step_id,
-            "tool": draw(st.sampled_from(["retrieve_docs", "retrieve_chunks"])),
-            "query": draw(st.sampled_from(["rent?", "who is the tenant"]) | st.text(max_size=30).map("rent {}".format)),
-            "document_ids": draw(st.lists(PLAN_VALUES, max_size=4) | st.lists(KNOWN_IDS, min_size=1, max_size=3)),
-            **({"k": draw(st.integers(1, 100))} if draw(st.booleans()) else {}),
-        }
-        for step_id in ids
-    ]
-    plan: dict[str, Any] = {"steps": steps}
-    if draw(st.integers(0, 3)) == 3:
-        step = draw(st.sampled_from(steps))
-        key, value = draw(
-            st.sampled_from(
-                [("step_id", "S1"), ("step_id", ""), ("tool", "delete_docs"), ("query", " "), ("k", 0), ("x", 1)]
-            )
-        )
-        step[key] = value
-    return plan
-
-
 SCOPES = st.one_of(
     st.just(NO_SCOPE),
     st.lists(st.sampled_from(IN_SCOPE + OUT_OF_SCOPE), min_size=1, max_size=3).map(
         lambda ids: Scope(kind="chip", document_ids=tuple(ids))
     ),
     st.sampled_from([PROPERTY_A, PROPERTY_B]).map(lambda e: Scope(kind="property", entity_id=e)),
-)
-
-
-def _assert_repaired_step_by_step(raw_plan: Plan, out: Plan, scope: Scope) -> None:
-    """In a chip or property scope, each chunk step keeps valid ids and gets exactly the scope's ids otherwise."""
-    allowed = allowed_document_ids(scope, resolver)
-    replacement = scope.document_ids if scope.kind == "chip" else tuple(resolver(scope.entity_id or ""))
-    assert [s.step_id for s in out.steps] == [s.step_id for s in raw_plan.steps]
-    earlier: set[str] = set()
-    for before, after in zip(raw_plan.steps, out.steps, strict=True):
-        if before.tool == "retrieve_docs":
-            assert after == before.model_copy(update={"document_ids": ()})
-        elif ids_valid(before.document_ids, earlier, allowed):
-            event("plan: a valid chunk step kept")
-            assert after == before
-        else:
-            assert after == before.model_copy(update={"document_ids": replacement})
-        earlier.add(before.step_id)
-
-
-def check_plan_from_an_lm_keeps_only_in_scope_ids(raw: Any, scope: Scope) -> None:
-    """parse_plan never raises on LM output; the plan it returns reads only in-scope ids or references to
-    earlier steps; unparseable data gives the scope's own plan; in a chip/property scope valid steps are kept
-    and each invalid one gets exactly the scope's ids; and the result is a fixed point of normalise_plan."""
-    out = parse_plan(raw, scope, resolver, "question?")
-    assert_plan_reads_only_scope_ids(out.plan, scope, resolver)
-    try:
-        plan = Plan.model_validate(raw)
-    except ValidationError:
-        event("plan: unparseable")
-        assert out.plan == build_plan(scope, "question?", resolver)
-        assert [f.action for f in out.fixes] == ["unparseable_plan"]
-        return
-    event(f"plan: parsed, {len(out.fixes)} fixes")
-    if scope.kind != "no_scope" and any(s.tool == "retrieve_chunks" for s in plan.steps):
-        _assert_repaired_step_by_step(plan, out.plan, scope)
-    again = normalise_plan(out.plan, scope, resolver)
-    assert (again.plan, again.fixes) == (out.plan, ())
-
-
-test_plan_from_an_lm_keeps_only_in_scope_ids, test_plan_from_an_lm_keeps_only_in_scope_ids_slow = fast_and_slow(
-    check_plan_from_an_lm_keeps_only_in_scope_ids, raw=raw_plans(), scope=SCOPES
 )
 
 
@@ -766,16 +691,16 @@ def _expected_load(data: bytes) -> tuple[list[LabelledExample], int | None]:
 
 
 def check_trace_files_load_or_name_the_bad_line(data: bytes) -> None:
-    """load_traces on any bytes returns exactly the file's examples or raises TraceError (no other exception)
+    """load_examples on any bytes returns exactly the file's examples or raises ExamplesError (no other exception)
     whose message starts with the file path and the number of the first bad line."""
     expected, bad_line = _expected_load(data)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "traces.jsonl"
         path.write_bytes(data)
         try:
-            loaded = load_traces(path)
-        except TraceError as exc:
-            event("trace file: TraceError")
+            loaded = load_examples(path)
+        except ExamplesError as exc:
+            event("trace file: ExamplesError")
             assert bad_line is not None and str(exc).startswith(f"{path}:{bad_line}: "), (bad_line, str(exc)[:300])
             return
     event(f"trace file: loaded {min(len(loaded), 3)}+ examples")
@@ -789,8 +714,8 @@ test_trace_files_load_or_name_the_bad_line, test_trace_files_load_or_name_the_ba
 
 
 def check_trace_set_directories_load_each_split_file(files: dict[str, bytes | None], split: str | None) -> None:
-    """load_trace_set on a directory names every missing split file, and otherwise returns what load_traces
-    returns for each needed file in train/dev/test order (or the same TraceError)."""
+    """load_example_set on a directory names every missing split file, and otherwise returns what load_examples
+    returns for each needed file in train/dev/test order (or the same ExamplesError)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for name, data in files.items():
@@ -799,18 +724,18 @@ def check_trace_set_directories_load_each_split_file(files: dict[str, bytes | No
         needed = [root / f"{name}.jsonl" for name in ("train", "dev", "test") if split in (None, name)]
         missing = [p for p in needed if not p.is_file()]
         try:
-            loaded = load_trace_set(root, split=split)  # type: ignore[arg-type]
-        except TraceError as exc:
+            loaded = load_example_set(root, split=split)  # type: ignore[arg-type]
+        except ExamplesError as exc:
             if missing:
                 assert all(str(p) in str(exc) for p in missing)
                 return
-            with pytest.raises(TraceError) as again:
+            with pytest.raises(ExamplesError) as again:
                 for path in needed:
-                    load_traces(path, split)  # type: ignore[arg-type]
+                    load_examples(path, split)  # type: ignore[arg-type]
             assert str(again.value) == str(exc)
             return
         assert not missing
-        assert loaded == [e for path in needed for e in load_traces(path, split)]  # type: ignore[arg-type]
+        assert loaded == [e for path in needed for e in load_examples(path, split)]  # type: ignore[arg-type]
 
 
 test_trace_set_directories_load_each_split_file, test_trace_set_directories_load_each_split_file_slow = fast_and_slow(
@@ -826,17 +751,19 @@ test_trace_set_directories_load_each_split_file, test_trace_set_directories_load
 
 
 def check_written_traces_round_trip(examples: list[LabelledExample]) -> None:
-    """write_traces then load_traces gives back the same examples; writing them again gives the same bytes;
+    """write_examples then load_examples gives back the same examples; writing them again gives the same bytes;
     the split and case filters select exactly the matching examples."""
     with tempfile.TemporaryDirectory() as tmp:
         first, second = Path(tmp) / "a" / "t.jsonl", Path(tmp) / "b" / "t.jsonl"
-        assert write_traces(first, examples) == len(examples)
-        loaded = load_traces(first)
+        assert write_examples(first, examples) == len(examples)
+        loaded = load_examples(first)
         assert loaded == examples
-        write_traces(second, loaded)
+        write_examples(second, loaded)
         assert second.read_bytes() == first.read_bytes()
-        assert load_traces(first, split="dev") == [e for e in examples if e.split == "dev"]
-        assert load_traces(first, cases=["chip", "no_scope"]) == [e for e in examples if e.case in ("chip", "no_scope")]
+        assert load_examples(first, split="dev") == [e for e in examples if e.split == "dev"]
+        assert load_examples(first, cases=["chip", "no_scope"]) == [
+            e for e in examples if e.case in ("chip", "no_scope")
+        ]
 
 
 test_written_traces_round_trip, test_written_traces_round_trip_slow = fast_and_slow(

@@ -285,13 +285,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from pipeline.cli.progress import StageProgress
-    from pipeline.evaluation.examples import load_trace_set, stratified_sample
+    from pipeline.evaluation.examples import load_example_set, stratified_sample
     from pipeline.evaluation.scoring import evaluate
     from pipeline.evaluation.tables import per_case_table, results_frame
     from pipeline.store import open_store
 
     console = _console()
-    examples = load_trace_set(Path(args.traces), split=args.split, cases=args.case or None)
+    examples = load_example_set(Path(args.traces), split=args.split, cases=args.case or None)
     if args.limit:
         examples = stratified_sample(examples, args.limit, seed=0)
     if not examples:

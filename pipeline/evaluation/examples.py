@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from pipeline.errors import ScopeRagError
+from pipeline.errors import ExamplesError
 from pipeline.types import Strict
 
 if TYPE_CHECKING:
@@ -30,11 +30,7 @@ SPLITS: tuple[Split, ...] = ("train", "dev", "test")
 MAX_LINE_BYTES = 1 << 20
 
 
-class TraceError(ScopeRagError):
-    """A trace file or line is invalid; names the file, line and problem."""
-
-
-class TraceScope(Strict):
+class ExampleScope(Strict):
     """The scope a question was asked in: selected documents, a property, or neither."""
 
     document_ids: tuple[str, ...] = ()
@@ -55,7 +51,7 @@ class LabelledExample(Strict):
     corpus: str
     case: Case
     question: str = Field(min_length=1, max_length=2000)
-    scope: TraceScope = TraceScope()
+    scope: ExampleScope = ExampleScope()
     gold_documents: tuple[str, ...] = ()
     gold_pages: tuple[GoldPage, ...] = ()
     answer_facts: tuple[str, ...] = ()
@@ -92,7 +88,7 @@ class LabelledExample(Strict):
         return self
 
 
-def example_id(corpus: str, question: str, scope: TraceScope) -> str:
+def example_id(corpus: str, question: str, scope: ExampleScope) -> str:
     """Content hash of corpus, question and scope: the same example always gets the same id."""
     payload = json.dumps(
         {"corpus": corpus, "question": " ".join(question.split()), "scope": scope.model_dump(mode="json")},
@@ -103,44 +99,44 @@ def example_id(corpus: str, question: str, scope: TraceScope) -> str:
 
 def make_example(**fields: Any) -> LabelledExample:
     """A LabelledExample whose id is computed from its content."""
-    scope = TraceScope.model_validate(fields.pop("scope", {}))
+    scope = ExampleScope.model_validate(fields.pop("scope", {}))
     return LabelledExample(id=example_id(fields["corpus"], fields["question"], scope), scope=scope, **fields)
 
 
-def load_traces(path: Path, split: Split | None = None, cases: Sequence[Case] | None = None) -> list[LabelledExample]:
-    """Every valid example of a JSONL file, filtered; TraceError names the first bad line."""
+def load_examples(path: Path, split: Split | None = None, cases: Sequence[Case] | None = None) -> list[LabelledExample]:
+    """Every valid example of a JSONL file, filtered; ExamplesError names the first bad line."""
     if not path.is_file():
-        raise TraceError(f"{path}: no such trace file")
+        raise ExamplesError(f"{path}: no such trace file")
     examples: list[LabelledExample] = []
     seen: dict[str, int] = {}
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if len(raw) > MAX_LINE_BYTES:
-                raise TraceError(f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes")
+                raise ExamplesError(f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes")
             if not raw.strip():
                 continue
             try:
                 example = LabelledExample.model_validate_json(raw)
             except ValidationError as exc:
-                raise TraceError(f"{path}:{number}: invalid example: {exc}") from exc
+                raise ExamplesError(f"{path}:{number}: invalid example: {exc}") from exc
             if example.id in seen:
-                raise TraceError(f"{path}:{number}: duplicate id {example.id} (first on line {seen[example.id]})")
+                raise ExamplesError(f"{path}:{number}: duplicate id {example.id} (first on line {seen[example.id]})")
             seen[example.id] = number
             examples.append(example)
     return [e for e in examples if (split is None or e.split == split) and (cases is None or e.case in cases)]
 
 
-def load_trace_set(
+def load_example_set(
     path: Path, split: Split | None = None, cases: Sequence[Case] | None = None
 ) -> list[LabelledExample]:
     """Examples from a JSONL file, or from a directory's train/dev/test.jsonl (split selects one)."""
     if not path.is_dir():
-        return load_traces(path, split, cases)
+        return load_examples(path, split, cases)
     files = [path / f"{name}.jsonl" for name in SPLITS if split in (None, name)]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
-        raise TraceError(f"{path}: trace set is missing {', '.join(missing)}")
-    return [e for f in files for e in load_traces(f, split, cases)]
+        raise ExamplesError(f"{path}: trace set is missing {', '.join(missing)}")
+    return [e for f in files for e in load_examples(f, split, cases)]
 
 
 def stratified_sample(examples: Sequence[LabelledExample], n: int, seed: int) -> list[LabelledExample]:
@@ -167,7 +163,7 @@ def stratified_sample(examples: Sequence[LabelledExample], n: int, seed: int) ->
     return picked
 
 
-def write_traces(path: Path, examples: Iterable[LabelledExample]) -> int:
+def write_examples(path: Path, examples: Iterable[LabelledExample]) -> int:
     """Write examples as JSONL atomically (temp file then rename); returns the count."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -180,10 +176,11 @@ def write_traces(path: Path, examples: Iterable[LabelledExample]) -> int:
     return count
 
 
-def write_trace_set(directory: Path, examples: Sequence[LabelledExample]) -> dict[Split, int]:
-    """Write examples by their split as `directory`/{train,dev,test}.jsonl (what load_trace_set reads); counts."""
+def write_example_set(directory: Path, examples: Sequence[LabelledExample]) -> dict[Split, int]:
+    """Write examples by their split as `directory`/{train,dev,test}.jsonl (what load_example_set reads); counts."""
     return {
-        split: write_traces(directory / f"{split}.jsonl", [e for e in examples if e.split == split]) for split in SPLITS
+        split: write_examples(directory / f"{split}.jsonl", [e for e in examples if e.split == split])
+        for split in SPLITS
     }
 
 

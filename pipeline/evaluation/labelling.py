@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.evaluation.examples import Case, GoldPage, LabelledExample, Split, TraceError, load_traces, make_example
+from pipeline.errors import DuplicateExampleError, LabellingError
+from pipeline.evaluation.examples import Case, GoldPage, LabelledExample, Split, load_examples, make_example
 from pipeline.evaluation.history import HistoryEntry
 from pipeline.files import write_file_atomic
 from pipeline.store.catalog import Catalog
@@ -28,20 +29,6 @@ CASE_SCOPES: dict[str, frozenset[str]] = {
     "property": frozenset({"property"}),
     "wrong_property": frozenset({"no_scope", "chip", "property"}),
 }
-
-
-class LabellingError(TraceError):
-    """A history entry cannot become the requested example; says what and how to fix it."""
-
-
-class DuplicateExampleError(TraceError):
-    """The trace file already holds an example with this id."""
-
-    def __init__(self, path: Path, example_id: str, line: int) -> None:
-        super().__init__(f"{path}:{line}: already holds example {example_id} (same corpus, question and scope)")
-        self.path = path
-        self.example_id = example_id
-        self.line = line
 
 
 def _relpaths(catalog: Catalog, document_ids: Sequence[str], what: str) -> list[str]:
@@ -163,14 +150,14 @@ def example_from_history(
 def append_example(path: Path, example: LabelledExample) -> int:
     """Append `example` to a JSONL trace file atomically; returns its line number.
 
-    The file is validated first (TraceError names a bad line) and DuplicateExampleError is
+    The file is validated first (ExamplesError names a bad line) and DuplicateExampleError is
     raised when it already holds the example's id. The new file is written beside the old one
     and renamed over it, so a crash leaves the old file or the new one, never half a line.
     """
     existing = b""
     lines = 0
     if path.exists():
-        load_traces(path)  # the whole file must be valid before anything is added to it
+        load_examples(path)  # the whole file must be valid before anything is added to it
         existing = path.read_bytes()
         for number, raw in enumerate(existing.splitlines(), start=1):
             if raw.strip() and json.loads(raw)["id"] == example.id:

@@ -28,8 +28,8 @@ from pipeline.evaluation.metrics import (
     sub_question_coverage,
     wrong_property_citations,
 )
-from pipeline.execution.executor import execute_plan
-from pipeline.execution.steps import build_plan
+from pipeline.execution.executor import execute_steps
+from pipeline.execution.steps import scope_steps
 from pipeline.intake.analysis import analyse_question
 from pipeline.intake.scope import allowed_document_ids
 from pipeline.program.trace import QuestionTrace
@@ -80,8 +80,8 @@ def score_retrieval(
     entities = list(view.catalog.entities.values())
     doc_types = frozenset(d.doc_type for d in view.catalog.documents.values())
     intake = analyse_question(example.question, entities, doc_types, config.planner)
-    plan = build_plan(resolved.scope, example.question, view.entity_document_ids)
-    result = execute_plan(
+    plan = scope_steps(resolved.scope, example.question, view.entity_document_ids)
+    result = execute_steps(
         view,
         plan,
         resolved.scope,

@@ -1,4 +1,4 @@
-"""Runs a Plan against the store through the tool loop; no bad id ever reaches a store call.
+"""Runs scope steps against the store through the tool loop; no bad id ever reaches a store call.
 
 Step references resolve to every document id the referenced step returned. retrieve_chunks
 accepts only canonical UUIDs that exist in the catalog and lie inside the scope, then the
@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.execution.steps import Plan, PlanStep, ToolName
+from pipeline.execution.steps import Step, Steps, ToolName
 from pipeline.execution.tool_loop import (
     CallRecord,
     CallStatus,
@@ -57,7 +57,7 @@ class ExecutionTrace:
     """Everything the executor decided for one question."""
 
     scope: Scope
-    plan: Plan
+    given: Steps
     gate_entity_ids: tuple[str, ...]
     steps: tuple[StepTrace, ...]
     gate_exclusions: tuple[Exclusion, ...]
@@ -92,9 +92,9 @@ def _result_ids(tool: ToolName, value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h.chunk.document_id for h in value))
 
 
-def execute_plan(
+def execute_steps(
     store: SearchStore,
-    plan: Plan,
+    steps: Steps,
     scope: Scope,
     *,
     mentioned_entity_ids: Sequence[str] = (),
@@ -105,18 +105,18 @@ def execute_plan(
     dense_query: str | None = None,
     mode: SearchMode = "hybrid",
 ) -> ExecutionResult:
-    """Run `plan` inside `scope`. The gate protects the scope's property, else the entities
+    """Run `steps` inside `scope`. The gate protects the scope's property, else the entities
     the question names; `context` adds retry sources after the scope's (e.g. the user's reply)."""
     config = config or CoreConfig()
     gate_ids = gate_entity_ids(scope, mentioned_entity_ids)
     run = RetrievalTools(store, scope, config, gate_ids, doc_type_hint, weights, dense_query, mode)
     loop = ToolLoop(run.tools(), config.tool_loop, [*context_sources(scope, store.entity_document_ids), *context])
     ex = _Execution(run, loop)
-    for step in plan.steps:
+    for step in steps.steps:
         ex.run_step(step)
     trace = ExecutionTrace(
         scope=scope,
-        plan=plan,
+        given=steps,
         gate_entity_ids=tuple(gate_ids),
         steps=tuple(ex.traces),
         gate_exclusions=tuple(run.gate_exclusions),
@@ -130,7 +130,7 @@ def execute_plan(
 
 
 class _Execution:
-    """Walks the plan: resolves references, calls tools, falls back, collects results."""
+    """Walks the steps: resolves references, calls tools, falls back, collects results."""
 
     def __init__(self, run: RetrievalTools, loop: ToolLoop) -> None:
         self.run, self.loop = run, loop
@@ -183,7 +183,7 @@ class _Execution:
             for hit in value:
                 self.chunks.setdefault(hit.chunk.row, hit)
 
-    def run_step(self, step: PlanStep) -> None:
+    def run_step(self, step: Step) -> None:
         args: dict[str, object] = {} if step.k is None else {"k": step.k}
         if step.tool == "retrieve_docs":
             self._call(step.step_id, "retrieve_docs", step.query, args, step.document_ids)
@@ -200,7 +200,7 @@ class _Execution:
         if record.error is not None and record.error.code == "missing_param":
             self._fallback(step)
 
-    def _fallback(self, step: PlanStep) -> None:
+    def _fallback(self, step: Step) -> None:
         """retrieve_docs then retrieve_chunks on what it found, unless that cannot help."""
         reason = None
         if self.loop.stopped or self.loop.is_given_up("retrieve_docs"):

@@ -15,8 +15,9 @@ from typing import Any
 import dspy
 from dspy.utils.callback import BaseCallback
 
-from pipeline.execution.executor import ExecutionResult, execute_plan
-from pipeline.execution.steps import build_plan
+from pipeline.errors import LMFailure
+from pipeline.execution.executor import ExecutionResult, execute_steps
+from pipeline.execution.steps import scope_steps
 from pipeline.guards.citations import (
     CitedSource,
     RemovedCitation,
@@ -57,7 +58,7 @@ log = logging.getLogger(__name__)
 MAX_SUB_QUESTIONS = 5
 MAX_BULLETS = 5
 NO_INFORMATION = "No relevant information found"
-MAX_SUB_QUESTION_CHARS = 2000  # the store's query limit (scope.PlanStep.query)
+MAX_SUB_QUESTION_CHARS = 2000  # the store's query limit (scope.Step.query)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -85,14 +86,6 @@ class RetrievalContext:
 
     def with_passage(self, passage: str | None) -> RetrievalContext:
         return RetrievalContext(self.mentioned, self.doc_type_hint, self.weights, passage)
-
-
-class LMFailure(Exception):
-    """The LM could not be reached or failed outright (not a parse problem)."""
-
-    def __init__(self, message: str, public: str | None = None) -> None:
-        super().__init__(message)
-        self.public = public or message
 
 
 def valid_text(text: str) -> str:
@@ -305,8 +298,8 @@ class ScopedQA(dspy.Module):
         self, index: int, sub_question: str, scope: Scope, retrieval: RetrievalContext, trace: QuestionTrace
     ) -> list[ChunkHit]:
         started = time.perf_counter()
-        plan = build_plan(scope, sub_question, self.store.entity_document_ids)
-        result: ExecutionResult = execute_plan(
+        plan = scope_steps(scope, sub_question, self.store.entity_document_ids)
+        result: ExecutionResult = execute_steps(
             self.store,
             plan,
             scope,
@@ -501,7 +494,7 @@ def record_execution(trace: QuestionTrace, index: int, sub_question: str, result
     """Copy what the executor decided into the question trace."""
     sq = SubQuestionTrace(index=index, sub_question=sub_question)
     for step in result.trace.steps:
-        sq.plan.append(
+        sq.steps.append(
             {
                 "step_id": step.step_id,
                 "tool": step.tool,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field
 
 from pipeline.types import Strict
 
@@ -26,7 +26,8 @@ class SubQuestionTrace(Strict):
     model_config = ConfigDict(frozen=False)
     index: int
     sub_question: str
-    plan: list[dict[str, Any]] = Field(default_factory=list)
+    # The tool steps run for it (older traces call this `plan`).
+    steps: list[dict[str, Any]] = Field(default_factory=list, validation_alias=AliasChoices("steps", "plan"))
     chunks: list[RetrievedChunk] = Field(default_factory=list)
 
 

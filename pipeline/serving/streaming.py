@@ -19,7 +19,7 @@ from typing import Any
 
 import dspy
 
-from pipeline.errors import ScopeRagError
+from pipeline.errors import StreamCancelled
 from pipeline.intake.scope import Scope
 from pipeline.program.events import Completed, Event, Failed
 from pipeline.program.module import ScopedQA
@@ -39,10 +39,6 @@ CHANNEL_CAPACITY = 8
 STALLED_READER_SECONDS = 600.0
 
 Recorder = Callable[[QuestionTrace], str]
-
-
-class StreamCancelled(ScopeRagError):
-    """The stream was cancelled (its client disconnected): no further LM call is made for it."""
 
 
 class CancellableLM(dspy.BaseLM):

@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from pipeline.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError
-from pipeline.files import LockHeld, exclusive_lock, fsync_path, sha256_file
+from pipeline.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError, LockHeld
+from pipeline.files import exclusive_lock, fsync_path, sha256_file
 from pipeline.types import Strict
 
 MANIFEST_NAME = "MANIFEST.json"

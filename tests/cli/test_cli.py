@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli.main import main
-from pipeline.evaluation.examples import make_example, write_traces
+from pipeline.evaluation.examples import make_example, write_examples
 from tests.conftest import DEMO_DIR
 
 
@@ -47,7 +47,7 @@ def test_evaluate_retrieval_only_writes_tables(
     index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     traces = tmp_path / "t.jsonl"
-    write_traces(
+    write_examples(
         traces,
         [
             make_example(
@@ -125,7 +125,7 @@ def test_profile_commands_round_trip(
 def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path: Path) -> None:
     import dspy
 
-    from pipeline.evaluation.examples import load_traces
+    from pipeline.evaluation.examples import load_examples
     from pipeline.evaluation.history import History
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.module import ScopedQA
@@ -157,7 +157,7 @@ def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path:
         "train",
     ]
     assert main(args) == 0
-    (example,) = load_traces(traces)
+    (example,) = load_examples(traces)
     assert example.case == "property" and example.scope.property == "banda-lane"
     assert example.answer_facts == ("KSH 285,000",) and example.gold_documents
     assert main(args) == 2  # the same example twice is refused

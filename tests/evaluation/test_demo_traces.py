@@ -10,7 +10,7 @@ from functools import cache
 import pytest
 from pypdf import PdfReader
 
-from pipeline.evaluation.examples import CASES, SPLITS, LabelledExample, load_traces
+from pipeline.evaluation.examples import CASES, SPLITS, LabelledExample, load_examples
 from tests.support.paths import ROOT
 
 DEMO = ROOT / "datasets" / "demo"
@@ -47,7 +47,7 @@ def manifest() -> dict[str, tuple[str, ...]]:
 
 @pytest.fixture(scope="module")
 def by_split() -> dict[str, list[LabelledExample]]:
-    return {split: load_traces(TRACES / f"{split}.jsonl") for split in SPLITS}
+    return {split: load_examples(TRACES / f"{split}.jsonl") for split in SPLITS}
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from pipeline.evaluation.examples import GoldPage, TraceError, load_traces, make_example
+from pipeline.errors import DuplicateExampleError, ExamplesError, LabellingError
+from pipeline.evaluation.examples import GoldPage, load_examples, make_example
 from pipeline.evaluation.history import History, HistoryEntry
-from pipeline.evaluation.labelling import DuplicateExampleError, LabellingError, append_example, example_from_history
+from pipeline.evaluation.labelling import append_example, example_from_history
 from pipeline.program.events import Section, SourceRef
 from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
 from pipeline.store import Store
@@ -160,7 +161,7 @@ def test_append_creates_appends_and_refuses_duplicates(tmp_path: Path) -> None:
     first, second = _example("What is the rent?"), _example("Who is the tenant?")
     assert append_example(path, first) == 1
     assert append_example(path, second) == 2
-    assert load_traces(path) == [first, second]
+    assert load_examples(path) == [first, second]
     before = path.read_bytes()
     with pytest.raises(DuplicateExampleError, match=rf"train\.jsonl:1: already holds example {first.id}"):
         append_example(path, _example("What  is the rent?"))
@@ -176,12 +177,12 @@ def test_append_keeps_existing_bytes_and_adds_a_missing_newline(tmp_path: Path) 
     assert append_example(path, _example("Who is the tenant?")) == 4
     text = path.read_text()
     assert text.startswith(raw + "\n\n") and text.endswith("\n")
-    assert len(load_traces(path)) == 3
+    assert len(load_examples(path)) == 3
 
 
 def test_append_refuses_to_touch_an_invalid_file(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text('{"id": "broken"}\n')
-    with pytest.raises(TraceError, match=r"t\.jsonl:1: invalid example"):
+    with pytest.raises(ExamplesError, match=r"t\.jsonl:1: invalid example"):
         append_example(path, _example("What is the rent?"))
     assert path.read_text() == '{"id": "broken"}\n'

@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from pipeline.errors import ExamplesError
 from pipeline.evaluation.examples import (
+    ExampleScope,
     LabelledExample,
-    TraceError,
-    TraceScope,
     example_id,
-    load_traces,
+    load_examples,
     make_example,
     to_dspy_examples,
     to_hf_dataset,
-    write_traces,
+    write_examples,
 )
 
 
@@ -82,7 +82,7 @@ def _examples() -> list[LabelledExample]:
 
 def test_id_is_the_content_hash_of_corpus_question_and_scope() -> None:
     example = _example()
-    assert example.id == example_id("demo", "What is the monthly rent?", TraceScope(property="banda-lane"))
+    assert example.id == example_id("demo", "What is the monthly rent?", ExampleScope(property="banda-lane"))
     assert len(example.id) == 16 and int(example.id, 16) >= 0
     # Whitespace inside the question does not change the id; anything else in the key does.
     assert _example(question="  What is the   monthly rent? ").id == example.id
@@ -136,50 +136,50 @@ def test_unknown_fields_are_rejected() -> None:
 def test_write_then_load_round_trips_and_filters(tmp_path: Path) -> None:
     path = tmp_path / "traces" / "all.jsonl"
     examples = _examples()
-    assert write_traces(path, examples) == len(examples)
+    assert write_examples(path, examples) == len(examples)
     assert not list(path.parent.glob("*.tmp"))
-    assert load_traces(path) == examples
-    assert [e.split for e in load_traces(path, split="dev")] == ["dev"]
-    assert [e.case for e in load_traces(path, cases=["chip", "no_scope"])] == ["chip", "no_scope"]
+    assert load_examples(path) == examples
+    assert [e.split for e in load_examples(path, split="dev")] == ["dev"]
+    assert [e.case for e in load_examples(path, cases=["chip", "no_scope"])] == ["chip", "no_scope"]
 
 
 def test_blank_lines_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    write_traces(path, _examples()[:2])
+    write_examples(path, _examples()[:2])
     path.write_text(path.read_text().replace("\n", "\n\n", 1))
-    assert len(load_traces(path)) == 2
+    assert len(load_examples(path)) == 2
 
 
 def test_a_bad_line_is_named_with_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    write_traces(path, _examples()[:2])
+    write_examples(path, _examples()[:2])
     lines = path.read_text().splitlines()
     broken = json.loads(lines[1])
     broken["case"] = "chip"
     broken["scope"] = {}
     path.write_text("\n".join([lines[0], json.dumps(broken)]) + "\n")
-    with pytest.raises(TraceError, match=rf"{path.name}:2: invalid example"):
-        load_traces(path)
+    with pytest.raises(ExamplesError, match=rf"{path.name}:2: invalid example"):
+        load_examples(path)
     path.write_text(lines[0] + "\n{not json\n")
-    with pytest.raises(TraceError, match=rf"{path.name}:2: invalid example"):
-        load_traces(path)
+    with pytest.raises(ExamplesError, match=rf"{path.name}:2: invalid example"):
+        load_examples(path)
 
 
 def test_duplicate_ids_are_refused_naming_both_lines(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     first = _examples()[0]
-    write_traces(path, [first, _examples()[1], first])
-    with pytest.raises(TraceError, match=rf"{path.name}:3: duplicate id {first.id} \(first on line 1\)"):
-        load_traces(path)
+    write_examples(path, [first, _examples()[1], first])
+    with pytest.raises(ExamplesError, match=rf"{path.name}:3: duplicate id {first.id} \(first on line 1\)"):
+        load_examples(path)
 
 
 def test_missing_file_and_overlong_line(tmp_path: Path) -> None:
-    with pytest.raises(TraceError, match="no such trace file"):
-        load_traces(tmp_path / "absent.jsonl")
+    with pytest.raises(ExamplesError, match="no such trace file"):
+        load_examples(tmp_path / "absent.jsonl")
     path = tmp_path / "long.jsonl"
     path.write_bytes(b"x" * (1 << 20) + b"\n")
-    with pytest.raises(TraceError, match=r"long\.jsonl:1: line longer than"):
-        load_traces(path)
+    with pytest.raises(ExamplesError, match=r"long\.jsonl:1: line longer than"):
+        load_examples(path)
 
 
 # ---- conversions ------------------------------------------------------------------------
@@ -209,30 +209,31 @@ def test_dspy_examples_have_question_and_scope_as_inputs() -> None:
     assert set(first.inputs().keys()) == {"question", "scope"}
     assert set(first.labels().keys()) == {"label"}
     assert first.question == "What is the monthly rent?"
-    assert first.scope == TraceScope(property="banda-lane")
+    assert first.scope == ExampleScope(property="banda-lane")
     assert first.label is examples[0]
 
 
 def test_trace_set_directory_reads_every_split(tmp_path: Path) -> None:
-    from pipeline.evaluation.examples import TraceError, load_trace_set, make_example, write_traces
+    from pipeline.errors import ExamplesError
+    from pipeline.evaluation.examples import load_example_set, make_example, write_examples
 
     for split in ("train", "dev", "test"):
-        write_traces(
+        write_examples(
             tmp_path / f"{split}.jsonl", [make_example(corpus="c", case="no_scope", question=f"q {split}", split=split)]
         )
-    assert [e.split for e in load_trace_set(tmp_path)] == ["train", "dev", "test"]
-    assert [e.question for e in load_trace_set(tmp_path, split="dev")] == ["q dev"]
+    assert [e.split for e in load_example_set(tmp_path)] == ["train", "dev", "test"]
+    assert [e.question for e in load_example_set(tmp_path, split="dev")] == ["q dev"]
     (tmp_path / "test.jsonl").unlink()
-    with pytest.raises(TraceError, match=r"test\.jsonl"):
-        load_trace_set(tmp_path)
+    with pytest.raises(ExamplesError, match=r"test\.jsonl"):
+        load_example_set(tmp_path)
 
 
 def test_write_trace_set_splits_by_example_and_loads_back(tmp_path: Path) -> None:
-    from pipeline.evaluation.examples import load_trace_set, write_trace_set
+    from pipeline.evaluation.examples import load_example_set, write_example_set
 
     examples = _examples()
-    assert write_trace_set(tmp_path / "set", examples) == {"train": 2, "dev": 1, "test": 1}
-    assert load_trace_set(tmp_path / "set") == [examples[0], examples[3], examples[1], examples[2]]
+    assert write_example_set(tmp_path / "set", examples) == {"train": 2, "dev": 1, "test": 1}
+    assert load_example_set(tmp_path / "set") == [examples[0], examples[3], examples[1], examples[2]]
 
 
 def test_counts_table_counts_cases_by_split() -> None:

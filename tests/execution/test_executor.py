@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from pipeline.entities import find_entity_mentions
 from pipeline.errors import RetrievalRateLimitedError, RetrievalUnavailableError, ScopeViolationError
-from pipeline.execution.executor import ExecutionResult, execute_plan
-from pipeline.execution.steps import SEARCH_DOCS_REF, Plan, PlanStep, build_plan, normalise_plan
+from pipeline.execution.executor import ExecutionResult, execute_steps
+from pipeline.execution.steps import SEARCH_DOCS_REF, Step, Steps, scope_steps
 from pipeline.execution.tools import RetrievalTools
 from pipeline.guards.ids import is_canonical_uuid
 from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids, resolve_scope
@@ -34,8 +34,8 @@ def mentioned(store: Store, question: str) -> list[str]:
     return [m.entity_id for m in found if m.entity_id]
 
 
-def run(store: Store, plan: Plan, scope: Scope, question: str = "", **kw: Any) -> ExecutionResult:
-    return execute_plan(store, plan, scope, mentioned_entity_ids=mentioned(store, question), **kw)
+def run(store: Store, plan: Steps, scope: Scope, question: str = "", **kw: Any) -> ExecutionResult:
+    return execute_steps(store, plan, scope, mentioned_entity_ids=mentioned(store, question), **kw)
 
 
 def assert_store_saw_only_valid_ids(store: Store, scope: Scope) -> None:
@@ -59,7 +59,7 @@ def owner_slugs(store: Store, document_id: str) -> set[str]:
 
 def test_trace_no_scope_two_steps_step_two_gets_every_id_step_one_found(demo_store: Store) -> None:
     question = "What is the value of Banda Lane?"
-    plan = build_plan(NO_SCOPE, question, demo_store.entity_document_ids)
+    plan = scope_steps(NO_SCOPE, question, demo_store.entity_document_ids)
     result = run(demo_store, plan, NO_SCOPE, question)
     search_docs, search_chunks = result.trace.steps
     assert (search_docs.tool, search_chunks.tool) == ("retrieve_docs", "retrieve_chunks")
@@ -79,7 +79,7 @@ def test_trace_chip_one_step_on_exactly_the_selected_ids(demo_store: Store) -> N
     paths = ids_by_path(demo_store)
     chip = [paths["banda-lane/lease.pdf"], paths["banda-lane/valuation.md"]]
     scope = resolve_scope(demo_store, document_ids=chip)
-    plan = build_plan(scope, "What is the monthly rent?", demo_store.entity_document_ids)
+    plan = scope_steps(scope, "What is the monthly rent?", demo_store.entity_document_ids)
     result = run(demo_store, plan, scope, "What is the monthly rent?")
     assert demo_store.call_log is not None
     assert [(c.operation, c.document_ids) for c in demo_store.call_log] == [("search_chunks", tuple(chip))]
@@ -91,9 +91,9 @@ def test_trace_chip_one_step_on_exactly_the_selected_ids(demo_store: Store) -> N
 def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
     expected = tuple(demo_store.entity_document_ids(scope.entity_id or ""))
-    lm_plan = Plan(
+    lm_plan = Steps(
         steps=(
-            PlanStep(
+            Step(
                 step_id="s1",
                 tool="retrieve_chunks",
                 query="Who is the tenant?",
@@ -101,10 +101,11 @@ def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_st
             ),
         )
     )
-    fixed = normalise_plan(lm_plan, scope, demo_store.entity_document_ids)
-    assert fixed.plan.steps[0].document_ids == expected
-    assert [f.action for f in fixed.fixes] == ["replaced_from_property"]
-    result = run(demo_store, fixed.plan, scope, "Who is the tenant?")
+    result = run(demo_store, lm_plan, scope, "Who is the tenant?")
+    step = result.trace.steps[0]
+    assert [r.reason for r in step.rejections] == ["not_canonical_uuid", "not_canonical_uuid"]
+    assert step.filled_from == "scope_property"
+    assert step.sent is not None and set(step.sent) <= set(expected)
     assert demo_store.call_log is not None
     assert [c.operation for c in demo_store.call_log] == ["search_chunks"]
     assert set(demo_store.call_log[0].document_ids or ()) <= set(expected)
@@ -115,8 +116,8 @@ def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_st
 # -- guard branches inside the executor ------------------------------------------------------
 
 
-def chunk_plan(values: Sequence[str], query: str = "What is the rent?") -> Plan:
-    return Plan(steps=(PlanStep(step_id="s1", tool="retrieve_chunks", query=query, document_ids=tuple(values)),))
+def chunk_plan(values: Sequence[str], query: str = "What is the rent?") -> Steps:
+    return Steps(steps=(Step(step_id="s1", tool="retrieve_chunks", query=query, document_ids=tuple(values)),))
 
 
 def test_every_rejected_value_is_traced_with_its_reason(demo_store: Store) -> None:
@@ -175,7 +176,7 @@ def test_no_scope_step_with_no_ids_falls_back_to_docs_then_chunks(demo_store: St
 
 def test_entity_gate_runs_on_found_documents_and_is_traced(demo_store: Store) -> None:
     question = "What is the value of Banda Lane?"
-    result = run(demo_store, build_plan(NO_SCOPE, question, demo_store.entity_document_ids), NO_SCOPE, question)
+    result = run(demo_store, scope_steps(NO_SCOPE, question, demo_store.entity_document_ids), NO_SCOPE, question)
     paths = {d.document_id: d.relpath for d in demo_store.catalog.documents.values()}
     excluded = {paths[e.document_id]: e.reasons for e in result.trace.gate_exclusions}
     assert excluded["banda-lane/offer-letter-banda-lane-copy.pdf"] == (
@@ -194,7 +195,7 @@ def test_gate_also_checks_ids_that_did_not_come_from_retrieve_docs(demo_store: S
     scope = Scope(kind="chip", document_ids=(copy, lane))
     result = run(
         demo_store,
-        build_plan(scope, "Banda Lane rent", demo_store.entity_document_ids),
+        scope_steps(scope, "Banda Lane rent", demo_store.entity_document_ids),
         scope,
         "Banda Lane rent",
     )
@@ -207,7 +208,7 @@ def test_chunk_backstop_runs_on_retrieved_chunks(demo_store: Store) -> None:
     query = "comparable sale Banda Lane upper bound"
     # the question names no property, so the gate protects the scope's Dik Dik Lane; the
     # search words still pull in chunks about Banda Lane, which the backstop must drop
-    result = run(demo_store, build_plan(scope, query, demo_store.entity_document_ids), scope)
+    result = run(demo_store, scope_steps(scope, query, demo_store.entity_document_ids), scope)
     assert result.trace.chunk_exclusions
     dropped = {e.row for e in result.trace.chunk_exclusions}
     assert not dropped & {h.chunk.row for h in result.chunks}
@@ -248,14 +249,14 @@ class FlakyStore:
 def test_rate_limited_search_is_retried(demo_store: Store) -> None:
     store = FlakyStore(demo_store, [RetrievalRateLimitedError("slow down")])
     question = "Banda Lane valuation"
-    result = execute_plan(store, build_plan(NO_SCOPE, question, store.entity_document_ids), NO_SCOPE)
+    result = execute_steps(store, scope_steps(NO_SCOPE, question, store.entity_document_ids), NO_SCOPE)
     assert result.trace.steps[0].status == "ok" and len(result.trace.calls[0].attempts) == 2
     assert result.chunks and result.user_message is None
 
 
 def test_unavailable_search_is_given_up_and_named_to_the_user(demo_store: Store) -> None:
     store = FlakyStore(demo_store, [RetrievalUnavailableError("document index offline")])
-    result = execute_plan(store, build_plan(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
+    result = execute_steps(store, scope_steps(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
     statuses = [(s.step_id, s.status) for s in result.trace.steps]
     assert statuses == [
         ("search_docs", "error"),
@@ -275,7 +276,7 @@ def test_fallback_is_skipped_when_the_same_search_found_nothing(demo_store: Stor
             return []
 
     store = Empty(demo_store, [])
-    result = execute_plan(store, build_plan(NO_SCOPE, "anything", store.entity_document_ids), NO_SCOPE)
+    result = execute_steps(store, scope_steps(NO_SCOPE, "anything", store.entity_document_ids), NO_SCOPE)
     assert result.trace.steps[-1].note == "fallback skipped: the same search already found no documents"
     assert result.chunks == ()
 
@@ -306,7 +307,7 @@ def _values(store: Store) -> st.SearchStrategy[str]:
 
 
 @st.composite
-def executions(draw: st.DrawFn, store: Store) -> tuple[Plan, Scope, str]:
+def executions(draw: st.DrawFn, store: Store) -> tuple[Steps, Scope, str]:
     ids = sorted(store.catalog.documents)
     entities = sorted(store.catalog.entities)
     scope = draw(
@@ -320,7 +321,7 @@ def executions(draw: st.DrawFn, store: Store) -> tuple[Plan, Scope, str]:
     )
     step_ids = draw(st.lists(st.sampled_from(["a", "b", "search_docs", "c"]), min_size=1, max_size=3, unique=True))
     steps = tuple(
-        PlanStep(
+        Step(
             step_id=sid,
             tool=draw(st.sampled_from(["retrieve_docs", "retrieve_chunks"])),
             query=draw(st.sampled_from(["rent at Banda Lane", "valuation", "Mellifera Court lease"])),
@@ -328,7 +329,7 @@ def executions(draw: st.DrawFn, store: Store) -> tuple[Plan, Scope, str]:
         )
         for sid in step_ids
     )
-    return Plan(steps=steps), scope, steps[0].query
+    return Steps(steps=steps), scope, steps[0].query
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -33,7 +33,7 @@ from experiments.tracking import (
     start_run,
 )
 from pipeline.errors import BudgetExceededError, ExperimentConfigError, ExportError, TrackingError
-from pipeline.evaluation.examples import CASES, LabelledExample, write_traces
+from pipeline.evaluation.examples import CASES, LabelledExample, write_examples
 from pipeline.export import load_export, program_state
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store, open_store
@@ -69,8 +69,8 @@ def write_data(where: Path, val: list[LabelledExample] | None = None) -> Path:
     examples = demo_examples()
     train = [e for i, e in enumerate(examples) if i % 2 == 0]
     dev = val if val is not None else [e for i, e in enumerate(examples) if i % 2 == 1]
-    write_traces(where / "train.jsonl", train)
-    write_traces(where / "dev.jsonl", dev)
+    write_examples(where / "train.jsonl", train)
+    write_examples(where / "dev.jsonl", dev)
     return where
 
 
@@ -423,7 +423,7 @@ def test_bad_data_is_refused_before_anything_is_logged(tmp_path: Path, store: St
     with pytest.raises(ExperimentConfigError, match="scoperag index datasets/demo --out") as info:
         run_experiment(missing_index, mlruns=tmp_path / "mlruns")
     assert info.value.field == "data.index_dir"
-    write_traces(traces / "dev.jsonl", [e for e in demo_examples() if e.case != "chip"])
+    write_examples(traces / "dev.jsonl", [e for e in demo_examples() if e.case != "chip"])
     with pytest.raises(ExperimentConfigError, match=r"no example of case\(s\) chip"):
         run(write_config(tmp_path, traces), tmp_path / "mlruns", store)
     assert not (tmp_path / "mlruns").exists()

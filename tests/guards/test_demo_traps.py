@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.execution.executor import execute_plan
-from pipeline.execution.steps import build_plan
+from pipeline.execution.executor import execute_steps
+from pipeline.execution.steps import scope_steps
 from pipeline.guards.entity_gate import gate, gate_inputs, judge_document
 from pipeline.intake.scope import NO_SCOPE
 from pipeline.settings import EntityGateConfig
@@ -64,9 +64,9 @@ def test_gate_decides_each_trap_among_the_whole_corpus(demo_store: Store, trap: 
 def test_no_excluded_trap_document_is_read_end_to_end(demo_store: Store, slug: str) -> None:
     entity = next(e for e in demo_store.catalog.entities.values() if e.slug == slug)
     question = f"Summarise the documents about {entity.name}"
-    result = execute_plan(
+    result = execute_steps(
         demo_store,
-        build_plan(NO_SCOPE, question, demo_store.entity_document_ids),
+        scope_steps(NO_SCOPE, question, demo_store.entity_document_ids),
         NO_SCOPE,
         mentioned_entity_ids=[entity.entity_id],
     )

@@ -29,7 +29,7 @@ def test_no_scope_two_step_plan_and_event_order(demo_store: Store) -> None:
     phases = [e.phase for e in events]
     assert phases == ["decomposed", "retrieving", "filtering", "generating_subquestion", "completed"]
     assert isinstance(events[0], Decomposed) and isinstance(events[1], Retrieving) and isinstance(events[2], Filtering)
-    assert [s["tool"] for s in trace.sub_questions[0].plan][:2] == ["retrieve_docs", "retrieve_chunks"]
+    assert [s["tool"] for s in trace.sub_questions[0].steps][:2] == ["retrieve_docs", "retrieve_chunks"]
     assert trace.lm_calls == 3
     done = events[-1]
     assert isinstance(done, Completed) and done.answer.startswith("## Sub-question 1:")
@@ -43,7 +43,7 @@ def test_chip_reads_and_cites_only_selected(demo_store: Store) -> None:
     done = events[-1]
     assert isinstance(done, Completed) and len(done.sections) == 2
     assert [e.index for e in events if isinstance(e, GeneratingSubquestion)] == [0, 1]
-    assert [s["tool"] for sq in trace.sub_questions for s in sq.plan] == ["retrieve_chunks", "retrieve_chunks"]
+    assert [s["tool"] for sq in trace.sub_questions for s in sq.steps] == ["retrieve_chunks", "retrieve_chunks"]
     read = {c.document_id for sq in trace.sub_questions for c in sq.chunks}
     cited = {s.document_id for sec in done.sections for s in sec.sources}
     assert read and read <= set(chosen) and cited <= set(chosen)

@@ -6,7 +6,8 @@ from collections import Counter
 
 import pytest
 
-from pipeline.evaluation.examples import CASES, SPLITS, LabelledExample, TraceError, load_traces
+from pipeline.errors import ExamplesError
+from pipeline.evaluation.examples import CASES, SPLITS, LabelledExample, load_examples
 from pipeline.evaluation.metrics import number_values
 from tests.support.paths import ROOT
 from tests.support.scripts import load_script
@@ -48,7 +49,7 @@ def test_source_globs_resolve_against_the_known_filings() -> None:
     assert resolve_glob("*AAPL*") == ("2022 Q3 AAPL.pdf", "2023 Q1 AAPL.pdf", "2023 Q2 AAPL.pdf", "2023 Q3 AAPL.pdf")
     assert resolve_glob("*2023 Q3 AAPL*") == ("2023 Q3 AAPL.pdf",)
     assert resolve_glob(" *2022 Q3 INTC* ") == ("2022 Q3 INTC.pdf",)
-    with pytest.raises(TraceError, match="matches none"):
+    with pytest.raises(ExamplesError, match="matches none"):
         resolve_glob("*2021 Q1 AAPL*")
 
 
@@ -180,7 +181,7 @@ def test_variants_of_a_question_share_a_split(examples: list[LabelledExample]) -
 
 @needs_csv
 def test_committed_files_match_the_question_set(examples: list[LabelledExample]) -> None:
-    committed = {s: load_traces(COMMITTED / f"{s}.jsonl") for s in SPLITS}
+    committed = {s: load_examples(COMMITTED / f"{s}.jsonl") for s in SPLITS}
     for split, loaded in committed.items():
         assert all(e.split == split for e in loaded)
     ids = [e.id for loaded in committed.values() for e in loaded]

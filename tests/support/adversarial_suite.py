@@ -73,7 +73,7 @@ def calls_over_budget(store: Store, trace: QuestionTrace) -> int:
     times; there are at most MAX_SUB_QUESTIONS sub-questions.
     """
     attempts = 1 + CoreConfig().tool_loop.max_retries
-    budget = sum((len(sq.plan) + 2) * attempts for sq in trace.sub_questions)
+    budget = sum((len(sq.steps) + 2) * attempts for sq in trace.sub_questions)
     calls = store.call_log or []
     foreign = sum(1 for c in calls if c.operation not in PLAN_OPERATIONS)
     over_sub_questions = max(0, len(trace.sub_questions) - MAX_SUB_QUESTIONS)

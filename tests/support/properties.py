@@ -4,17 +4,14 @@ byte mutations, a valid edit of a program's predictor, the sample export they mu
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import dspy
 from hypothesis import strategies as st
 
-from pipeline.execution.steps import Plan
 from pipeline.export import FORBIDDEN_KEYS, PREDICTORS, save_export
-from pipeline.guards.ids import step_reference
-from pipeline.intake.scope import Scope, allowed_document_ids
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -145,25 +142,3 @@ def save_sample_export(store: Store, out: Path) -> None:
         scores={"case-1": {"recall": 0.5}},
         lm_name="scripted",
     )
-
-
-# -- plans ----------------------------------------------------------------------------------------
-
-
-def ids_valid(ids: Sequence[str], earlier: set[str], allowed: frozenset[str] | None) -> bool:
-    """A chunk step's ids are non-empty, each exactly a reference to an earlier step or an allowed id."""
-    references = {step_reference(s) for s in earlier}
-    return bool(ids) and all(v in references or (allowed is not None and v in allowed) for v in ids)
-
-
-def assert_plan_reads_only_scope_ids(plan: Plan, scope: Scope, resolver: Callable[[str], list[str]]) -> None:
-    """`plan` has a chunk step; document steps carry no ids; chunk steps only in-scope ids or earlier references."""
-    allowed = allowed_document_ids(scope, resolver)
-    earlier: set[str] = set()
-    assert any(s.tool == "retrieve_chunks" for s in plan.steps)
-    for step in plan.steps:
-        if step.tool == "retrieve_docs":
-            assert step.document_ids == ()
-        else:
-            assert ids_valid(step.document_ids, earlier, allowed), step
-        earlier.add(step.step_id)
