@@ -44,13 +44,14 @@ from experiments.tracking import (
     set_tags,
     start_run,
 )
-from optimizers import LMCallCounter, compile_program, counting, to_training_examples
+from optimizers import compile_program, to_training_examples
 from optimizers.params import GepaParams
 from pipeline.errors import BudgetExceededError
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state, render_prompts, save_export
+from pipeline.program.calls import LMCallCounter, counting
 from pipeline.program.lm import default_model_cache_dir, make_lm, parse_lm_spec
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings

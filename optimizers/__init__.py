@@ -1,6 +1,5 @@
 """Compile strategies over ScopedQA: case-stratified, seeded, gated by the safety metrics, budgeted."""
 
-from optimizers.budget import BudgetExhausted, LMCallCounter, SharedUsage, counting
 from optimizers.compile import CompileSpec, compile_program
 from optimizers.feedback import feedback_text
 from optimizers.objective import (
@@ -30,20 +29,16 @@ __all__ = [
     "MODULES",
     "PARAMS",
     "BootstrapParams",
-    "BudgetExhausted",
     "CompileSpec",
     "GepaParams",
-    "LMCallCounter",
     "MiproParams",
     "ModuleName",
     "OptimizerName",
     "OptimizerParams",
     "RandomSearchParams",
-    "SharedUsage",
     "TrainableView",
     "bootstrap_accept",
     "compile_program",
-    "counting",
     "feedback_text",
     "gate_penalty",
     "gated_metric",

@@ -16,12 +16,12 @@ from typing import Any
 
 import dspy
 
-from optimizers.budget import BudgetExhausted, LMCallCounter, counting
 from optimizers.objective import gated_metric, gepa_metric
 from optimizers.params import BootstrapParams, GepaParams, MiproParams, OptimizerParams, RandomSearchParams
 from optimizers.trainable import TrainableView
 from pipeline.errors import BudgetExceededError
 from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
+from pipeline.program.calls import BudgetExhausted, LMCallCounter, counting
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
 

@@ -9,6 +9,10 @@ class ScopeRagError(Exception):
     """Base of every error scoperag raises on purpose."""
 
 
+class SettingsError(ScopeRagError):
+    """A settings file is unreadable or invalid; names the file and the field."""
+
+
 class InputFileError(ScopeRagError):
     """A source file could not be read; carries its path and the reason."""
 
@@ -178,9 +182,10 @@ class DuplicateExampleError(ExamplesError):
 class LMFailure(ScopeRagError):
     """The LM could not be reached or failed outright (not a parse problem); `public` is safe to show."""
 
-    def __init__(self, message: str, public: str | None = None) -> None:
+    def __init__(self, message: str, public: str | None = None, calls: int = 1) -> None:
         super().__init__(message)
         self.public = public or message
+        self.calls = calls
 
 
 class StreamCancelled(ScopeRagError):

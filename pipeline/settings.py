@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+from pipeline.errors import SettingsError
 from pipeline.types import Strict
 
 Sensitivity = Literal["public", "internal", "confidential", "restricted"]
@@ -119,10 +121,45 @@ DEFAULT_HISTORY = Path(".scoperag/history.sqlite")
 DEFAULT_PROFILES = Path(".scoperag/profiles")
 
 
+class ProgramSettings(Strict):
+    """Knobs of the program that are not the LM's: threshold, sizes, output budgets."""
+
+    relevance_threshold: float = Field(default=5.0, ge=0.0, le=10.0)
+    max_chunk_chars: int = Field(default=900, ge=50, le=20_000)
+    # Output budgets per call: a small model that starts repeating itself stops here.
+    max_tokens: dict[str, int] = Field(
+        default_factory=lambda: {"decompose": 160, "score": 400, "answer": 900, "hyde": 200}
+    )
+
+
+class BuildSettings(Strict):
+    """Chunking and index choices of an index build, recorded in the index manifest."""
+
+    chunk_words: int = Field(default=120, ge=10, le=5000)
+    chunk_overlap: int = Field(default=30, ge=0, le=4999)
+    embed_batch: int = Field(default=64, ge=1, le=4096)
+    dense_kind: Literal["flat", "hnsw"] | None = None
+
+
 class Settings(Strict):
-    """Everything a run depends on; recorded beside every export and MLflow run."""
+    """Everything a run depends on; recorded beside every export and MLflow run, readable from TOML."""
 
     index_dir: Path = DEFAULT_INDEX_DIR
     history: Path = DEFAULT_HISTORY
     lm_threads: int = Field(default=1, ge=1, le=64)
     core: CoreConfig = CoreConfig()
+    program: ProgramSettings = ProgramSettings()
+    build: BuildSettings = BuildSettings()
+
+
+def load_settings(path: Path) -> Settings:
+    """The settings in a TOML file (any section may be left out); SettingsError names the file and field."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read settings: {exc}") from exc
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        raise SettingsError(f"{path}: invalid settings: {problems}") from exc

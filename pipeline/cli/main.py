@@ -40,7 +40,8 @@ def _console() -> Console:
 
 def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.cli.progress import StageProgress
-    from pipeline.store.build import BuildSettings, build_index
+    from pipeline.settings import BuildSettings
+    from pipeline.store.build import build_index
     from pipeline.store.embedders import HashEmbedder, MiniLMEmbedder
 
     embedder = HashEmbedder(args.hash_dim) if args.embedder == "hash" else MiniLMEmbedder(threads=args.threads)

@@ -12,7 +12,6 @@ from typing import Any, NamedTuple
 
 import dspy
 from dspy.utils.saving import get_dependency_versions
-from pydantic import TypeAdapter
 
 from pipeline.errors import ExportError
 from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
@@ -20,7 +19,7 @@ from pipeline.export.jsonio import MAX_FILE_BYTES, canonical_json, read_limited,
 from pipeline.export.prompts import render_prompts
 from pipeline.export.schema import FORMAT, MANIFEST, METADATA, PREDICTORS, PROGRAM, PROMPTS, ExportManifest
 from pipeline.export.validate import ExportContents, validate_export_bytes
-from pipeline.program.module import ProgramSettings, ScopedQA
+from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -66,7 +65,7 @@ def save_export(
         },
         "config": {
             "settings": settings.model_dump(mode="json"),
-            "program": TypeAdapter(ProgramSettings).dump_python(program.settings, mode="json"),
+            "program": program.settings.program.model_dump(mode="json"),
             "experiment": dict(experiment_config),
         },
         "trainset_hash": trainset_hash,

@@ -1,4 +1,5 @@
-"""The citation check: a citation must name a chunk shown for its own section, inside scope."""
+"""Citations and grounding: a citation must name a chunk shown for its own section, inside scope, and a
+bullet must be supported by the pages it cites; `build_section` applies both to one answer section."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pipeline.guards.sanitise import plain_answer_text, strip_inline_citations, valid_text
 from pipeline.types import ChunkHit
+from signatures.types import AnswerSection
 
 CitationReason = Literal["not_shown_for_section", "out_of_scope"]
 
@@ -100,3 +103,128 @@ def grounded(text: str, sources: Sequence[str]) -> bool:
     if not numbers <= available:
         return False
     return not words or len(words & available) / len(words) >= MIN_GROUNDED_SHARE
+
+
+# ---- one section of the answer, as the guards let it through -----------------------------------
+
+NO_INFORMATION = "No relevant information found"
+MISSING_SECTION = "Unable to generate an answer for this sub-question."
+SectionStatus = Literal["answered", "no_information", "error"]
+
+
+@dataclass(frozen=True)
+class DroppedBullet:
+    """A bullet the guards did not let through, and why."""
+
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SectionVerdict:
+    """What one section may show: its bullets (citations appended), the pages it cites, and every
+    intervention the guards made on the LM's section."""
+
+    status: SectionStatus
+    bullets: tuple[str, ...]
+    sources: tuple[CitedSource, ...]
+    removed_citations: tuple[RemovedCitation, ...] = ()
+    dropped: tuple[DroppedBullet, ...] = ()
+    rendered_out: tuple[str, ...] = ()
+    # the bullets the LM wrote when over the cap, and the cap
+    bullets_given: int = 0
+    max_bullets: int = 0
+
+
+def build_section(
+    index: int,
+    sub_question: str,
+    chunks: Sequence[ChunkHit],
+    section: AnswerSection | None,
+    allowed: Collection[str] | None,
+    max_bullets: int,
+) -> SectionVerdict:
+    """The section the guards let through from the LM's `section` for the chunks shown for it.
+
+    No chunk shown: "no relevant information". No usable section from the LM: an error section.
+    Otherwise each of the first `max_bullets` bullets keeps only citations of pages shown for this
+    section and inside `allowed`; a bullet is dropped when it is empty, restates the question, is
+    not supported by the pages it cites (an uncited one: by any chunk shown, unless it abstains),
+    lost every citation it had, or repeats an earlier bullet.
+    """
+    if not chunks:
+        return SectionVerdict("no_information", (NO_INFORMATION,), ())
+    if section is None or not section.bullets:
+        return SectionVerdict("error", (), ())
+    shown = shown_sources(chunks)
+    page_texts: dict[tuple[str, int], list[str]] = {}
+    for hit in chunks:
+        page_texts.setdefault((hit.chunk.document_id, hit.chunk.page), []).append(hit.chunk.text)
+    all_texts = [hit.chunk.text for hit in chunks]
+    bullets: list[str] = []
+    cited: dict[tuple[str, int], CitedSource] = {}
+    removed: list[RemovedCitation] = []
+    dropped: list[DroppedBullet] = []
+    rendered_out: list[str] = []
+    seen: set[str] = set()
+    for bullet in section.bullets[:max_bullets]:
+        sources: list[CitedSource] = []
+        for citation in bullet.citations:
+            verdict = check_citation(index, citation.filename, citation.page, shown, allowed)
+            if isinstance(verdict, RemovedCitation):
+                removed.append(verdict)
+            else:
+                sources.append(verdict)
+        text, stripped = plain_answer_text(strip_inline_citations(valid_text(bullet.text)))
+        rendered_out.extend(stripped)
+        problem = _unsupported(text, sub_question, sources, page_texts, all_texts)
+        if problem is None and bullet.citations and not sources:
+            # it claimed support from pages it was never shown: drop it, not just its citations
+            problem = "every citation was removed"
+        normalised = " ".join(text.casefold().split())
+        if problem is None and normalised in seen:
+            problem = "repeats an earlier bullet"
+        if problem is not None:
+            dropped.append(DroppedBullet(text[:80], problem))
+            continue
+        seen.add(normalised)
+        for source in sources:
+            cited.setdefault((source.document_id, source.page), source)
+        labels = dict.fromkeys(citation_label(s.filename, s.page) for s in sources)
+        bullets.append(" ".join([text, *labels]))
+    given = len(section.bullets) if len(section.bullets) > max_bullets else 0
+    if not bullets:
+        return SectionVerdict(
+            "no_information", (NO_INFORMATION,), (), tuple(removed), tuple(dropped), (), given, max_bullets
+        )
+    return SectionVerdict(
+        "answered",
+        tuple(bullets),
+        tuple(cited.values()),
+        tuple(removed),
+        tuple(dropped),
+        tuple(rendered_out),
+        given,
+        max_bullets,
+    )
+
+
+def _unsupported(
+    text: str,
+    sub_question: str,
+    sources: Sequence[CitedSource],
+    page_texts: dict[tuple[str, int], list[str]],
+    all_texts: Sequence[str],
+) -> str | None:
+    """Why a bullet may not be shown (None: it may): empty, a restated question, or not
+    supported by the pages it cites (an uncited bullet: by any chunk shown, unless it abstains)."""
+    if not text:
+        return "empty"
+    if restates_question(text, sub_question):
+        return "restates the question"
+    if sources:
+        cited_texts = [t for s in sources for t in page_texts.get((s.document_id, s.page), [])]
+        return None if grounded(text, cited_texts) else "not supported by the cited pages"
+    if is_abstention(text) or grounded(text, all_texts):
+        return None
+    return "uncited and not supported by the chunks shown"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -69,3 +70,16 @@ Event = Annotated[
     Decomposed | Retrieving | Filtering | GeneratingSubquestion | Completed | Failed,
     Field(discriminator="phase"),
 ]
+
+
+def render_markdown(sections: Sequence[Section]) -> str:
+    """The answer as Markdown: one `## Sub-question N:` section per sub-question."""
+    parts = []
+    for section in sections:
+        lines = [f"## Sub-question {section.index + 1}: {section.sub_question}"]
+        if section.status == "error":
+            lines.append(f"- {section.error}")
+        else:
+            lines.extend(f"- {bullet}" for bullet in section.bullets)
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)

@@ -13,6 +13,7 @@ from pipeline.errors import InputFileError, ManifestError
 from pipeline.files import sha256_file
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
+from pipeline.settings import BuildSettings
 from pipeline.store.catalog import CatalogWriter, document_id, entity_id
 from pipeline.store.chunking import chunk_pages, extractive_summary
 from pipeline.store.corpus import CorpusManifest, DocumentSpec, load_manifest, path_matches
@@ -27,16 +28,6 @@ log = logging.getLogger(__name__)
 MANIFEST_FILENAME = "corpus.toml"
 # (stage, done, total): stages are "read", "embed", "index"
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    """Chunking and index choices recorded in the index manifest."""
-
-    chunk_words: int = 120
-    chunk_overlap: int = 30
-    embed_batch: int = 64
-    dense_kind: DenseKind | None = None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.guards.citations import CitedSource, RemovedCitation, check_citation, shown_sources
 from pipeline.guards.relevance import apply_scores
-from pipeline.program.module import clean_sub_questions, strip_inline_citations
+from pipeline.guards.sanitise import clean_sub_questions, strip_inline_citations
 from pipeline.types import Chunk, ChunkHit
 
 

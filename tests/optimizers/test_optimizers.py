@@ -18,7 +18,6 @@ from optimizers import (
     BootstrapParams,
     CompileSpec,
     GepaParams,
-    LMCallCounter,
     MiproParams,
     RandomSearchParams,
     TrainableView,
@@ -35,6 +34,7 @@ from pipeline.errors import BudgetExceededError
 from pipeline.evaluation.examples import CASES, LabelledExample, make_example
 from pipeline.evaluation.labels import resolve_example
 from pipeline.export import program_state
+from pipeline.program.calls import LMCallCounter
 from pipeline.program.module import ScopedQA
 from pipeline.program.trace import Intervention, QuestionTrace
 from pipeline.store import Store

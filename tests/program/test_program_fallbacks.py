@@ -7,10 +7,11 @@ from typing import Any
 import dspy
 import pytest
 
+from pipeline.guards.citations import NO_INFORMATION
 from pipeline.guards.ids import is_canonical_uuid
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.events import Completed, Failed
-from pipeline.program.module import NO_INFORMATION, ScopedQA
+from pipeline.program.module import ScopedQA
 from pipeline.program.trace import QuestionTrace
 from pipeline.store import Store
 from tests.support.fakes import Responder, cooperative, field, scripted_lm

@@ -1,0 +1,168 @@
+"""LM calls: counting them (all, and those the cache did not answer), stopping at a budget, and one
+program step's single guarded call.
+
+DSPy's optimizers, its evaluator and the program itself treat every `Exception` raised while an
+example runs as that example's failure and carry on, and DSPy logs and swallows `Exception`s raised
+by callbacks. The budget stop therefore is `BudgetExhausted`, a `BaseException` (like
+KeyboardInterrupt) that passes through all of them; callers turn it into `BudgetExceededError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+from dspy.utils.callback import BaseCallback
+from dspy.utils.usage_tracker import UsageTracker
+
+from pipeline.errors import LMFailure
+
+
+class BudgetExhausted(BaseException):
+    """Control-flow signal: the LM-call budget is spent; no further call is made."""
+
+    def __init__(self, limit: int, calls: int) -> None:
+        super().__init__(f"LM-call budget of {limit} reached")
+        self.limit = limit
+        self.calls = calls
+
+
+class SharedUsage(UsageTracker):
+    """A usage tracker every worker thread shares: DSPy deep-copies the tracker per thread, this one returns itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedUsage:
+        return self
+
+    def add_usage(self, lm: str, usage_entry: dict[str, Any]) -> None:
+        with self._lock:
+            super().add_usage(lm, usage_entry)
+
+
+class LMCallCounter(BaseCallback):
+    """Counts LM calls as they start (cache hits included) and, with a `limit`, stops them past it.
+
+    `new_calls` and `tokens` come from usage reports, which DSPy records only for calls the cache
+    did not answer (while `counting` is active): a rerun answered from the cache shows calls > 0 and
+    new_calls == 0.
+    """
+
+    def __init__(self, limit: int | None = None, on_call: Callable[[int], None] | None = None) -> None:
+        super().__init__()
+        self.limit = limit
+        self.on_call = on_call
+        self.usage = SharedUsage()
+        self._lock = threading.Lock()
+        self._calls = 0
+
+    @property
+    def calls(self) -> int:
+        """LM calls attempted (made, answered from cache, or refused by the budget)."""
+        return self._calls
+
+    @property
+    def new_calls(self) -> int:
+        """Calls that reached the model (not answered from the cache) and reported usage."""
+        return sum(len(entries) for entries in self.usage.usage_data.values())
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens of the calls that reached the model."""
+        return sum(prompt + completion for prompt, completion in usage_tokens(self.usage))
+
+    def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        with self._lock:
+            self._calls += 1
+            calls = self._calls
+        if self.limit is not None and calls > self.limit:
+            raise BudgetExhausted(self.limit, calls)
+        if self.on_call is not None:
+            self.on_call(calls)
+
+
+def usage_tokens(tracker: UsageTracker) -> Iterator[tuple[int, int]]:
+    """(prompt tokens, completion tokens) of every usage entry a tracker holds."""
+    for entries in tracker.usage_data.values():
+        for entry in entries:
+            yield int(entry.get("prompt_tokens") or 0), int(entry.get("completion_tokens") or 0)
+
+
+@contextlib.contextmanager
+def counting(counter: LMCallCounter) -> Iterator[LMCallCounter]:
+    """Every LM call inside the block (worker threads included) is counted by `counter`."""
+    callbacks = [*(dspy.settings.get("callbacks") or []), counter]
+    with dspy.context(callbacks=callbacks, usage_tracker=counter.usage):
+        yield counter
+
+
+def one_call_settings(counter: LMCallCounter) -> dict[str, Any]:
+    """dspy settings for one step: `counter` listening, and at most one LM call.
+
+    ChatAdapter retries an unparseable completion through JSONAdapter, a second call the step's
+    budget has no room for; the program has its own fallback for unparseable output instead.
+    """
+    settings: dict[str, Any] = {"callbacks": [*dspy.settings.get("callbacks", []), counter]}
+    adapter = dspy.settings.adapter
+    retries = not isinstance(adapter, dspy.JSONAdapter) and getattr(adapter, "use_json_adapter_fallback", False)
+    if isinstance(adapter, dspy.ChatAdapter) and retries:
+        single = copy.copy(adapter)
+        single.use_json_adapter_fallback = False
+        settings["adapter"] = single
+    elif adapter is None:
+        settings["adapter"] = dspy.ChatAdapter(use_json_adapter_fallback=False)
+    return settings
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """One step's LM call: its prediction (None when unparseable), calls made, tokens and seconds."""
+
+    prediction: Any
+    unparseable: str | None
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+
+def call_once(name: str, predictor: dspy.Predict, max_tokens: int, **inputs: Any) -> CallOutcome:
+    """Run `predictor` with one LM call; an unparseable output is an outcome, any other failure LMFailure."""
+    started = time.perf_counter()
+    counter = LMCallCounter()
+    prediction = None
+    unparseable = None
+    usage = UsageTracker()
+    try:
+        with dspy.context(**one_call_settings(counter)), dspy.track_usage() as usage:
+            prediction = predictor(**inputs, config={"max_tokens": max_tokens})
+    except Exception as exc:  # unparseable output falls back; any other failure is the LM's
+        root: BaseException = exc
+        while root.__cause__ is not None:
+            root = root.__cause__
+        # json_repair gives up on deeply nested output ("{{{{...") with a ValueError from a
+        # RecursionError that DSPy does not wrap: that output is unparseable, the LM did answer.
+        if not isinstance(exc, dspy.utils.exceptions.AdapterParseError) and not isinstance(root, RecursionError):
+            raise LMFailure(
+                f"{name}: {type(exc).__name__}: {exc}",
+                public=f"{name}: {type(root).__name__}",
+                calls=max(1, counter.calls),
+            ) from exc
+        unparseable = f"unparseable: {exc!s:.300}"
+    tokens = list(usage_tokens(usage))
+    return CallOutcome(
+        prediction=prediction,
+        unparseable=unparseable,
+        calls=max(1, counter.calls),
+        prompt_tokens=sum(p for p, _ in tokens),
+        completion_tokens=sum(c for _, c in tokens),
+        seconds=time.perf_counter() - started,
+    )
