@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from pipeline.guards.ids import is_canonical_uuid
+from pipeline.guards.ids import id_problem
 
 # ---- safety -------------------------------------------------------------------------------
 
@@ -24,9 +24,8 @@ def wrong_property_citations(cited: Iterable[str], forbidden: Collection[str], a
 
 def invalid_store_ids(sent: Iterable[str], known: Collection[str], allowed: Collection[str] | None) -> int:
     """Ids that reached a store call while non-canonical, unknown or outside the scope."""
-    return sum(
-        1 for d in sent if not is_canonical_uuid(d) or d not in known or (allowed is not None and d not in allowed)
-    )
+    known_set, allowed_set = frozenset(known), None if allowed is None else frozenset(allowed)
+    return sum(1 for d in sent if id_problem(d, known_set, allowed_set) is not None)
 
 
 # ---- retrieval ------------------------------------------------------------------------------

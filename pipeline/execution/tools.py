@@ -14,7 +14,7 @@ from typing import Any, Protocol, TypeVar
 from pipeline.errors import RetrievalRateLimitedError, ScopeRagError, ScopeViolationError, UnknownScopeError
 from pipeline.execution.tool_loop import ContextSource, ToolResult, ToolSpec
 from pipeline.guards.entity_gate import ChunkExclusion, Exclusion, chunk_backstop, gate, gate_inputs
-from pipeline.guards.ids import IdRejection, filter_document_ids, is_canonical_uuid
+from pipeline.guards.ids import IdRejection, filter_document_ids, id_problem
 from pipeline.intake.scope import Scope, allowed_document_ids
 from pipeline.settings import CoreConfig
 from pipeline.types import ChunkHit, Document, DocumentHit, Entity, SearchMode
@@ -130,11 +130,7 @@ class RetrievalTools:
 
     def ensure_sendable(self, ids: Sequence[str]) -> tuple[str, ...]:
         """`ids` unchanged, or ScopeViolationError: the last line before the store."""
-        bad = [
-            repr(d)
-            for d in ids
-            if not is_canonical_uuid(d) or d not in self.known or (self.allowed is not None and d not in self.allowed)
-        ]
+        bad = [repr(d) for d in ids if id_problem(d, self.known, self.allowed) is not None]
         if bad:
             raise ScopeViolationError(bad)
         return tuple(ids)

@@ -67,7 +67,14 @@ class IdFilterResult:
     rejections: tuple[IdRejection, ...]
 
 
-def _reason(value: object, allowed: AbstractSet[str], known: AbstractSet[str] | None) -> RejectionReason | None:
+def id_problem(
+    value: object, known: AbstractSet[str] | None, allowed: AbstractSet[str] | None = None
+) -> RejectionReason | None:
+    """Why `value` may not reach the store, or None when it may: the one id-validity predicate.
+
+    `known` is the catalog (None: not checked), `allowed` the scope (None: the whole catalog).
+    Step references must be resolved before this; one that reaches it is unresolvable.
+    """
     if not isinstance(value, str):
         return "not_a_string"
     if looks_like_reference(value):
@@ -76,7 +83,7 @@ def _reason(value: object, allowed: AbstractSet[str], known: AbstractSet[str] | 
         return "not_canonical_uuid"
     if known is not None and value not in known:
         return "unknown_document"
-    if value not in allowed:
+    if allowed is not None and value not in allowed:
         return "out_of_scope"
     return None
 
@@ -92,7 +99,7 @@ def filter_document_ids(
     accepted: dict[str, None] = {}
     rejections = []
     for value in values:
-        reason = _reason(value, allowed, known)
+        reason = id_problem(value, known, allowed)
         if reason is None:
             accepted[str(value)] = None
         else:

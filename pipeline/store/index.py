@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.errors import EmbedderError, IndexCorruptError, UnknownScopeError
-from pipeline.guards.ids import is_canonical_uuid
+from pipeline.guards.ids import id_problem
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex
 from pipeline.retrieval.fusion import reciprocal_rank_fusion
@@ -65,7 +65,7 @@ class Store:
 
     def check_document_ids(self, document_ids: Sequence[str]) -> list[str]:
         """The ids unchanged; UnknownScopeError naming every non-canonical or unknown one."""
-        bad = [d for d in document_ids if not is_canonical_uuid(d) or d not in self.catalog.documents]
+        bad = [d for d in document_ids if id_problem(d, self.catalog.documents.keys()) is not None]
         if bad:
             raise UnknownScopeError("document id", [repr(b) for b in bad])
         return list(document_ids)
