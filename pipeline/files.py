@@ -10,6 +10,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from pipeline.errors import LockHeld
 
@@ -32,21 +33,36 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def write_file_atomic(path: Path, data: bytes) -> None:
-    """`path` holds `data` or its previous content, never a mix (temp file + fsync + rename)."""
+@contextlib.contextmanager
+def atomic_output(path: Path, mode: int | None = None, suffix: str = "") -> Iterator[BinaryIO]:
+    """A binary handle whose bytes replace `path` only when the block ends without an exception.
+
+    The bytes go to a uniquely named temp file beside `path` (so a crash or a concurrent writer never
+    sees half a file), are fsynced, renamed over `path`, and the directory is fsynced; on any
+    exception the temp file is removed and `path` keeps its previous content. `mode` sets the
+    file's permission bits (mkstemp creates 0600); `suffix` ends the temp file's name.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=suffix, dir=path.parent)
     temp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        if mode is not None:
+            temp.chmod(mode)
         temp.replace(path)
         fsync_path(path.parent)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def write_file_atomic(path: Path, data: bytes) -> None:
+    """`path` holds `data` or its previous content, never a mix (temp file + fsync + rename)."""
+    with atomic_output(path) as handle:
+        handle.write(data)
 
 
 @contextlib.contextmanager

