@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.config import ExperimentConfig
-from optimizers import missing_cases, stratified_sample
 from pipeline.errors import ExperimentConfigError, IndexNotFoundError
-from pipeline.evaluation.examples import LabelledExample, load_examples
+from pipeline.evaluation.examples import LabelledExample, load_examples, missing_cases, stratified_sample
 from pipeline.evaluation.labels import ResolvedExample, resolve_example
 from pipeline.store import Store, open_store
 

@@ -22,7 +22,6 @@ from optimizers.params import (
     OptimizerParams,
     RandomSearchParams,
 )
-from optimizers.sampling import missing_cases, stratified_sample
 from optimizers.trainable import TrainableView
 
 __all__ = [
@@ -44,8 +43,6 @@ __all__ = [
     "gated_metric",
     "gepa_metric",
     "metric_value",
-    "missing_cases",
     "score_example",
-    "stratified_sample",
     "to_training_examples",
 ]

@@ -91,10 +91,6 @@ class ScopeViolationError(ScopeRagError):
         self.values = values
 
 
-class RetrievalUnavailableError(ScopeRagError):
-    """A search backend cannot serve this turn (down, missing); the tool is given up at once."""
-
-
 class RetrievalRateLimitedError(ScopeRagError):
     """A search backend asked us to slow down; the call may be retried."""
 

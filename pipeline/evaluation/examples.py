@@ -13,15 +13,13 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
 from pipeline.errors import ExamplesError
+from pipeline.files import write_file_atomic
 from pipeline.types import Strict
-
-if TYPE_CHECKING:
-    import dspy
 
 Case = Literal["no_scope", "chip", "property", "wrong_property"]
 Split = Literal["train", "dev", "test"]
@@ -164,16 +162,10 @@ def stratified_sample(examples: Sequence[LabelledExample], n: int, seed: int) ->
 
 
 def write_examples(path: Path, examples: Iterable[LabelledExample]) -> int:
-    """Write examples as JSONL atomically (temp file then rename); returns the count."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    count = 0
-    with tmp.open("w", encoding="utf-8") as handle:
-        for example in examples:
-            handle.write(example.model_dump_json(exclude_defaults=True) + "\n")
-            count += 1
-    tmp.replace(path)
-    return count
+    """Write examples as JSONL atomically (the file holds the old examples or all the new ones); the count."""
+    lines = [example.model_dump_json(exclude_defaults=True) + "\n" for example in examples]
+    write_file_atomic(path, "".join(lines).encode("utf-8"))
+    return len(lines)
 
 
 def write_example_set(directory: Path, examples: Sequence[LabelledExample]) -> dict[Split, int]:
@@ -209,10 +201,9 @@ def to_hf_dataset(examples: Sequence[LabelledExample]) -> Any:
     return hf_datasets.Dataset.from_list([e.model_dump(mode="json") for e in examples])
 
 
-def to_dspy_examples(examples: Sequence[LabelledExample]) -> list[dspy.Example]:
-    """The examples as dspy.Examples with `question` and `scope` as inputs."""
-    import dspy
-
-    return [
-        dspy.Example(question=e.question, scope=e.scope, label=e).with_inputs("question", "scope") for e in examples
-    ]
+def missing_cases(examples: Iterable[LabelledExample], required: Iterable[str]) -> list[str]:
+    """The required cases that no example has, in CASES order (unknown names last, sorted)."""
+    present = {e.case for e in examples}
+    wanted = set(required)
+    ordered = [c for c in CASES if c in wanted] + sorted(wanted - set(CASES))
+    return [case for case in ordered if case not in present]

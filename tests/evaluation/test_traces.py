@@ -16,7 +16,6 @@ from pipeline.evaluation.examples import (
     example_id,
     load_examples,
     make_example,
-    to_dspy_examples,
     to_hf_dataset,
     write_examples,
 )
@@ -199,18 +198,6 @@ def test_hugging_face_dataset_keeps_every_field() -> None:
     assert dataset[1]["scope"]["document_ids"] == ["banda-road/lease.md"]
     # A row converts back into the same example.
     assert LabelledExample.model_validate(dataset[0]) == examples[0]
-
-
-def test_dspy_examples_have_question_and_scope_as_inputs() -> None:
-    examples = _examples()
-    converted = to_dspy_examples(examples)
-    assert len(converted) == len(examples)
-    first = converted[0]
-    assert set(first.inputs().keys()) == {"question", "scope"}
-    assert set(first.labels().keys()) == {"label"}
-    assert first.question == "What is the monthly rent?"
-    assert first.scope == ExampleScope(property="banda-lane")
-    assert first.label is examples[0]
 
 
 def test_trace_set_directory_reads_every_split(tmp_path: Path) -> None:

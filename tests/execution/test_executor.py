@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.entities import find_entity_mentions
-from pipeline.errors import RetrievalRateLimitedError, RetrievalUnavailableError, ScopeViolationError
+from pipeline.errors import RetrievalRateLimitedError, ScopeViolationError
 from pipeline.execution.executor import ExecutionResult, execute_steps
 from pipeline.execution.steps import SEARCH_DOCS_REF, Step, Steps, scope_steps
 from pipeline.execution.tools import RetrievalTools
@@ -255,7 +255,7 @@ def test_rate_limited_search_is_retried(demo_store: Store) -> None:
 
 
 def test_unavailable_search_is_given_up_and_named_to_the_user(demo_store: Store) -> None:
-    store = FlakyStore(demo_store, [RetrievalUnavailableError("document index offline")])
+    store = FlakyStore(demo_store, [OSError("document index offline")])
     result = execute_steps(store, scope_steps(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
     statuses = [(s.step_id, s.status) for s in result.trace.steps]
     assert statuses == [

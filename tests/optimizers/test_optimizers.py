@@ -26,12 +26,10 @@ from optimizers import (
     gate_penalty,
     gated_metric,
     gepa_metric,
-    missing_cases,
-    stratified_sample,
     to_training_examples,
 )
 from pipeline.errors import BudgetExceededError
-from pipeline.evaluation.examples import CASES, LabelledExample, make_example
+from pipeline.evaluation.examples import CASES, LabelledExample, make_example, missing_cases, stratified_sample
 from pipeline.evaluation.labels import resolve_example
 from pipeline.export import program_state
 from pipeline.program.calls import LMCallCounter
