@@ -29,6 +29,7 @@ from mlflow.tracing.constant import TraceTagKey
 from mlflow.tracing.utils.prompt import update_linked_prompts_tag
 
 from pipeline.errors import TrackingError
+from pipeline.files import process_alive, process_start
 
 log = logging.getLogger(__name__)
 
@@ -121,28 +122,6 @@ def owner_tags() -> dict[str, str]:
     return tags
 
 
-def process_start(pid: int) -> str | None:
-    """The start time of process `pid` in clock ticks since boot (Linux /proc), None if unknown."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text.rsplit(")", 1)[-1].split()
-    return fields[19] if len(fields) > 19 else None  # field 22 of stat; fields[0] is field 3
-
-
-def process_alive(pid: int, start: str | None) -> bool:
-    """Whether process `pid` exists and, when `start` is known, is the same process (not a reused pid)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    current = process_start(pid)
-    return start is None or current is None or current == start
-
-
 def start_run(tracker: Tracker, experiment: str, run_name: str, tags: Mapping[str, str]) -> str:
     """A new RUNNING run in `experiment` tagged with its owner process; returns its id."""
     run = tracker.client.create_run(experiment, run_name=run_name, tags={**tags, **owner_tags()})
@@ -173,9 +152,7 @@ def reap_stale_runs(tracker: Tracker) -> list[str]:
     for run in tracker.client.search_runs(ids, filter_string="attributes.status = 'RUNNING'", max_results=1000):
         tags = run.data.tags
         pid = tags.get(TAG_PID, "")
-        if tags.get(TAG_HOST) != host or not pid.isdigit():
-            continue
-        if process_alive(int(pid), tags.get(TAG_PID_START)):
+        if not pid.isdigit() or process_alive(tags.get(TAG_HOST, ""), int(pid), tags.get(TAG_PID_START)):
             continue
         reason = f"process {pid} on {host} ended without closing the run (killed or crashed)"
         tracker.client.set_tag(run.info.run_id, TAG_STOP, reason)

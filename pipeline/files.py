@@ -1,5 +1,6 @@
 """File-system helpers shared by index builds, the embedder check, exports, profiles and labels: hashing,
-fsync, atomic writes and advisory locks (flock: one writer at a time, released when the holder exits or is killed)."""
+fsync, atomic writes, advisory locks (flock: one writer at a time, released when the holder exits or is killed)
+and whether the process that left something behind (a scratch directory, a RUNNING run) still lives."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,3 +87,37 @@ def exclusive_lock(path: Path, *, wait: bool) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def host_tag(host: str | None = None) -> str:
+    """`host` (default: this machine's name) fit for a file name: letters, digits, '_' and '.' only (no '-')."""
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname() if host is None else host) or "host"
+
+
+def process_start(pid: int) -> str | None:
+    """The start time of process `pid` in clock ticks since boot (Linux /proc), None if unknown."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    return fields[19] if len(fields) > 19 else None  # field 22 of stat; fields[0] is field 3
+
+
+def process_alive(host: str, pid: int, start: str | None = None) -> bool:
+    """False only when process `pid` of `host` is known to be gone; True while it may still run.
+
+    Gone means: `host` is this machine and no process `pid` exists, or the one that does started at
+    another time than `start` (when both are known: the pid was reused). Another host's process
+    cannot be checked from here, so it counts as alive.
+    """
+    if not host or host_tag(host) != host_tag():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    current = process_start(pid)
+    return start is None or current is None or current == start

@@ -11,7 +11,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import ExportError
-from pipeline.files import fsync_path
+from pipeline.files import fsync_path, host_tag, process_alive
 
 _AT_FDCWD = -100  # renameat2: paths relative to the working directory
 _RENAME_EXCHANGE = 2  # renameat2: swap the two paths atomically
@@ -39,40 +38,26 @@ def check_target(out_dir: Path, *, overwrite: bool) -> None:
         )
 
 
-def _host_tag() -> str:
-    """This host's name as written into scratch directory names (no '-', which separates the pid)."""
-    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "host"
-
-
 def _owner_tag() -> str:
     """host-pid of this process, as written into the names of its scratch directories."""
-    return f"{_host_tag()}-{os.getpid()}"
+    return f"{host_tag()}-{os.getpid()}"
 
 
 def remove_abandoned(out_dir: Path) -> list[Path]:
     """Scratch directories beside `out_dir` left by a killed process of this host, removed.
 
-    A directory is abandoned only when its name carries this host and a pid no process has now;
-    one of a live process, of another host, or without an owner in its name is left alone.
+    A directory is abandoned only when its name carries a host and pid that `process_alive` says
+    are gone; one of a live process, of another host, or without an owner in its name is left alone.
     """
-    host = _host_tag()
     removed = []
-    for path in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*-{glob.escape(host)}-*-*"):
-        match = re.fullmatch(rf"\.{re.escape(out_dir.name)}\.(?:tmp|old)-{re.escape(host)}-(\d+)-\w+", path.name)
-        if match and path.is_dir() and not path.is_symlink() and not _process_exists(int(match.group(1))):
+    for path in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*-*-*-*"):
+        match = re.fullmatch(rf"\.{re.escape(out_dir.name)}\.(?:tmp|old)-([A-Za-z0-9_.]+)-(\d+)-\w+", path.name)
+        if match is None or not path.is_dir() or path.is_symlink():
+            continue
+        if not process_alive(match.group(1), int(match.group(2))):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 @contextlib.contextmanager
