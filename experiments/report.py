@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from optimizers.params import MODULES
+from pipeline.export.prompts import render_module
 
 # Per-case columns of pipeline.evaluation.per_case_table that are logged and exported.
 CASE_COLUMNS = (
@@ -77,23 +77,9 @@ def comparison_frame(baseline: Any, result: Any) -> Any:
     return frame
 
 
-def module_prompt(name: str, predictor: Mapping[str, Any], optimised: bool) -> str:
-    """One predictor's prompt as plain text: instruction, fields and demos (what the registry stores)."""
-    signature = predictor["signature"]
-    lines = [f"# {name} ({'optimised' if optimised else 'frozen'})", "", "## Instructions", signature["instructions"]]
-    lines += ["", "## Fields"]
-    lines += [f"- {f['prefix']} {f['description']}" for f in signature["fields"]]
-    demos = predictor.get("demos") or []
-    lines += ["", f"## Demos ({len(demos)})"]
-    for number, demo in enumerate(demos, start=1):
-        lines += ["", f"### Demo {number}"]
-        for key in sorted(demo):
-            value = demo[key]
-            text = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-            lines.append(f"{key}:\n{text}")
-    return "\n".join(lines) + "\n"
-
-
 def module_prompts(state: Mapping[str, Any], optimised: tuple[str, ...]) -> dict[str, str]:
-    """{module: prompt text} for every predictor of a program.json state."""
-    return {name: module_prompt(name, state[name], name in optimised) for name in MODULES}
+    """{module: prompt text} for every predictor of a program.json state (what the prompt registry stores)."""
+    return {
+        name: render_module(name, state[name], note="optimised" if name in optimised else "frozen") + "\n"
+        for name in MODULES
+    }
