@@ -448,6 +448,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         lm_threads=args.threads,
+        announce=lambda line: print(line, file=sys.stderr),
     )
     return 0
 
@@ -520,19 +521,14 @@ def _profile_paths() -> ProfilePaths:
 
 
 def _program(store: Store, program_dir: str | None, console: Console) -> ScopedQA:
-    """The program to run: --program DIR, else the active profile's export, else the uncompiled one."""
-    from pipeline.export import load_export
-    from pipeline.export.profiles import active_profile
-    from pipeline.program.module import ScopedQA
+    """The program `choose_program` picks (--program, else the active profile, else uncompiled); says which."""
+    from rich.markup import escape
 
-    program = ScopedQA(store)
-    if program_dir:
-        return load_export(Path(program_dir), program).program
-    active = active_profile(_profile_paths())
-    if active is not None:
-        console.print(f"[dim]program: profile '{active.name}' ({active.program})[/]")
-        return load_export(active.program, program).program
-    return program
+    from pipeline.export.choice import choose_program
+
+    choice = choose_program(store, Path(program_dir) if program_dir else None, _profile_paths())
+    console.print(f"[dim]program: {escape(choice.source)}[/]")
+    return choice.program
 
 
 def _configure_dspy() -> None:

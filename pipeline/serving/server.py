@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,10 +14,9 @@ import uvicorn
 from fastapi import FastAPI
 
 from pipeline.errors import ScopeRagError
-from pipeline.export import LoadedExport, load_export
-from pipeline.export.profiles import ProfilePaths, active_profile
+from pipeline.export.choice import choose_program
+from pipeline.export.profiles import ProfilePaths
 from pipeline.program.lm import make_lm
-from pipeline.program.module import ScopedQA
 from pipeline.serving.app import create_app
 from pipeline.store import open_store
 
@@ -78,25 +77,21 @@ def run(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     lm_threads: int = 1,
+    announce: Callable[[str], None] = log.info,
 ) -> None:
     """`scoperag serve`: open the index, load the LM and program, and serve until interrupted.
 
-    The program is `program_dir`'s export, else the active profile's, else the uncompiled one.
+    The program is chosen by `choose_program`; `announce` is told where it came from.
     """
     store = open_store(index_dir)
     lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads)
-    base = ScopedQA(store)
-    loaded: LoadedExport | None = None
-    profile = None
-    if program_dir is not None:
-        loaded = load_export(program_dir, base)
-    elif profiles is not None and (active := active_profile(profiles)) is not None:
-        loaded, profile = load_export(active.program, base), active.name
+    choice = choose_program(store, program_dir, profiles)
+    announce(f"program: {choice.source}")
     app = create_app(
         store=store,
-        program=loaded.program if loaded is not None else base,
-        manifest=loaded.manifest if loaded is not None else None,
-        profile=profile,
+        program=choice.program,
+        manifest=choice.manifest,
+        profile=choice.profile,
         lm=lm,
         adapter=dspy.JSONAdapter(),
         profiles=profiles,

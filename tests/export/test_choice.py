@@ -1,0 +1,79 @@
+"""Which program runs: --program's export, else the active profile's, else the uncompiled one (one test per branch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dspy
+import pytest
+
+from pipeline.errors import ExportError
+from pipeline.export import PROGRAM, program_state, save_export
+from pipeline.export.choice import choose_program
+from pipeline.export.profiles import ProfilePaths, activate, add_profile
+from pipeline.program.module import ScopedQA
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+
+def _export(store: Store, question: str, out: Path) -> Path:
+    program = ScopedQA(store)
+    program.decompose.demos = [dspy.Example(question=question, sub_questions=[question])]
+    save_export(
+        program,
+        out,
+        settings=Settings(),
+        experiment_config={},
+        trainset_hash="sha256:" + "2" * 64,
+        scores={},
+        run_id="run-" + question[:3],
+    )
+    return out
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> ProfilePaths:
+    return ProfilePaths(registry=tmp_path / "profiles" / "profiles.json", root=tmp_path / "profiles" / "programs")
+
+
+def _first_demo(program: ScopedQA) -> str:
+    return str(program_state(program)["decompose"]["demos"][0]["question"])
+
+
+def test_program_dir_wins_over_the_active_profile(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
+    add_profile(paths, "alpha", _export(demo_store, "From the profile?", tmp_path / "a"))
+    activate(paths, "alpha")
+    given = _export(demo_store, "From the flag?", tmp_path / "b")
+    choice = choose_program(demo_store, given, paths)
+    assert _first_demo(choice.program) == "From the flag?"
+    assert choice.manifest is not None and choice.manifest.run_id == "run-Fro"
+    assert choice.profile is None and choice.source == f"export {given}"
+
+
+def test_the_active_profile_when_no_program_dir(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
+    exported = _export(demo_store, "From the profile?", tmp_path / "a")
+    add_profile(paths, "alpha", exported)
+    activate(paths, "alpha")
+    choice = choose_program(demo_store, None, paths)
+    assert _first_demo(choice.program) == "From the profile?"
+    assert choice.manifest is not None and choice.profile == "alpha"
+    assert choice.source.startswith("profile 'alpha' (") and str(exported.resolve().name) in choice.source
+
+
+@pytest.mark.parametrize("registered", [False, True], ids=["no-registry", "registered-not-active"])
+def test_uncompiled_without_program_or_active_profile(
+    demo_store: Store, tmp_path: Path, paths: ProfilePaths, registered: bool
+) -> None:
+    if registered:
+        add_profile(paths, "alpha", _export(demo_store, "Never used?", tmp_path / "a"))
+    for profiles in (paths, None):
+        choice = choose_program(demo_store, None, profiles)
+        assert choice.manifest is None and choice.profile is None and choice.source.startswith("uncompiled")
+        assert program_state(choice.program) == program_state(ScopedQA(demo_store))
+
+
+def test_a_broken_export_is_an_error_not_a_fallback(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
+    broken = _export(demo_store, "Broken?", tmp_path / "a")
+    (broken / PROGRAM).write_text("{}")
+    with pytest.raises(ExportError):
+        choose_program(demo_store, broken, paths)
