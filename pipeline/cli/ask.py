@@ -1,0 +1,215 @@
+"""`scoperag ask` (a sectioned, cited answer), `history` (questions asked) and `label` (a question into an example)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pipeline.cli.common import (
+    CASES,
+    SPLITS,
+    Commands,
+    configure_dspy,
+    console,
+    history_option,
+    index_option,
+    json_option,
+    lm_option,
+    lm_threads_option,
+    load_program,
+    model_cache_dir,
+    program_option,
+    scope_options,
+)
+
+
+def register(commands: Commands) -> None:
+    """Add `ask`, `history` and `label`."""
+    p = commands.add_parser(
+        "ask",
+        parents=[
+            index_option(),
+            scope_options(),
+            lm_option(),
+            lm_threads_option(),
+            program_option(),
+            history_option(),
+            json_option(),
+        ],
+        help="answer a question with sectioned, cited answers",
+    )
+    p.add_argument("question")
+    p.set_defaults(func=cmd_ask)
+
+    p = commands.add_parser(
+        "history",
+        parents=[history_option(), json_option()],
+        help="list recent questions, or show one with its trace",
+    )
+    p.add_argument("id", nargs="?", help="history id (or a unique prefix)")
+    p.add_argument("--limit", type=int, default=20)
+    p.set_defaults(func=cmd_history)
+
+    p = commands.add_parser(
+        "label",
+        parents=[index_option(), history_option()],
+        help="turn a recorded question (scoperag history) into a labelled example",
+    )
+    p.add_argument("id", help="history id or unique prefix")
+    p.add_argument("--case", required=True, choices=CASES)
+    p.add_argument("--fact", action="append", default=[], help="a fact a correct answer must state (repeat)")
+    p.add_argument("--gold", action="append", default=[], help="gold document (default: the cited ones)")
+    p.add_argument("--forbidden", action="append", default=[], help="a document that must never be cited")
+    p.add_argument("--not-found", action="store_true", help="the answer is not in scope")
+    p.add_argument("--split", choices=SPLITS)
+    p.add_argument("--traces", required=True, help="JSONL file to append to")
+    p.set_defaults(func=cmd_label)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    import dspy
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from pipeline.evaluation.history import History
+    from pipeline.intake.scope import resolve_scope
+    from pipeline.program.events import Completed, Failed
+    from pipeline.program.lm import make_lm
+    from pipeline.store import open_store
+
+    notices = console()
+    configure_dspy()
+    store = open_store(Path(args.index))
+    scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
+    with notices.status("loading the language model...") as status:
+        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads)
+        program = load_program(store, args.program, notices)
+        state: dict[str, object] = {}
+        final: Completed | Failed | None = None
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            for event in program.stream(args.question, scope, state):
+                status.update(_describe(event))
+                if isinstance(event, Completed | Failed):
+                    final = event
+    trace = state.get("trace")
+    history_id = None
+    if trace is not None:
+        history = History(Path(args.history))
+        history_id = history.record(trace)  # type: ignore[arg-type]
+        history.close()
+    if isinstance(final, Failed) or final is None:
+        notices.print(f"[red]error:[/] {final.message if final else 'no answer'}")
+        return 1
+    if args.json:
+        print(final.model_copy(update={"history_id": history_id}).model_dump_json(indent=2))
+        return 0
+    out = Console()
+    for section in final.sections:
+        out.print(Markdown(f"## {section.index + 1}. {section.sub_question}"))
+        if section.status == "error":
+            out.print(f"  [red]{section.error}[/]")
+        for bullet in section.bullets:
+            out.print(f"  - {bullet}", highlight=False)
+        if section.sources:
+            names = "; ".join(f"{s.filename} p.{s.page}" for s in section.sources)
+            out.print(f"  [dim]sources: {names}[/]", highlight=False)
+        out.print()
+    out.print(
+        f"[dim]{final.lm_calls} LM calls, {final.tokens} tokens, {final.seconds:.1f} s; "
+        f"scope: {scope.kind}; history: {history_id}[/]"
+    )
+    return 0
+
+
+def _describe(event: object) -> str:
+    """The status line for one progress event."""
+    from pipeline.program.events import Decomposed, GeneratingSubquestion
+
+    if isinstance(event, Decomposed):
+        return f"decomposed into {len(event.sub_questions)} sub-question(s); retrieving..."
+    if isinstance(event, GeneratingSubquestion):
+        return f"answering {event.index + 1}: {event.sub_question}"
+    return f"{getattr(event, 'phase', 'working')}..."
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipeline.evaluation.history import History
+
+    history = History(Path(args.history))
+    if args.id:
+        entry = history.get(args.id)
+        if args.json:
+            print(entry.trace.model_dump_json(indent=2))
+        else:
+            out = Console()
+            out.print(f"[bold]{entry.question}[/]  ({entry.created_at}, {entry.history_id})")
+            out.print(entry.answer or "(no answer)", highlight=False)
+            trace = entry.trace
+            for sq in trace.sub_questions:
+                kept = sum(1 for c in sq.chunks if c.kept)
+                out.print(f"  sub-question {sq.index + 1}: {sq.sub_question} - {len(sq.chunks)} retrieved, {kept} kept")
+            for item in trace.interventions:
+                out.print(f"  [yellow]{item.guard}[/] {item.target}: {item.reason}", highlight=False)
+            for item in trace.fallbacks:
+                out.print(f"  [magenta]fallback {item.guard}[/] {item.target}: {item.reason}", highlight=False)
+            out.print(f"  {entry.lm_calls} LM calls, {entry.tokens} tokens, {entry.seconds:.1f} s")
+        return 0
+    entries = history.recent(args.limit)
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": e.history_id,
+                        "created_at": e.created_at,
+                        "question": e.question,
+                        "lm_calls": e.lm_calls,
+                        "tokens": e.tokens,
+                        "seconds": e.seconds,
+                    }
+                    for e in entries
+                ],
+                indent=2,
+            )
+        )
+        return 0
+    table = Table(title="recent questions")
+    for column in ("id", "when", "question", "LM calls", "tokens", "s"):
+        table.add_column(column)
+    for e in entries:
+        table.add_row(
+            e.history_id[:8],
+            e.created_at,
+            e.question[:70],
+            str(e.lm_calls),
+            str(e.tokens),
+            f"{e.seconds:.1f}",
+        )
+    Console().print(table)
+    return 0
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    from pipeline.evaluation.history import History
+    from pipeline.evaluation.labelling import append_example, example_from_history
+    from pipeline.store import open_store
+
+    entry = History(Path(args.history)).get(args.id)
+    store = open_store(Path(args.index))
+    example = example_from_history(
+        entry,
+        store.catalog,
+        case=args.case,
+        answer_facts=args.fact,
+        gold_documents=args.gold or None,
+        forbidden_documents=args.forbidden,
+        expect_not_found=args.not_found,
+        split=args.split,
+    )
+    line = append_example(Path(args.traces), example)
+    print(f"labelled {entry.history_id[:8]} as {args.case} example {example.id} ({args.traces}, line {line})")
+    return 0

@@ -1,0 +1,143 @@
+"""What every command group shares: the console, DSPy's cache, the model cache, the program choice and options.
+
+Options used by several commands are argparse parent parsers, so a flag is spelled, defaulted and
+explained once. Each is built on call: `--lm`'s default reads SCOPERAG_LM when the parser is built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from pipeline.settings import DEFAULT_HISTORY, DEFAULT_INDEX_DIR, DEFAULT_PROFILES
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pipeline.export.profiles import ProfilePaths
+    from pipeline.program.module import ScopedQA
+    from pipeline.store import Store
+    from pipeline.types import SearchMode
+
+# What a command group's `register(commands)` adds its subcommands to.
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+CASES = ["no_scope", "chip", "property", "wrong_property"]
+SPLITS = ["train", "dev", "test"]
+MODES: list[SearchMode] = ["bm25", "dense", "hybrid"]
+
+
+def quiet_environment() -> None:
+    """Nothing may reach the network at start-up: LiteLLM's cost map, MLflow telemetry, the HF hub."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def silence_libraries() -> None:
+    """Libraries that log below ERROR on their own are quietened."""
+    # bm25s sets its own logger to DEBUG when imported; import it first so this sticks.
+    import bm25s  # noqa: F401
+
+    for noisy in ("bm25s", "pypdf", "faiss", "LiteLLM", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.ERROR)
+
+
+def console() -> Console:
+    """The console for status and notices: stderr, so stdout carries only results (tables, --json)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def configure_dspy() -> None:
+    """DSPy's response cache may only unpickle a known-safe set of types (it lives on disk)."""
+    import dspy
+
+    cache_dir = os.environ.get("DSPY_CACHEDIR", str(Path.home() / ".dspy_cache"))
+    dspy.configure_cache(disk_cache_dir=cache_dir, restrict_pickle=True)
+
+
+def model_cache_dir() -> Path:
+    """Where the embedded LM is assembled: $SCOPERAG_CACHE_DIR/models, else ~/.cache/scoperag/models."""
+    from pipeline.program.lm import default_model_cache_dir
+
+    root = os.environ.get("SCOPERAG_CACHE_DIR")
+    return Path(root) / "models" if root else default_model_cache_dir()
+
+
+def profile_paths() -> ProfilePaths:
+    """The prompt-profile registry of this working directory."""
+    from pipeline.export.profiles import ProfilePaths
+
+    return ProfilePaths(registry=DEFAULT_PROFILES / "profiles.json", root=DEFAULT_PROFILES / "programs")
+
+
+def load_program(store: Store, program_dir: str | None, notices: Console) -> ScopedQA:
+    """The program `choose_program` picks (--program, else the active profile, else uncompiled); says which."""
+    from rich.markup import escape
+
+    from pipeline.export.choice import choose_program
+
+    choice = choose_program(store, Path(program_dir) if program_dir else None, profile_paths())
+    notices.print(f"[dim]program: {escape(choice.source)}[/]")
+    return choice.program
+
+
+# -- options shared by several commands (argparse parents) ------------------------------------------
+
+
+def _option(flag: str, **spec: Any) -> argparse.ArgumentParser:
+    """A parent parser holding the one option `flag` (argparse.add_argument's keywords in `spec`)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument(flag, **spec)
+    return parser
+
+
+def index_option() -> argparse.ArgumentParser:
+    """--index: the index directory to read."""
+    return _option("--index", default=str(DEFAULT_INDEX_DIR))
+
+
+def scope_options() -> argparse.ArgumentParser:
+    """--doc-id (repeatable) and --property: the scope, resolved as `ask` resolves it (a chip wins)."""
+    parser = _option("--doc-id", action="append", default=[], metavar="ID", help="chip: only these documents")
+    parser.add_argument("--property", help="only this entity's documents (name, slug, alias or id)")
+    return parser
+
+
+def lm_option() -> argparse.ArgumentParser:
+    """--lm: which language model answers (default $SCOPERAG_LM, else the embedded one)."""
+    return _option(
+        "--lm",
+        default=os.environ.get("SCOPERAG_LM"),
+        help="'embedded' (default), a LiteLLM model string (openai/..., ollama_chat/...) or an http(s) base URL",
+    )
+
+
+def lm_threads_option() -> argparse.ArgumentParser:
+    """--threads: threads of the embedded model."""
+    return _option("--threads", type=int, default=1, help="embedded model threads (default: 1)")
+
+
+def program_option() -> argparse.ArgumentParser:
+    """--program: an exported program directory."""
+    return _option("--program", help="an exported program directory (default: the active profile, if any)")
+
+
+def history_option() -> argparse.ArgumentParser:
+    """--history: the question history database."""
+    return _option("--history", default=str(DEFAULT_HISTORY))
+
+
+def json_option() -> argparse.ArgumentParser:
+    """--json: print the result as JSON on stdout instead of a table."""
+    return _option("--json", action="store_true")
+
+
+def mlruns_option() -> argparse.ArgumentParser:
+    """--mlruns: the MLflow store directory."""
+    return _option("--mlruns", default="mlruns", help="MLflow store directory (default: %(default)s)")

@@ -1,0 +1,115 @@
+"""`scoperag evaluate`: the program (or retrieval alone) scored per case on labelled examples."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.cli.common import (
+    CASES,
+    MODES,
+    SPLITS,
+    Commands,
+    configure_dspy,
+    console,
+    index_option,
+    lm_option,
+    load_program,
+    model_cache_dir,
+    program_option,
+)
+
+if TYPE_CHECKING:
+    from pipeline.types import SearchMode
+
+
+def register(commands: Commands) -> None:
+    """Add `evaluate`."""
+    p = commands.add_parser(
+        "evaluate",
+        parents=[index_option(), program_option(), lm_option()],
+        help="score the program (or retrieval alone) on labelled traces",
+    )
+    p.add_argument(
+        "--traces",
+        required=True,
+        help="a JSONL trace file, or a directory of train/dev/test.jsonl (e.g. datasets/demo-traces)",
+    )
+    p.add_argument("--split", choices=SPLITS, default=None)
+    p.add_argument("--case", action="append", choices=CASES)
+    p.add_argument("--lm-threads", type=int, default=1)
+    p.add_argument("--threads", type=int, default=1, help="examples evaluated in parallel")
+    p.add_argument("--retrieval-only", action="store_true", help="score retrieval and guards, no LM call")
+    p.add_argument(
+        "--mode",
+        action="append",
+        choices=MODES,
+        help="retrieval mode(s) for --retrieval-only (default: all three side by side)",
+    )
+    p.add_argument("--limit", type=int, help="only N examples, taken round-robin over the cases (seeded)")
+    p.add_argument("--out", help="directory for CSV and JSON results")
+    p.set_defaults(func=cmd_evaluate)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import dspy
+    from rich.console import Console
+
+    from pipeline.cli.progress import StageProgress
+    from pipeline.evaluation.examples import load_example_set, stratified_sample
+    from pipeline.evaluation.scoring import evaluate
+    from pipeline.evaluation.tables import per_case_table, results_frame
+    from pipeline.store import open_store
+
+    notices = console()
+    examples = load_example_set(Path(args.traces), split=args.split, cases=args.case or None)
+    if args.limit:
+        examples = stratified_sample(examples, args.limit, seed=0)
+    if not examples:
+        notices.print(f"no examples in {args.traces} for split={args.split} case={args.case or 'any'}")
+        return 1
+    store = open_store(Path(args.index))
+    configure_dspy()
+    program = None
+    lm = None
+    if not args.retrieval_only:
+        from pipeline.program.lm import make_lm
+
+        program = load_program(store, args.program, notices)
+        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads)
+    modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
+    for mode in modes:
+        with StageProgress(notices) as bar:
+
+            def advance(done: int, total: int, bar: StageProgress = bar, mode: str = mode) -> None:
+                bar.update(mode, done, total)
+
+            with dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if lm is not None else contextlib.nullcontext():
+                results = evaluate(
+                    examples,
+                    store,
+                    program=program,
+                    mode=mode,
+                    threads=args.threads,
+                    progress=advance,
+                )
+        frame = results_frame(results)
+        table = per_case_table(frame)
+        Console().print(f"\n[bold]{mode}[/] ({len(examples)} examples from {args.traces}, split={args.split})")
+        shown = table.dropna(axis=1, how="all")
+        if args.retrieval_only:
+            shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
+        print(shown.to_string(line_width=200))
+        failures = frame[frame["failed"]]
+        if len(failures):
+            listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
+            Console().print(f"[yellow]{len(failures)} failed:[/] {listed}", highlight=False)
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            frame.to_csv(out / f"examples-{mode}.csv", index=False)
+            table.to_csv(out / f"cases-{mode}.csv")
+            (out / f"cases-{mode}.json").write_text(table.to_json(orient="index", indent=2))
+    return 0

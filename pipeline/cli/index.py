@@ -1,0 +1,145 @@
+"""`scoperag index` (an index from a directory of documents) and `scoperag search` (ranked chunks or documents)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pipeline.cli.common import MODES, Commands, console, index_option, json_option, scope_options
+from pipeline.settings import DEFAULT_INDEX_DIR
+
+
+def register(commands: Commands) -> None:
+    """Add `index` and `search`."""
+    p = commands.add_parser(
+        "index", parents=[json_option()], help="build (or rebuild) an index from a directory of documents"
+    )
+    p.add_argument("source", help="directory with .md, .txt and .pdf files (and optionally corpus.toml)")
+    p.add_argument("--out", default=str(DEFAULT_INDEX_DIR), help="index directory (default: %(default)s)")
+    p.add_argument("--manifest", help="corpus manifest (default: SOURCE/corpus.toml when present)")
+    p.add_argument("--embedder", choices=["minilm", "hash"], default="minilm")
+    p.add_argument("--hash-dim", type=int, default=64, help=argparse.SUPPRESS)
+    p.add_argument("--threads", type=int, default=1, help="embedding threads (default: 1)")
+    p.add_argument("--chunk-words", type=int, default=120)
+    p.add_argument("--chunk-overlap", type=int, default=30)
+    p.add_argument("--strict", action="store_true", help="fail on the first unreadable file")
+    p.set_defaults(func=cmd_index)
+
+    p = commands.add_parser(
+        "search",
+        parents=[index_option(), scope_options(), json_option()],
+        help="ranked chunks (or documents) for a query",
+    )
+    p.add_argument("query")
+    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--documents", action="store_true", help="search documents (summaries, filenames)")
+    p.set_defaults(func=cmd_search)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from pipeline.cli.progress import StageProgress
+    from pipeline.settings import BuildSettings
+    from pipeline.store.build import build_index
+    from pipeline.store.embedders import HashEmbedder, MiniLMEmbedder
+
+    embedder = HashEmbedder(args.hash_dim) if args.embedder == "hash" else MiniLMEmbedder(threads=args.threads)
+    notices = console()
+    with StageProgress(notices) as bar:
+        report = build_index(
+            Path(args.source),
+            Path(args.out),
+            embedder,
+            manifest_path=Path(args.manifest) if args.manifest else None,
+            settings=BuildSettings(chunk_words=args.chunk_words, chunk_overlap=args.chunk_overlap),
+            progress=bar.update,
+            strict=args.strict,
+        )
+    for skipped in report.skipped:
+        notices.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}")
+    for rule in report.unmatched_rules:
+        notices.print(f"[yellow]manifest rule matched no file:[/] {rule}")
+    for relpath, kinds in report.hidden:
+        found = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in sorted(kinds.items()))
+        notices.print(f"[yellow]hidden characters removed[/] from {relpath}: {found}")
+    summary = {
+        "index": args.out,
+        "generation": report.manifest.generation,
+        "documents": report.documents,
+        "chunks": report.chunks,
+        "skipped": [s.path for s in report.skipped],
+        "hidden_characters_removed": dict(report.hidden),
+        "embedder": embedder.name,
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        notices.print(
+            f"indexed {report.documents} documents, {report.chunks} chunks into {args.out} "
+            f"({report.manifest.generation}); {len(report.skipped)} skipped"
+        )
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from pipeline.store import open_store
+
+    store = open_store(Path(args.index))
+    document_ids: list[str] | None = list(args.doc_id) if args.doc_id else None
+    if args.property:
+        entity = store.resolve_entity(args.property)
+        document_ids = sorted(set(document_ids or []) | set(store.entity_document_ids(entity.entity_id)))
+    rows: list[dict[str, Any]]
+    if args.documents:
+        doc_hits = store.search_documents(args.query, args.k, document_ids, args.mode)
+        rows = [
+            {
+                "rank": i,
+                "document_id": h.document.document_id,
+                "filename": h.document.filename,
+                "type": h.document.doc_type,
+                "score": round(h.score, 4),
+                "scores": {k: round(v, 4) for k, v in h.scores.items()},
+                "summary": h.document.summary,
+            }
+            for i, h in enumerate(doc_hits, start=1)
+        ]
+    else:
+        hits = store.search_chunks(args.query, args.k, document_ids, args.mode)
+        rows = [
+            {
+                "rank": i,
+                "document_id": h.chunk.document_id,
+                "filename": h.filename,
+                "page": h.chunk.page,
+                "score": round(h.score, 4),
+                "scores": {k: round(v, 4) for k, v in h.scores.items()},
+                "text": h.chunk.text,
+            }
+            for i, h in enumerate(hits, start=1)
+        ]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    table = Table(title=f"{args.mode} search: {args.query}", show_lines=True)
+    for column in ("#", "document", "page", "score", "text"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        detail = " ".join(f"{k}={v}" for k, v in row["scores"].items())
+        body = str(row.get("text") or row.get("summary"))
+        table.add_row(
+            str(row["rank"]),
+            f"{row['filename']}\n{row['document_id']}",
+            str(row.get("page", "-")),
+            f"{row['score']}\n{detail}",
+            body[:300] + ("..." if len(body) > 300 else ""),
+        )
+    Console().print(table)
+    if not rows:
+        print("no results")
+    return 0

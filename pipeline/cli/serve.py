@@ -1,0 +1,51 @@
+"""`scoperag serve`: questions answered over HTTP with streamed progress (server-sent events)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pipeline.cli.common import (
+    Commands,
+    configure_dspy,
+    history_option,
+    index_option,
+    lm_option,
+    lm_threads_option,
+    model_cache_dir,
+    profile_paths,
+    program_option,
+)
+
+
+def register(commands: Commands) -> None:
+    """Add `serve`."""
+    p = commands.add_parser(
+        "serve",
+        parents=[index_option(), program_option(), lm_option(), lm_threads_option(), history_option()],
+        help="answer questions over HTTP with streamed progress (server-sent events)",
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from pipeline.serving.server import run
+
+    configure_dspy()
+    print(f"serving on http://{args.host}:{args.port} (OpenAPI at /openapi.json)", file=sys.stderr)
+    run(
+        index_dir=Path(args.index),
+        lm_spec=args.lm,
+        cache_dir=model_cache_dir(),
+        program_dir=Path(args.program) if args.program else None,
+        profiles=profile_paths(),
+        history=Path(args.history),
+        host=args.host,
+        port=args.port,
+        lm_threads=args.threads,
+        announce=lambda line: print(line, file=sys.stderr),
+    )
+    return 0
