@@ -87,13 +87,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from pipeline.intake.scope import allowed_document_ids, resolve_scope
     from pipeline.store import open_store
 
     store = open_store(Path(args.index))
-    document_ids: list[str] | None = list(args.doc_id) if args.doc_id else None
-    if args.property:
-        entity = store.resolve_entity(args.property)
-        document_ids = sorted(set(document_ids or []) | set(store.entity_document_ids(entity.entity_id)))
+    # The rule `ask` follows: selected documents (a chip) win over a property.
+    scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
+    allowed = allowed_document_ids(scope, store.entity_document_ids)
+    document_ids = sorted(allowed) if allowed is not None else None
     rows: list[dict[str, Any]]
     if args.documents:
         doc_hits = store.search_documents(args.query, args.k, document_ids, args.mode)

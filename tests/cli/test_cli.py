@@ -27,6 +27,31 @@ def test_index_then_search_json(index_dir: Path, capsys: pytest.CaptureFixture[s
     assert all(r["filename"] and r["page"] >= 1 for r in rows)
 
 
+def test_search_scope_follows_ask_selected_documents_win(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.store import open_store
+
+    store = open_store(index_dir)
+    banda = store.resolve_entity("Banda Lane").entity_id
+    chip = next(d.document_id for d in store.catalog.documents.values() if banda not in d.entity_ids)
+    capsys.readouterr()
+    base = ["search", "monthly rent", "--index", str(index_dir), "-k", "10", "--json"]
+    assert main([*base, "--doc-id", chip, "--property", "Banda Lane"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["document_id"] for r in rows} == {chip}
+    assert main([*base, "--doc-id", chip, "--property", "Banda Lane", "--documents"]) == 0
+    assert [r["document_id"] for r in json.loads(capsys.readouterr().out)] == [chip]
+    assert main([*base, "--property", "Banda Lane"]) == 0
+    banda_docs = set(store.entity_document_ids(banda))
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["document_id"] for r in rows} <= banda_docs
+
+
+def test_search_refuses_an_unknown_document_id(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = "00000000-0000-4000-8000-000000000000"
+    assert main(["search", "rent", "--index", str(index_dir), "--doc-id", missing]) == 2
+    assert missing in capsys.readouterr().err
+
+
 def test_document_search_and_table_output(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "valuation", "--index", str(index_dir), "--documents", "-k", "2"]) == 0
     assert "valuation" in capsys.readouterr().out.lower()
