@@ -19,6 +19,7 @@ from pipeline.cli.common import (
     lm_threads_option,
     load_program,
     model_cache_dir,
+    plain,
     program_option,
     scope_options,
 )
@@ -99,7 +100,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         history_id = history.record(trace)  # type: ignore[arg-type]
         history.close()
     if isinstance(final, Failed) or final is None:
-        notices.print(f"[red]error:[/] {final.message if final else 'no answer'}")
+        notices.print(f"[red]error:[/] {plain(final.message) if final else 'no answer'}")
         return 1
     if args.json:
         print(final.model_copy(update={"history_id": history_id}).model_dump_json(indent=2))
@@ -108,11 +109,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
     for section in final.sections:
         out.print(Markdown(f"## {section.index + 1}. {section.sub_question}"))
         if section.status == "error":
-            out.print(f"  [red]{section.error}[/]")
+            out.print(f"  [red]{plain(section.error)}[/]")
         for bullet in section.bullets:
-            out.print(f"  - {bullet}", highlight=False)
+            out.print(f"  - {plain(bullet)}", highlight=False)
         if section.sources:
-            names = "; ".join(f"{s.filename} p.{s.page}" for s in section.sources)
+            names = "; ".join(f"{plain(s.filename)} p.{s.page}" for s in section.sources)
             out.print(f"  [dim]sources: {names}[/]", highlight=False)
         out.print()
     out.print(
@@ -146,16 +147,20 @@ def cmd_history(args: argparse.Namespace) -> int:
             print(entry.trace.model_dump_json(indent=2))
         else:
             out = Console()
-            out.print(f"[bold]{entry.question}[/]  ({entry.created_at}, {entry.history_id})")
-            out.print(entry.answer or "(no answer)", highlight=False)
+            out.print(f"[bold]{plain(entry.question)}[/]  ({entry.created_at}, {entry.history_id})")
+            out.print(plain(entry.answer or "(no answer)"), highlight=False)
             trace = entry.trace
             for sq in trace.sub_questions:
                 kept = sum(1 for c in sq.chunks if c.kept)
-                out.print(f"  sub-question {sq.index + 1}: {sq.sub_question} - {len(sq.chunks)} retrieved, {kept} kept")
+                out.print(
+                    f"  sub-question {sq.index + 1}: {plain(sq.sub_question)} - {len(sq.chunks)} retrieved, {kept} kept"
+                )
             for item in trace.interventions:
-                out.print(f"  [yellow]{item.guard}[/] {item.target}: {item.reason}", highlight=False)
+                out.print(f"  [yellow]{item.guard}[/] {plain(item.target)}: {plain(item.reason)}", highlight=False)
             for item in trace.fallbacks:
-                out.print(f"  [magenta]fallback {item.guard}[/] {item.target}: {item.reason}", highlight=False)
+                out.print(
+                    f"  [magenta]fallback {item.guard}[/] {plain(item.target)}: {plain(item.reason)}", highlight=False
+                )
             out.print(f"  {entry.lm_calls} LM calls, {entry.tokens} tokens, {entry.seconds:.1f} s")
         return 0
     entries = history.recent(args.limit)
@@ -184,7 +189,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         table.add_row(
             e.history_id[:8],
             e.created_at,
-            e.question[:70],
+            plain(e.question[:70]),
             str(e.lm_calls),
             str(e.tokens),
             f"{e.seconds:.1f}",

@@ -53,6 +53,13 @@ def console() -> Console:
     return Console(stderr=True)
 
 
+def plain(value: object) -> str:
+    """`value` as text Rich prints literally: brackets in documents, answers or questions are never markup."""
+    from rich.markup import escape
+
+    return escape(str(value))
+
+
 def configure_dspy() -> None:
     """DSPy's response cache may only unpickle a known-safe set of types (it lives on disk)."""
     import dspy
@@ -78,12 +85,10 @@ def profile_paths() -> ProfilePaths:
 
 def load_program(store: Store, program_dir: str | None, notices: Console) -> ScopedQA:
     """The program `choose_program` picks (--program, else the active profile, else uncompiled); says which."""
-    from rich.markup import escape
-
     from pipeline.export.choice import choose_program
 
     choice = choose_program(store, Path(program_dir) if program_dir else None, profile_paths())
-    notices.print(f"[dim]program: {escape(choice.source)}[/]")
+    notices.print(f"[dim]program: {plain(choice.source)}[/]")
     return choice.program
 
 

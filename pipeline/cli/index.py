@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.cli.common import MODES, Commands, console, index_option, json_option, scope_options
+from pipeline.cli.common import MODES, Commands, console, index_option, json_option, plain, scope_options
 from pipeline.settings import DEFAULT_INDEX_DIR
 
 
@@ -58,12 +58,12 @@ def cmd_index(args: argparse.Namespace) -> int:
             strict=args.strict,
         )
     for skipped in report.skipped:
-        notices.print(f"[yellow]skipped[/] {skipped.path}: {skipped.reason}")
+        notices.print(f"[yellow]skipped[/] {plain(skipped.path)}: {plain(skipped.reason)}")
     for rule in report.unmatched_rules:
-        notices.print(f"[yellow]manifest rule matched no file:[/] {rule}")
+        notices.print(f"[yellow]manifest rule matched no file:[/] {plain(rule)}")
     for relpath, kinds in report.hidden:
         found = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in sorted(kinds.items()))
-        notices.print(f"[yellow]hidden characters removed[/] from {relpath}: {found}")
+        notices.print(f"[yellow]hidden characters removed[/] from {plain(relpath)}: {found}")
     summary = {
         "index": args.out,
         "generation": report.manifest.generation,
@@ -127,7 +127,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
-    table = Table(title=f"{args.mode} search: {args.query}", show_lines=True)
+    table = Table(title=f"{args.mode} search: {plain(args.query)}", show_lines=True)
     for column in ("#", "document", "page", "score", "text"):
         table.add_column(column, overflow="fold")
     for row in rows:
@@ -135,10 +135,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         body = str(row.get("text") or row.get("summary"))
         table.add_row(
             str(row["rank"]),
-            f"{row['filename']}\n{row['document_id']}",
+            f"{plain(row['filename'])}\n{row['document_id']}",
             str(row.get("page", "-")),
             f"{row['score']}\n{detail}",
-            body[:300] + ("..." if len(body) > 300 else ""),
+            plain(body[:300] + ("..." if len(body) > 300 else "")),
         )
     Console().print(table)
     if not rows:

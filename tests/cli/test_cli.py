@@ -203,3 +203,33 @@ def test_index_names_files_whose_hidden_characters_were_removed(
     assert main(["index", str(tmp_path / "src"), "--out", str(tmp_path / "idx"), "--embedder", "hash", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["hidden_characters_removed"] == {"note.md": {"zero_width": 1, "tag": 1}}
+
+
+def test_brackets_in_documents_and_questions_print_literally(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dspy
+
+    from pipeline.evaluation.history import History
+    from pipeline.intake.scope import NO_SCOPE
+    from pipeline.program.module import ScopedQA
+    from pipeline.store import open_store
+    from tests.support.fakes import cooperative, scripted_lm
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "note.md").write_text("The rent is [bold]KSH 5[/bold]; [/] closes nothing.\n")
+    index = str(tmp_path / "idx")
+    assert main(["index", str(tmp_path / "src"), "--out", index, "--embedder", "hash"]) == 0
+    capsys.readouterr()
+    assert main(["search", "rent", "--index", index]) == 0
+    out = capsys.readouterr().out  # a table: the text wraps inside its column
+    assert "[bold]KSH" in out and "[/bold]" in out and "[/]" in out
+
+    state: dict = {}
+    with dspy.context(lm=scripted_lm(cooperative())):
+        list(ScopedQA(open_store(Path(index))).stream("Rent [/] now?", NO_SCOPE, state))
+    history = tmp_path / "h.sqlite"
+    entry_id = History(history).record(state["trace"])
+    for argv in (["history", "--history", str(history)], ["history", entry_id, "--history", str(history)]):
+        assert main(argv) == 0
+        assert "Rent [/] now?" in capsys.readouterr().out
