@@ -302,6 +302,29 @@ def test_list_runs_export_run_and_champion(
     )
 
 
+def test_runs_and_export_through_the_cli(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
+    store: Store,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pipeline.cli.main import main
+
+    summary, mlruns, _ = finished
+    capsys.readouterr()
+    assert main(["runs", "--mlruns", str(mlruns), "--json"]) == 0
+    assert summary.run_id in {row["run_id"] for row in json.loads(capsys.readouterr().out)}
+    out = tmp_path / "exported"
+    export = ["export", summary.run_id, "--out", str(out), "--mlruns", str(mlruns)]
+    assert main(export) == 0
+    assert program_state(load_export(out, ScopedQA(store))[0]) == program_state(
+        load_export(summary.export_dir, ScopedQA(store))[0]
+    )
+    assert main(export) == 2  # not empty: replacing it needs --overwrite
+    assert "--overwrite" in capsys.readouterr().err
+    assert main([*export, "--overwrite"]) == 0
+
+
 def test_a_candidate_with_a_gate_failure_is_rejected_and_the_baseline_kept(
     tmp_path: Path, mlflow_template: Path, store: Store
 ) -> None:
