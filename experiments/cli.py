@@ -50,7 +50,7 @@ def register(commands: Commands) -> None:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    from experiments import ProgressEvent, run_experiment
+    from experiments.runner import ProgressEvent, run_experiment
     from pipeline.cli.progress import StageProgress
 
     notices = console()
@@ -105,7 +105,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from experiments import list_runs
+    from experiments.runs import list_runs
 
     table = list_runs(Path(args.mlruns), experiment=args.experiment)
     if args.json:
@@ -121,7 +121,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from experiments import export_run
+    from experiments.runs import export_run
 
     manifest = export_run(args.run_id, Path(args.out), Path(args.mlruns), overwrite=args.overwrite)
     console().print(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}", highlight=False)
@@ -129,7 +129,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_champion(args: argparse.Namespace) -> int:
-    from experiments import champion
+    from experiments.runs import champion
 
     versions = champion(args.run_id, Path(args.mlruns))
     moved = ", ".join(f"scoperag-{m} v{v}" for m, v in versions.items())

@@ -20,7 +20,7 @@ from typing import Any
 
 import dspy
 
-from experiments import report
+import experiments.report as report
 from experiments.config import ExperimentConfig, config_hash, flatten, load_config
 from experiments.data import JobData, load_job_data, open_index
 from experiments.tracking import (

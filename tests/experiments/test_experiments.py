@@ -16,8 +16,9 @@ import dspy
 import pytest
 from dspy.clients.cache import Cache
 
-from experiments import ProgressEvent, RunSummary, champion, export_run, list_runs, load_config, run_experiment
-from experiments.config import ExperimentConfig, parse_config
+from experiments.config import ExperimentConfig, load_config, parse_config
+from experiments.runner import ProgressEvent, RunSummary, run_experiment
+from experiments.runs import champion, export_run, list_runs
 from experiments.tracking import (
     TAG_HOST,
     TAG_PID,

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 import tests.experiments.test_experiments as experiments_tests
-from experiments import RunSummary, export_run
+from experiments.runner import RunSummary
+from experiments.runs import export_run
 from experiments.tracking import TAG_STOP, open_tracker
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, load_export, program_state
 from pipeline.program.module import ScopedQA

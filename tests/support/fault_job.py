@@ -134,7 +134,7 @@ def run_job(
 
     With `announce`, `ready` is printed just before the job starts.
     """
-    from experiments import ProgressEvent, run_experiment
+    from experiments.runner import ProgressEvent, run_experiment
     from pipeline.store import open_store
 
     store = open_store(index_dir)  # the embedder named in the index's manifest (hash-64 in the tests)
@@ -198,7 +198,7 @@ def main(argv: list[str]) -> int:
         # imported before `ready`, so the kill window is the export itself
         import bm25s  # noqa: F401
 
-        import experiments  # noqa: F401
+        import experiments.runs  # noqa: F401
         from pipeline.cli import main as cli
 
         if float(seconds) > 0:
