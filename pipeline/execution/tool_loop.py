@@ -121,10 +121,6 @@ class CallRecord:
         return self.status == "ok"
 
     @property
-    def result(self) -> ToolResult[Any] | None:
-        return self.attempts[-1].result if self.attempts else None
-
-    @property
     def value(self) -> Any:
         return self.attempts[-1].result.value if self.ok else None
 
@@ -150,16 +146,6 @@ class GivenUp:
     code: ErrorCode
     message: str
     failures: int
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """What a planner or LM may be told about a call: failures say so, never look like data."""
-
-    tool: str
-    status: CallStatus
-    code: ErrorCode | None
-    message: str
 
 
 def _missing(required: Sequence[str], args: Mapping[str, object]) -> list[str]:
@@ -201,14 +187,6 @@ class ToolLoop:
     @property
     def iterations(self) -> tuple[IterationRecord, ...]:
         return tuple(self._iterations)
-
-    @property
-    def failed_iterations(self) -> int:
-        return self._failed_iterations
-
-    @property
-    def successful_iterations(self) -> int:
-        return self._successful_iterations
 
     def is_given_up(self, tool: str) -> bool:
         return tool in self._given_up
@@ -292,20 +270,6 @@ class ToolLoop:
             if source.name not in tried and any(not _missing([k], source.values) for k in missing):
                 return source
         return None
-
-    def successes(self) -> tuple[CallRecord, ...]:
-        """Calls that returned data; failed calls are never among them."""
-        return tuple(c for it in self._iterations for c in it.calls if c.ok)
-
-    def feedback(self) -> tuple[Feedback, ...]:
-        """Every call's outcome, failures marked as failures, for whoever plans the next call."""
-        out = []
-        for it in self._iterations:
-            for c in it.calls:
-                code = c.error.code if c.error else None
-                message = c.error.message if c.error else ("ok" if c.ok else "skipped: tool given up")
-                out.append(Feedback(c.tool, c.status, code, message))
-        return tuple(out)
 
     def user_message(self) -> str | None:
         """One sentence for the user naming every tool given up, or why the loop stopped."""

@@ -62,7 +62,7 @@ def test_success_is_returned_and_resets_the_failure_count() -> None:
     for _ in range(4):
         loop.run_iteration([ToolCall("search", {"q": "a"})])
     assert loop.given_up == ()
-    assert [c.status for c in loop.successes()] == ["ok", "ok"]
+    assert [c.status for it in loop.iterations for c in it.calls] == ["error", "ok", "error", "ok"]
 
 
 def test_permanent_error_gives_the_tool_up_at_once() -> None:
@@ -167,7 +167,7 @@ def test_all_failed_iterations_have_their_own_cap() -> None:
     loop = loop_with(Scripted(*[fail("not_found")] * 5), limits=limits)
     for _ in range(2):
         loop.run_iteration([ToolCall("search")])
-    assert loop.stopped is None and loop.failed_iterations == 2 and loop.successful_iterations == 0
+    assert loop.stopped is None and [it.all_failed for it in loop.iterations] == [True, True]
     loop.run_iteration([ToolCall("search")])
     assert loop.stopped == "max_failed_iterations"
     assert loop.run_iteration([ToolCall("search")]).calls[0].status == "skipped"
@@ -181,23 +181,21 @@ def test_overall_limit_counts_iterations_with_a_success_only() -> None:
     loop = ToolLoop([ToolSpec("a", a), ToolSpec("b", b)], limits)
     loop.run_iteration([ToolCall("b")])
     mixed = loop.run_iteration([ToolCall("a"), ToolCall("b")])
-    assert not mixed.all_failed
-    assert (loop.successful_iterations, loop.failed_iterations) == (1, 1)
+    assert not mixed.all_failed and loop.stopped is None
     loop.run_iteration([ToolCall("a")])
     assert loop.stopped == "max_iterations"
 
 
-def test_failures_are_never_fed_back_as_successes() -> None:
+def test_failures_never_carry_a_value() -> None:
     a = Scripted(OK)
     b = Scripted(fail("rate_limited", "Search rate limit reached."), fail("rate_limited", "Search rate limit reached."))
     loop = ToolLoop([ToolSpec("a", a), ToolSpec("b", b)], LIMITS)
     loop.run_iteration([ToolCall("a"), ToolCall("b")])
-    assert [c.tool for c in loop.successes()] == ["a"]
-    feedback = {f.tool: f for f in loop.feedback()}
-    assert feedback["a"].status == "ok" and feedback["a"].code is None
-    assert feedback["b"].status == "error" and feedback["b"].code == "rate_limited"
-    assert feedback["b"].message == "Search rate limit reached."
-    errored = next(c for c in loop.iterations[0].calls if c.tool == "b")
+    calls = {c.tool: c for c in loop.iterations[0].calls}
+    assert calls["a"].status == "ok" and calls["a"].error is None and calls["a"].value == ["doc"]
+    errored = calls["b"]
+    assert errored.status == "error" and errored.error is not None and errored.error.code == "rate_limited"
+    assert errored.error.message == "Search rate limit reached."
     assert errored.value is None
 
 
