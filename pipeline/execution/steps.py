@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from pipeline.guards.ids import step_reference
-from pipeline.intake.scope import EntityResolver, Scope
+from pipeline.intake.scope import EntityResolver, Scope, scope_document_ids
 from pipeline.types import Strict
 
 log = logging.getLogger(__name__)
@@ -68,14 +68,9 @@ def two_steps(query: str) -> Steps:
     )
 
 
-def _scope_ids(scope: Scope, resolver: EntityResolver) -> tuple[str, ...]:
-    """The ids a chip or property scope reads, in order (the chip's, else the property's)."""
-    return scope.document_ids if scope.kind == "chip" else tuple(resolver(scope.entity_id or ""))
-
-
 def scope_steps(scope: Scope, query: str, resolver: EntityResolver) -> Steps:
     """The plan for `scope`, built in code: no LM decides which documents may be read."""
-    if scope.kind == "no_scope":
+    ids = scope_document_ids(scope, resolver)
+    if ids is None:
         return two_steps(query)
-    ids = _scope_ids(scope, resolver)
     return Steps(steps=(Step(step_id=SEARCH_CHUNKS_STEP, tool="retrieve_chunks", query=query, document_ids=ids),))

@@ -15,7 +15,7 @@ from pipeline.errors import RetrievalRateLimitedError, ScopeRagError, ScopeViola
 from pipeline.execution.tool_loop import ContextSource, ToolResult, ToolSpec
 from pipeline.guards.entity_gate import ChunkExclusion, Exclusion, chunk_backstop, gate, gate_inputs
 from pipeline.guards.ids import IdRejection, filter_document_ids, id_problem
-from pipeline.intake.scope import Scope, allowed_document_ids
+from pipeline.intake.scope import Scope, allowed_document_ids, scope_document_ids
 from pipeline.settings import CoreConfig
 from pipeline.types import ChunkHit, Document, DocumentHit, Entity, SearchMode
 
@@ -212,8 +212,7 @@ class RetrievalTools:
 
 def context_sources(scope: Scope, resolver: Callable[[str], Sequence[str]]) -> list[ContextSource]:
     """Where a retry may take document ids from: the chip, else the scope's property."""
-    if scope.kind == "chip":
-        return [ContextSource("scope_documents", {"document_ids": list(scope.document_ids)})]
-    if scope.entity_id is not None:
-        return [ContextSource("scope_property", {"document_ids": list(resolver(scope.entity_id))})]
-    return []
+    ids = scope_document_ids(scope, resolver)
+    if ids is None:
+        return []
+    return [ContextSource("scope_documents" if scope.kind == "chip" else "scope_property", {"document_ids": list(ids)})]

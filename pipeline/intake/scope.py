@@ -43,13 +43,20 @@ class Scope(Strict):
 NO_SCOPE = Scope(kind="no_scope")
 
 
-def allowed_document_ids(scope: Scope, resolver: EntityResolver) -> frozenset[str] | None:
-    """The ids a question in `scope` may read; None means the whole catalog."""
+def scope_document_ids(scope: Scope, resolver: EntityResolver) -> tuple[str, ...] | None:
+    """The ids a question in `scope` reads, in order: the chip's, else the property's from the
+    catalog; None means the whole catalog (no scope)."""
     if scope.kind == "chip":
-        return frozenset(scope.document_ids)
+        return scope.document_ids
     if scope.kind == "property" and scope.entity_id is not None:
-        return frozenset(resolver(scope.entity_id))
+        return tuple(resolver(scope.entity_id))
     return None
+
+
+def allowed_document_ids(scope: Scope, resolver: EntityResolver) -> frozenset[str] | None:
+    """The ids a question in `scope` may read, as a set; None means the whole catalog."""
+    ids = scope_document_ids(scope, resolver)
+    return None if ids is None else frozenset(ids)
 
 
 def gate_entity_ids(scope: Scope, mentioned: Sequence[str]) -> tuple[str, ...]:
