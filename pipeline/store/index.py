@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,14 +96,16 @@ class Store:
         mode: SearchMode = "hybrid",
         weights: dict[str, float] | None = None,
         dense_query: str | None = None,
+        depths: Mapping[str, int] | None = None,
     ) -> list[ChunkHit]:
         """Top k chunks for `query`, inside `document_ids` when given (still k if they hold k).
 
-        `dense_query` (e.g. a HyDE passage) replaces `query` for the dense half only.
+        `dense_query` (e.g. a HyDE passage) replaces `query` for the dense half only; `depths`
+        ("bm25", "dense") sets how deep each retriever looks before fusion (never below k).
         """
         self._record("search_chunks", document_ids, query)
         rows = None if document_ids is None else self.catalog.rows_for_documents(self.check_document_ids(document_ids))
-        ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query)
+        ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query, depths)
         chunks = self.catalog.chunks([row for row, _, _ in ranked])
         return [
             ChunkHit(chunk, self.catalog.documents[chunk.document_id].filename, score, scores)
@@ -117,6 +119,7 @@ class Store:
         document_ids: Sequence[str] | None = None,
         mode: SearchMode = "hybrid",
         weights: dict[str, float] | None = None,
+        depths: Mapping[str, int] | None = None,
     ) -> list[DocumentHit]:
         """Top k documents by filename, title and summary, inside `document_ids` when given."""
         self._record("search_documents", document_ids, query)
@@ -124,7 +127,7 @@ class Store:
         if document_ids is not None:
             checked = self.check_document_ids(document_ids)
             rows = np.array(sorted(self.catalog.document_position(d) for d in set(checked)), dtype=np.int64)
-        ranked = self._hybrid(query, k, rows, self.document_bm25, self.document_dense, mode, weights)
+        ranked = self._hybrid(query, k, rows, self.document_bm25, self.document_dense, mode, weights, None, depths)
         order = self.catalog.document_order
         return [DocumentHit(self.catalog.documents[order[row]], score, scores) for row, score, scores in ranked]
 
@@ -138,15 +141,17 @@ class Store:
         mode: SearchMode,
         weights: dict[str, float] | None,
         dense_query: str | None = None,
+        depths: Mapping[str, int] | None = None,
     ) -> list[tuple[int, float, dict[str, float]]]:
         if rows is not None and len(rows) == 0:
             return []
-        depth = k if mode != "hybrid" else max(k * FUSION_DEPTH, FUSION_MIN_DEPTH)
+        default = k if mode != "hybrid" else max(k * FUSION_DEPTH, FUSION_MIN_DEPTH)
+        depth = {name: max(k, (depths or {}).get(name, default)) for name in ("bm25", "dense")}
         found: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
         if mode in ("bm25", "hybrid"):
-            found["bm25"] = bm25.search(query, depth, rows)
+            found["bm25"] = bm25.search(query, depth["bm25"], rows)
         if mode in ("dense", "hybrid"):
-            found["dense"] = dense.search(self.embedder([dense_query or query])[0], depth, rows)
+            found["dense"] = dense.search(self.embedder([dense_query or query])[0], depth["dense"], rows)
         raw = {name: dict(zip(r.tolist(), s.tolist(), strict=True)) for name, (r, s) in found.items()}
         if mode != "hybrid":
             name = "bm25" if mode == "bm25" else "dense"
