@@ -62,13 +62,12 @@ def main() -> None:
     print(f"{'#':>2} {'scope':<9} {'calls':>5} {'prompt':>7} {'output':>7} {'seconds':>8}  {'fallbacks':<10} question")
     for number, (question, prop) in enumerate(QUESTIONS[: args.limit], start=1):
         scope = resolve_scope(store, property_ref=prop)
-        state: dict[str, Any] = {}
         begun = time.perf_counter()
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            events = list(program.stream(question, scope, state))
+            events = list(program.stream(question, scope))
         seconds = time.perf_counter() - begun
-        trace = state["trace"]
         last = events[-1]
+        trace = last.trace
         row = {
             "question": question,
             "scope": scope.kind,

@@ -194,3 +194,11 @@ class LockHeld(ScopeRagError):
     def __init__(self, path: Path, holder: str) -> None:
         super().__init__(f"{path} is held by {holder}")
         self.holder = holder
+
+
+class ArithmeticRefused(ScopeRagError):
+    """A direct-answer expression that is not worked out; carries the expression's problem."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"{reason}; ask with numbers, + - * / % ** and parentheses only")
+        self.reason = reason

@@ -11,18 +11,17 @@ from pydantic import Field, ValidationError
 from pipeline.errors import SettingsError
 from pipeline.types import Strict
 
-Sensitivity = Literal["public", "internal", "confidential", "restricted"]
-
 
 class ToolLoopLimits(Strict):
-    """When the tool loop gives up on a tool or stops altogether."""
+    """When the tool loop gives up on a tool or stops altogether; one loop serves a whole question."""
 
-    # Consecutive failed calls of one tool before it is given up for the turn.
+    # Consecutive failed calls of one tool before it is given up for the question.
     max_consecutive_failures: int = Field(default=2, ge=1, le=20)
-    # Iterations with at least one successful call.
-    max_iterations: int = Field(default=10, ge=1, le=100)
+    # Iterations (one tool call each) with a successful call, over every sub-question and round of
+    # the question: 5 sub-questions with a precision and a gap-filling round stay well below.
+    max_iterations: int = Field(default=100, ge=1, le=1000)
     # Iterations in which every call failed, counted apart from max_iterations.
-    max_failed_iterations: int = Field(default=3, ge=1, le=100)
+    max_failed_iterations: int = Field(default=10, ge=1, le=1000)
     # Extra attempts of one call after a retryable error (rate_limited).
     max_retries: int = Field(default=1, ge=0, le=10)
 
@@ -88,17 +87,22 @@ class EntityGateConfig(Strict):
 class PlannerConfig(Strict):
     """Defaults the planner rules fill in (seed 004)."""
 
-    planner_version: str = "scoperag-planner/1"
-    bm25_k: int = Field(default=20, ge=1, le=200)
-    vector_k: int = Field(default=20, ge=1, le=200)
+    planner_version: str = "scoperag-planner/2"
+    # How deep each retriever looks before fusion (the store's own default is 40 for k <= 10).
+    bm25_k: int = Field(default=40, ge=1, le=200)
+    vector_k: int = Field(default=40, ge=1, le=200)
     # Fusion weight of the favoured retriever; the other gets 1 - this.
     favoured_weight: float = Field(default=0.7, ge=0.5, le=1.0)
-    rerank_top_k: int = Field(default=8, ge=1, le=100)
+    # Documents retrieve_docs keeps after the entity gate.
     max_docs: int = Field(default=8, ge=1, le=100)
+    # Rounds per sub-question, gap-filling rounds included.
+    max_rounds: int = Field(default=3, ge=1, le=3)
+    # Distinct documents sent to the store over a question before follow-up rounds stop.
     max_total_docs: int = Field(default=24, ge=1, le=500)
+    # LM output tokens over a question: the per-call budgets (ProgramSettings.max_tokens) sum to 1660.
     max_tokens: int = Field(default=4000, ge=100)
-    max_latency_ms: int | None = Field(default=30000, ge=100)
-    sensitivity: Sensitivity = "internal"
+    # No follow-up round starts past this much time since the question arrived (None: no deadline).
+    max_latency_ms: int | None = Field(default=120_000, ge=100)
     pii_allowed: bool = False
     # Acronym -> its known expansions; more than one makes an unexplained acronym ambiguous.
     acronym_glossary: dict[str, tuple[str, ...]] = Field(default_factory=dict)
@@ -109,7 +113,7 @@ class PlannerConfig(Strict):
 class CoreConfig(Strict):
     """Everything the deterministic core reads; to be wired into Settings as one field."""
 
-    documents_k: int = Field(default=8, ge=1, le=100)
+    # Chunks shown per sub-question, after every round's results are merged.
     chunks_k: int = Field(default=6, ge=1, le=100)
     tool_loop: ToolLoopLimits = ToolLoopLimits()
     entity_gate: EntityGateConfig = EntityGateConfig()

@@ -86,18 +86,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with notices.status("loading the language model...") as status:
         lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads)
         program = load_program(store, args.program, notices)
-        state: dict[str, object] = {}
         final: Completed | Failed | None = None
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            for event in program.stream(args.question, scope, state):
+            for event in program.stream(args.question, scope):
                 status.update(_describe(event))
                 if isinstance(event, Completed | Failed):
                     final = event
-    trace = state.get("trace")
     history_id = None
-    if trace is not None:
+    if final is not None and final.trace is not None:
         history = History(Path(args.history))
-        history_id = history.record(trace)  # type: ignore[arg-type]
+        history_id = history.record(final.trace)
         history.close()
     if isinstance(final, Failed) or final is None:
         notices.print(f"[red]error:[/] {plain(final.message) if final else 'no answer'}")
@@ -106,6 +104,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(final.model_copy(update={"history_id": history_id}).model_dump_json(indent=2))
         return 0
     out = Console()
+    if not final.sections:  # asked back, refused or answered directly: the answer is the message
+        out.print(plain(final.answer), highlight=False)
     for section in final.sections:
         out.print(Markdown(f"## {section.index + 1}. {section.sub_question}"))
         if section.status == "error":
@@ -116,6 +116,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             names = "; ".join(f"{plain(s.filename)} p.{s.page}" for s in section.sources)
             out.print(f"  [dim]sources: {names}[/]", highlight=False)
         out.print()
+    # Questions asked alongside an answer, and the tool loop's message when steps were given up.
+    for note in filter(None, [*(final.clarifying_questions if final.sections else ()), final.notice]):
+        out.print(f"[yellow]{plain(note)}[/]", highlight=False)
     out.print(
         f"[dim]{final.lm_calls} LM calls, {final.tokens} tokens, {final.seconds:.1f} s; "
         f"scope: {scope.kind}; history: {history_id}[/]"

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.errors import ScopeRagError
+from pipeline.errors import LMFailure, ScopeRagError
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.labels import ResolvedExample, resolve_example
 from pipeline.evaluation.metrics import (
@@ -28,10 +28,10 @@ from pipeline.evaluation.metrics import (
     sub_question_coverage,
     wrong_property_citations,
 )
-from pipeline.execution.executor import execute_steps
-from pipeline.execution.steps import scope_steps
-from pipeline.intake.analysis import analyse_question
+from pipeline.execution.rounds import QuestionRetrieval
+from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.scope import allowed_document_ids
+from pipeline.program.events import Completed, Failed
 from pipeline.program.trace import QuestionTrace
 from pipeline.settings import CoreConfig
 from pipeline.store import Store
@@ -71,26 +71,23 @@ def _isolated(store: Store) -> Store:
 
 
 def score_retrieval(
-    store: Store, resolved: ResolvedExample, mode: SearchMode = "hybrid", k: int = 10, core: CoreConfig | None = None
+    store: Store,
+    resolved: ResolvedExample,
+    mode: SearchMode | None = None,
+    k: int = 10,
+    core: CoreConfig | None = None,
 ) -> ExampleResult:
-    """Retrieval and guards only, no LM: the question itself as the one sub-question, top k chunks."""
+    """Retrieval and guards only, no LM: the program's plan and rounds (pipeline.execution.rounds)
+    with the question itself as the one sub-question and no HyDE passage, top k chunks. `mode`
+    overrides the retrievers the plan's rounds name (None: as planned)."""
     view = _isolated(store)
     example = resolved.example
     config = (core or CoreConfig()).model_copy(update={"chunks_k": k})
-    entities = list(view.catalog.entities.values())
     doc_types = frozenset(d.doc_type for d in view.catalog.documents.values())
-    intake = analyse_question(example.question, entities, doc_types, config.planner)
-    plan = scope_steps(resolved.scope, example.question, view.entity_document_ids)
-    result = execute_steps(
-        view,
-        plan,
-        resolved.scope,
-        mentioned_entity_ids=intake.entity_ids,
-        doc_type_hint=intake.doc_type_hint,
-        config=config,
-        mode=mode,
-    )
-    ranked = [hit.chunk.document_id for hit in result.chunks]
+    _, plan = analyse_and_plan(example.question, resolved.scope, view.catalog.entities, doc_types, config.planner)
+    retrieval = QuestionRetrieval(view, resolved.scope, plan, config, mode=mode)
+    chunks = retrieval.retrieve(plan.goal).chunks
+    ranked = [hit.chunk.document_id for hit in chunks]
     shown = set(ranked)
     allowed = allowed_document_ids(resolved.scope, view.entity_document_ids)
     scores = ExampleScores(
@@ -122,18 +119,18 @@ def score_answer(
     runner = copy.copy(program)
     runner.store = view
     example = resolved.example
-    state: dict[str, Any] = {}
     last = None
-    for event in runner.stream(example.question, resolved.scope, state):
+    for event in runner.stream(example.question, resolved.scope):
         last = event
-    error = getattr(last, "message", None) if getattr(last, "phase", "") == "error" else None
+    if not isinstance(last, Completed | Failed) or last.trace is None:
+        raise LMFailure("the program ended without an answer")
     return score_prediction(
         view,
         resolved,
-        answer=getattr(last, "answer", "") or "",
-        sections=getattr(last, "sections", ()) or (),
-        trace=state["trace"],
-        error=error,
+        answer=last.answer if isinstance(last, Completed) else "",
+        sections=last.sections if isinstance(last, Completed) else (),
+        trace=last.trace,
+        error=last.message if isinstance(last, Failed) else None,
         sent_ids=_sent_ids(view),
         weights=weights,
     )

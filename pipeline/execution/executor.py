@@ -1,4 +1,4 @@
-"""Runs scope steps against the store through the tool loop; no bad id ever reaches a store call.
+"""Runs scope steps against the store through the question's tool loop; no bad id ever reaches a store call.
 
 Step references resolve to every document id the referenced step returned. retrieve_chunks
 accepts only canonical UUIDs that exist in the catalog and lie inside the scope, then the
@@ -9,27 +9,18 @@ retrieve_docs -> retrieve_chunks. Every rejected value, exclusion and fallback i
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pipeline.execution.steps import Step, Steps, ToolName
-from pipeline.execution.tool_loop import (
-    CallRecord,
-    CallStatus,
-    ContextSource,
-    StopReason,
-    ToolCall,
-    ToolError,
-    ToolLoop,
-)
-from pipeline.execution.tools import RetrievalTools, SearchStore, ToolRecorder, context_sources
+from pipeline.execution.tool_loop import CallRecord, CallStatus, StopReason, ToolCall, ToolError, ToolLoop
+from pipeline.execution.tools import RetrievalTools, SearchSettings, SearchStore, ToolRecorder, context_sources
 from pipeline.guards.entity_gate import ChunkExclusion, Exclusion
 from pipeline.guards.ids import IdRejection, resolve_step_references
-from pipeline.intake.scope import Scope, gate_entity_ids
+from pipeline.intake.scope import Scope
 from pipeline.settings import CoreConfig
-from pipeline.types import ChunkHit, DocumentHit, SearchMode
+from pipeline.types import ChunkHit, DocumentHit
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +45,7 @@ class StepTrace:
 
 @dataclass(frozen=True)
 class ExecutionTrace:
-    """Everything the executor decided for one question."""
+    """What the executor decided while running one list of steps, and the loop's state after it."""
 
     scope: Scope
     given: Steps
@@ -78,10 +69,14 @@ class ExecutionTrace:
 
 @dataclass(frozen=True)
 class ExecutionResult:
-    """Documents found by retrieve_docs, chunks that may be shown and cited, and the trace."""
+    """Documents found by retrieve_docs, chunks that may be shown and cited, and the trace.
+
+    `chunk_lists` holds each successful retrieve_chunks call's ranking, in call order.
+    """
 
     documents: tuple[DocumentHit, ...]
     chunks: tuple[ChunkHit, ...]
+    chunk_lists: tuple[tuple[ChunkHit, ...], ...]
     trace: ExecutionTrace
     user_message: str | None
 
@@ -92,41 +87,59 @@ def _result_ids(tool: ToolName, value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h.chunk.document_id for h in value))
 
 
-def execute_steps(
-    store: SearchStore,
-    steps: Steps,
-    scope: Scope,
-    *,
-    mentioned_entity_ids: Sequence[str] = (),
-    doc_type_hint: AbstractSet[str] = frozenset(),
-    config: CoreConfig | None = None,
-    context: Sequence[ContextSource] = (),
-    weights: Mapping[str, float] | None = None,
-    dense_query: str | None = None,
-    mode: SearchMode = "hybrid",
-) -> ExecutionResult:
-    """Run `steps` inside `scope`. The gate protects the scope's property, else the entities
-    the question names; `context` adds retry sources after the scope's (e.g. the user's reply)."""
-    config = config or CoreConfig()
-    gate_ids = gate_entity_ids(scope, mentioned_entity_ids)
-    run = RetrievalTools(store, scope, config, gate_ids, doc_type_hint, weights, dense_query, mode)
-    loop = ToolLoop(run.tools(), config.tool_loop, [*context_sources(scope, store.entity_document_ids), *context])
-    ex = _Execution(run, loop)
-    for step in steps.steps:
-        ex.run_step(step)
-    trace = ExecutionTrace(
-        scope=scope,
-        given=steps,
-        gate_entity_ids=tuple(gate_ids),
-        steps=tuple(ex.traces),
-        gate_exclusions=tuple(run.gate_exclusions),
-        relaxed=tuple(run.relaxed),
-        chunk_exclusions=tuple(run.chunk_exclusions),
-        calls=tuple(c for it in loop.iterations for c in it.calls),
-        stop_reason=loop.stopped,
-        given_up=tuple(g.tool for g in loop.given_up),
-    )
-    return ExecutionResult(tuple(ex.documents.values()), tuple(ex.chunks.values()), trace, loop.user_message())
+class StepExecutor:
+    """Runs lists of steps for ONE question inside its scope: one RetrievalTools (so the entity
+    gate judges each document once per question) and one ToolLoop (so its limits, given-up
+    tools and stop reason hold for the whole question)."""
+
+    def __init__(self, store: SearchStore, scope: Scope, config: CoreConfig | None = None) -> None:
+        self.scope = scope
+        self.config = config or CoreConfig()
+        self.tools = RetrievalTools(store, scope, self.config, SearchSettings())
+        sources = context_sources(scope, store.entity_document_ids)
+        self.loop = ToolLoop(self.tools.tools(), self.config.tool_loop, sources)
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        return self.loop.stopped
+
+    @property
+    def given_up(self) -> tuple[str, ...]:
+        return tuple(g.tool for g in self.loop.given_up)
+
+    @property
+    def user_message(self) -> str | None:
+        """The loop's one message for the user about tools given up or why it stopped."""
+        return self.loop.user_message()
+
+    @property
+    def sent_documents(self) -> tuple[str, ...]:
+        """Distinct document ids sent to the store so far over the question."""
+        return tuple(self.tools.sent_documents)
+
+    def run(self, steps: Steps, search: SearchSettings | None = None) -> ExecutionResult:
+        """Run `steps` with `search` (retrievers, fusion, gate inputs); the loop's counters carry on."""
+        search = search or SearchSettings()
+        self.tools.search = search
+        marks = (len(self.tools.gate_exclusions), len(self.tools.relaxed), len(self.tools.chunk_exclusions))
+        ex = _Execution(self.tools, self.loop)
+        for step in steps.steps:
+            ex.run_step(step)
+        trace = ExecutionTrace(
+            scope=self.scope,
+            given=steps,
+            gate_entity_ids=search.gate_entity_ids,
+            steps=tuple(ex.traces),
+            gate_exclusions=tuple(self.tools.gate_exclusions[marks[0] :]),
+            relaxed=tuple(self.tools.relaxed[marks[1] :]),
+            chunk_exclusions=tuple(self.tools.chunk_exclusions[marks[2] :]),
+            calls=tuple(ex.calls),
+            stop_reason=self.loop.stopped,
+            given_up=self.given_up,
+        )
+        return ExecutionResult(
+            tuple(ex.documents.values()), tuple(ex.chunks.values()), tuple(ex.chunk_lists), trace, self.user_message
+        )
 
 
 class _Execution:
@@ -138,6 +151,8 @@ class _Execution:
         self.traces: list[StepTrace] = []
         self.documents: dict[str, DocumentHit] = {}
         self.chunks: dict[int, ChunkHit] = {}
+        self.chunk_lists: list[tuple[ChunkHit, ...]] = []
+        self.calls: list[CallRecord] = []
 
     def _call(
         self,
@@ -151,6 +166,7 @@ class _Execution:
     ) -> CallRecord:
         self.run.recorder = ToolRecorder()
         record = self.loop.run_iteration([ToolCall(tool, {"query": query, **args})]).calls[0]
+        self.calls.append(record)
         ids = _result_ids(tool, record.value) if record.ok else ()
         if record.ok:
             self.results[step_id] = ids
@@ -180,6 +196,7 @@ class _Execution:
             for hit in value:
                 self.documents.setdefault(hit.document.document_id, hit)
         else:
+            self.chunk_lists.append(tuple(value))
             for hit in value:
                 self.chunks.setdefault(hit.chunk.row, hit)
 

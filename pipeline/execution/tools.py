@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -47,6 +46,7 @@ class SearchStore(Protocol):
         document_ids: Sequence[str] | None = None,
         mode: SearchMode = "hybrid",
         weights: dict[str, float] | None = None,
+        depths: Mapping[str, int] | None = None,
     ) -> list[DocumentHit]: ...
 
     def search_chunks(
@@ -57,9 +57,32 @@ class SearchStore(Protocol):
         mode: SearchMode = "hybrid",
         weights: dict[str, float] | None = None,
         dense_query: str | None = None,
+        depths: Mapping[str, int] | None = None,
     ) -> list[ChunkHit]: ...
 
     def entity_document_ids(self, entity_id: str) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How the tools search during one round: retrievers, fusion, depth, document count, gate inputs.
+
+    `dense_query` (a HyDE passage) replaces the query for dense chunk search only (BM25 keeps
+    the words asked); `documents_k` None means the planner's default number of documents.
+    """
+
+    mode: SearchMode = "hybrid"
+    weights: Mapping[str, float] | None = None
+    depths: Mapping[str, int] | None = None
+    dense_query: str | None = None
+    documents_k: int | None = None
+    gate_entity_ids: tuple[str, ...] = ()
+    doc_type_hint: frozenset[str] = frozenset()
+
+    @property
+    def gate_key(self) -> tuple[tuple[str, ...], frozenset[str]]:
+        """What the entity gate's verdict on a document depends on besides the document."""
+        return self.gate_entity_ids, self.doc_type_hint
 
 
 @dataclass
@@ -92,34 +115,29 @@ def _int_arg(args: Mapping[str, object], name: str, default: int) -> int:
 
 class RetrievalTools:
     """retrieve_docs and retrieve_chunks for one question: scope, id guard and entity gate
-    inside each tool, so no caller (plan executor or LM agent) can get past them."""
+    inside each tool, so no caller (plan executor or LM agent) can get past them. The gate
+    judges each document once per question (per set of gate inputs)."""
 
-    def __init__(
-        self,
-        store: SearchStore,
-        scope: Scope,
-        config: CoreConfig,
-        gate_ids: Sequence[str],
-        doc_type_hint: AbstractSet[str],
-        weights: Mapping[str, float] | None,
-        dense_query: str | None = None,
-        mode: SearchMode = "hybrid",
-    ) -> None:
+    def __init__(self, store: SearchStore, scope: Scope, config: CoreConfig, search: SearchSettings) -> None:
         self.store, self.scope, self.config = store, scope, config
-        # A HyDE passage replaces the query for dense chunk search only (BM25 keeps the words asked).
-        self.dense_query = dense_query
-        self.mode: SearchMode = mode
+        self.search = search
         self.known = frozenset(store.catalog.documents)
         self.allowed = allowed_document_ids(scope, store.entity_document_ids)
-        self.asked, self.others = gate_inputs(gate_ids, store.catalog.entities)
-        self.hint = doc_type_hint
-        self.weights = dict(weights) if weights else None
-        self.decided: dict[str, bool] = {}
+        self.decided: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, bool]] = {}
         self.gate_exclusions: list[Exclusion] = []
         self.relaxed: list[str] = []
         self.chunk_exclusions: list[ChunkExclusion] = []
         self.empty_searches: set[str] = set()
+        # Every document id a store call received over the question (stop_conditions.max_total_docs).
+        self.sent_documents: dict[str, None] = {}
         self.recorder = ToolRecorder()
+
+    def _gate_inputs(self) -> tuple[tuple[Entity, ...], tuple[Entity, ...]]:
+        return gate_inputs(self.search.gate_entity_ids, self.store.catalog.entities)
+
+    def _record_sent(self, ids: tuple[str, ...] | None) -> None:
+        self.recorder.sent = ids
+        self.sent_documents.update(dict.fromkeys(ids or ()))
 
     def tools(self) -> list[ToolSpec]:
         """The two tools for a ToolLoop."""
@@ -137,18 +155,20 @@ class RetrievalTools:
 
     def _gate(self, documents: Sequence[Document]) -> list[str]:
         """Ids the entity gate keeps, newly judged ones in the gate's order; each document is
-        judged once per execution, so an exclusion is recorded once."""
-        fresh = [d for d in dict((d.document_id, d) for d in documents).values() if d.document_id not in self.decided]
+        judged once per question, so an exclusion is recorded once."""
+        decided = self.decided.setdefault(self.search.gate_key, {})
+        fresh = [d for d in dict((d.document_id, d) for d in documents).values() if d.document_id not in decided]
         rank: dict[str, int] = {}
         if fresh:
-            result = gate(fresh, self.asked, self.others, self.config.entity_gate, self.hint)
+            asked, others = self._gate_inputs()
+            result = gate(fresh, asked, others, self.config.entity_gate, self.search.doc_type_hint)
             rank = {d: i for i, d in enumerate(result.kept_ids)}
-            self.decided.update(dict.fromkeys(result.kept_ids, True))
-            self.decided.update({e.document_id: False for e in result.exclusions})
+            decided.update(dict.fromkeys(result.kept_ids, True))
+            decided.update({e.document_id: False for e in result.exclusions})
             self.gate_exclusions.extend(result.exclusions)
             self.relaxed.extend(result.relaxed)
         position = {d.document_id: i for i, d in reversed(list(enumerate(documents)))}
-        kept = [d for d in position if self.decided[d]]
+        kept = [d for d in position if decided[d]]
         return sorted(kept, key=lambda d: (rank.get(d, -1), position[d]))
 
     def retrieve_docs(self, args: Mapping[str, object]) -> ToolResult[Any]:
@@ -156,18 +176,22 @@ class RetrievalTools:
         query = args.get("query")
         if not isinstance(query, str):
             return ToolResult.failure("invalid_param", "query must be a string")
-        k = _int_arg(args, "k", self.config.documents_k)
+        search = self.search
+        k = _int_arg(args, "k", search.documents_k or self.config.planner.max_docs)
         restrict: tuple[str, ...] | None = None
         if self.allowed is not None:
             checked = filter_document_ids(sorted(self.allowed), self.allowed, self.known)
             self.recorder.rejections.extend(checked.rejections)
             restrict = self.ensure_sendable(checked.accepted)
             if not restrict:
-                self.recorder.sent = ()
+                self._record_sent(())
                 return ToolResult.success(())
-        self.recorder.sent = restrict
+        self._record_sent(restrict)
+        weights = dict(search.weights) if search.weights else None
         found = _store_call(
-            lambda: self.store.search_documents(query, GATE_DEPTH * k, restrict, mode=self.mode, weights=self.weights)
+            lambda: self.store.search_documents(
+                query, GATE_DEPTH * k, restrict, mode=search.mode, weights=weights, depths=search.depths
+            )
         )
         if found.value is None:
             return found
@@ -196,16 +220,19 @@ class RetrievalTools:
             )
             return ToolResult.failure("missing_param", reason, ("document_ids",))
         ids = self.ensure_sendable(accepted)
-        self.recorder.sent = ids
+        self._record_sent(ids)
+        search = self.search
         k = _int_arg(args, "k", self.config.chunks_k)
+        weights = dict(search.weights) if search.weights else None
         found = _store_call(
             lambda: self.store.search_chunks(
-                query, k, ids, mode=self.mode, weights=self.weights, dense_query=self.dense_query
+                query, k, ids, mode=search.mode, weights=weights, dense_query=search.dense_query, depths=search.depths
             )
         )
         if found.value is None:
             return found
-        backstop = chunk_backstop(found.value, self.asked, self.others, self.config.entity_gate)
+        asked, others = self._gate_inputs()
+        backstop = chunk_backstop(found.value, asked, others, self.config.entity_gate)
         self.chunk_exclusions.extend(backstop.exclusions)
         return ToolResult.success(backstop.kept)
 

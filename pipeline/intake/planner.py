@@ -3,26 +3,26 @@
 - a PII request the safety settings forbid -> defer_or_refuse
 - a blocking ambiguity -> clarify_then_retrieve with 1-3 questions
 - no retrieval needed -> direct_answer
-- literal terms -> no HyDE, BM25-weighted, must_match_exactly
-- synthesis -> 2-3 rounds with explicit acceptance criteria; otherwise 1-2 rounds
+- literal terms -> no HyDE, BM25-weighted, must_match_exactly, a precision round
+- synthesis, a policy lookup or literal terms -> a gap-filling round after the first, run only
+  while the acceptance criteria are unmet; otherwise one round
+- the gate protects the entities `gate_entity_ids` names; acceptance asks that each owns a
+  document among the chunks (and, for synthesis, that two documents are among them)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
-from pipeline.intake.analysis import Intake
+from pipeline.intake.analysis import Intake, analyse_question
 from pipeline.intake.planner_state import (
     AcceptanceCriteria,
-    AnswerLength,
-    AnswerRequirements,
     Budget,
     ClarifyingQuestion,
     LiteralConstraints,
     PlannerMeta,
     PlannerState,
     RationaleTag,
-    Rerank,
     RetrievalFilters,
     RetrievalMode,
     RetrievalRound,
@@ -32,7 +32,7 @@ from pipeline.intake.planner_state import (
     StopConditions,
     Strategy,
 )
-from pipeline.intake.scope import Scope
+from pipeline.intake.scope import Scope, gate_entity_ids
 from pipeline.settings import PlannerConfig
 from pipeline.types import Entity
 
@@ -70,7 +70,6 @@ def clarifying_questions(
         questions.append(
             ClarifyingQuestion(
                 question=f"By {acronym}, do you mean {_or_list(list(meanings))}?",
-                reason="ambiguous_acronym",
                 blocking=True,
             )
         )
@@ -82,7 +81,6 @@ def clarifying_questions(
             questions.append(
                 ClarifyingQuestion(
                     question=f"Which one do you mean by '{word}': {_or_list(names)}?",
-                    reason="ambiguous_entity",
                     blocking=True,
                 )
             )
@@ -95,7 +93,6 @@ def clarifying_questions(
                 ClarifyingQuestion(
                     question=f"You asked about {_or_list(asked)}, but the selection is {scoped[0]}; "
                     f"answers come only from {scoped[0]}'s documents. Switch to {asked[0]}?",
-                    reason="scope_conflict",
                     blocking=False,
                 )
             )
@@ -119,38 +116,34 @@ def _modes(intake: Intake, config: PlannerConfig) -> tuple[tuple[RetrievalMode, 
 
 
 def _purposes(intake: Intake) -> list[RoundPurpose]:
-    if intake.requires_synthesis:
-        extra: list[RoundPurpose] = ["verification"] if intake.policy_lookup or len(intake.entity_ids) > 1 else []
-        return ["recall", "gap_filling", *extra]
+    """A first round, then one gap-filling round where a gap is likely and worth a search:
+    several things to cover (synthesis), a rule to find (policy), exact terms to find."""
     first: RoundPurpose = "precision" if intake.literal_terms else "recall"
-    return [first, "verification"] if intake.policy_lookup else [first]
+    follow_up = intake.requires_synthesis or intake.policy_lookup or bool(intake.literal_terms)
+    return [first, "gap_filling"] if follow_up else [first]
 
 
-def _variants(purpose: RoundPurpose, intake: Intake, entity_names: list[str]) -> tuple[str, ...]:
-    """The question first (it holds every literal term verbatim), then narrower variants."""
+def _variants(purpose: RoundPurpose, intake: Intake) -> tuple[str, ...]:
+    """The question (each sub-question stands in for it), then its literal terms for precision."""
     out = [intake.question]
     if purpose == "precision" and intake.literal_terms:
         out.append(" ".join(intake.literal_texts))
-    if purpose == "gap_filling":
-        out.extend(intake.subquestions or tuple(f"{intake.question} {n}" for n in entity_names))
     return tuple(dict.fromkeys(out))[:5]
 
 
-def _rounds(intake: Intake, entity_names: list[str], config: PlannerConfig) -> tuple[RetrievalRound, ...]:
+def _rounds(intake: Intake, gate_ids: tuple[str, ...], config: PlannerConfig) -> tuple[RetrievalRound, ...]:
     modes, hyde = _modes(intake, config)
-    filters = RetrievalFilters(
-        doc_types=tuple(sorted(intake.doc_type_hint)) or None, entities=tuple(entity_names) or None
-    )
+    filters = RetrievalFilters(doc_types=tuple(sorted(intake.doc_type_hint)), entities=gate_ids)
     return tuple(
         RetrievalRound(
             round_id=i,
             purpose=purpose,
-            query_variants=_variants(purpose, intake, entity_names),
+            query_variants=_variants(purpose, intake),
             retrieval_modes=modes,
             filters=filters,
-            use_hyde=hyde and purpose in ("recall", "gap_filling"),
-            rrf=True,
-            rerank=Rerank(enabled=purpose in ("verification", "gap_filling"), rerank_top_k=config.rerank_top_k),
+            # A passage about the whole question helps the first, broad search; gap-filling
+            # queries name what is missing and must not be blurred by it.
+            use_hyde=hyde and i == 1,
             output=RoundOutput(max_docs=config.max_docs),
         )
         for i, purpose in enumerate(_purposes(intake), start=1)
@@ -184,8 +177,7 @@ def plan_question(
     tags = _tags(intake, scope)
     questions, question_tags = clarifying_questions(intake, scope, entities)
     tags.extend(question_tags)
-    gate_ids = (scope.entity_id,) if scope.entity_id else intake.entity_ids
-    entity_names = _names(gate_ids, entities)
+    gate_ids = tuple(e for e in gate_entity_ids(scope, intake.entity_ids) if e in entities)
     strategy: Strategy
     rounds: tuple[RetrievalRound, ...] = ()
     if intake.pii_request and not config.pii_allowed:
@@ -197,9 +189,8 @@ def plan_question(
         strategy = "direct_answer"
         tags.append("reasoning_only" if intake.answerability == "reasoning_only" else "no_retrieval_needed")
     else:
-        strategy, rounds = "retrieve_then_answer", _rounds(intake, entity_names, config)
+        strategy, rounds = "retrieve_then_answer", _rounds(intake, gate_ids, config)
     synthesis = intake.requires_synthesis and bool(rounds)
-    length: AnswerLength = "long" if synthesis else "short" if intake.literal_terms else "medium"
     literal = bool(intake.literal_terms) and bool(rounds)
     return PlannerState(
         goal=intake.question,
@@ -210,24 +201,30 @@ def plan_question(
             must_preserve_terms=intake.literal_texts if literal else (), must_match_exactly=literal
         ),
         acceptance_criteria=AcceptanceCriteria(
-            min_independent_sources=(max(2, len(entity_names)) if synthesis else 1) if rounds else 0,
-            require_authoritative_source=intake.policy_lookup and bool(rounds),
-            must_cover_entities=tuple(entity_names) if rounds else (),
-            must_answer_subquestions=(intake.subquestions or None) if synthesis else None,
+            # Entities are covered one by one (must_cover_entities); a comparison also wants two sources.
+            min_independent_sources=(2 if synthesis else 1) if rounds else 0,
+            must_cover_entities=gate_ids if rounds else (),
+            must_answer_subquestions=intake.subquestions if rounds else (),
         ),
         stop_conditions=StopConditions(
-            max_rounds=len(rounds),
+            max_rounds=config.max_rounds if rounds else 0,
             max_total_docs=config.max_total_docs if rounds else 0,
             no_new_information_rounds=1,
         ),
-        answer_requirements=AnswerRequirements(length=length),
         budget=Budget(max_tokens=config.max_tokens, max_latency_ms=config.max_latency_ms),
-        safety=Safety(sensitivity=config.sensitivity, pii_allowed=config.pii_allowed),
+        safety=Safety(pii_allowed=config.pii_allowed),
         planner_meta=PlannerMeta(planner_version=config.planner_version, rationale_tags=tuple(dict.fromkeys(tags))),
     )
 
 
-def round_weights(round_: RetrievalRound) -> dict[str, float]:
-    """Fusion weights for the store ("bm25", "dense") from a round's retrieval modes."""
-    names = {"bm25": "bm25", "vector": "dense"}
-    return {names[m.type]: (m.alpha if m.alpha is not None else 1.0) for m in round_.retrieval_modes}
+def analyse_and_plan(
+    question: str,
+    scope: Scope,
+    entities: Mapping[str, Entity],
+    doc_types: Collection[str],
+    config: PlannerConfig | None = None,
+) -> tuple[Intake, PlannerState]:
+    """The question's intake signals and the plan they give, for the catalog's entities and document types."""
+    config = config or PlannerConfig()
+    intake = analyse_question(question, list(entities.values()), doc_types, config)
+    return intake, plan_question(intake, scope, entities, config)

@@ -1,6 +1,9 @@
 """PlannerState (seed 004): how to search, when to stop, what counts as success. Structured
 only: apart from the goal and the clarifying questions there is no prose, only values and
-tags, so plans can be compared, tested and labelled."""
+tags, so plans can be compared, tested and labelled. Every field is executed: see
+`pipeline.execution.rounds` (rounds, literal constraints, acceptance, stop conditions),
+`pipeline.execution.direct` (direct answers) and `pipeline.program.module` (goal, strategy,
+clarifying questions, HyDE, budget, planner_meta in the trace)."""
 
 from __future__ import annotations
 
@@ -8,19 +11,13 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from pipeline.settings import Sensitivity
 from pipeline.types import Strict
 
 Strategy = Literal["direct_answer", "retrieve_then_answer", "clarify_then_retrieve", "defer_or_refuse"]
-ClarificationReason = Literal[
-    "ambiguous_entity", "ambiguous_acronym", "scope_conflict", "missing_entity", "underspecified_request"
-]
-RoundPurpose = Literal["recall", "precision", "verification", "gap_filling"]
+# recall: the sub-question as asked; precision: plus its literal terms, which rank first;
+# gap_filling: runs only while acceptance is unmet, with queries aimed at what is missing.
+RoundPurpose = Literal["recall", "precision", "gap_filling"]
 RetrieverType = Literal["bm25", "vector"]
-AnswerFormat = Literal["sections", "bullet_points", "citations", "table", "short_answer"]
-AnswerLength = Literal["short", "medium", "long"]
-CitationStyle = Literal["filename_page"]
-Tone = Literal["neutral", "formal"]
 RationaleTag = Literal[
     "no_retrieval_needed",
     "reasoning_only",
@@ -49,15 +46,16 @@ RationaleTag = Literal[
 
 
 class ClarifyingQuestion(Strict):
-    """A question that unblocks one concrete planning uncertainty."""
+    """A question that unblocks one concrete planning uncertainty (its kind is a rationale tag).
+
+    A blocking question is asked instead of an answer; any other comes with the answer."""
 
     question: str = Field(min_length=1, max_length=300)
-    reason: ClarificationReason
     blocking: bool
 
 
 class RetrievalMode(Strict):
-    """One retriever of a round: its depth and its weight in fusion."""
+    """One retriever of a round: how deep it looks before fusion, and its weight in fusion."""
 
     type: RetrieverType
     k: int = Field(ge=1, le=200)
@@ -65,16 +63,10 @@ class RetrievalMode(Strict):
 
 
 class RetrievalFilters(Strict):
-    doc_types: tuple[str, ...] | None = None
-    domains: tuple[str, ...] | None = None
-    entities: tuple[str, ...] | None = None
-    time_range: str | None = Field(default=None, max_length=60)
+    """Document types the entity gate ranks first, and the entity ids it protects."""
 
-
-class Rerank(Strict):
-    enabled: bool = False
-    model: Literal["cross_encoder"] = "cross_encoder"
-    rerank_top_k: int = Field(default=8, ge=1, le=100)
+    doc_types: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
 
 
 class RoundOutput(Strict):
@@ -82,7 +74,11 @@ class RoundOutput(Strict):
 
 
 class RetrievalRound(Strict):
-    """One explicit, small search with a purpose."""
+    """One explicit, small search with a purpose.
+
+    A query variant equal to the plan's goal stands for "the sub-question being retrieved";
+    in a gap_filling round it stands for the queries aimed at what acceptance still misses.
+    """
 
     round_id: int = Field(ge=1, le=3)
     purpose: RoundPurpose
@@ -90,8 +86,6 @@ class RetrievalRound(Strict):
     retrieval_modes: tuple[RetrievalMode, ...] = Field(min_length=1, max_length=2)
     filters: RetrievalFilters = RetrievalFilters()
     use_hyde: bool = False
-    rrf: bool = True
-    rerank: Rerank = Rerank()
     output: RoundOutput
 
     @model_validator(mode="after")
@@ -99,8 +93,6 @@ class RetrievalRound(Strict):
         types = [m.type for m in self.retrieval_modes]
         if len(set(types)) != len(types):
             raise ValueError(f"retrieval mode listed twice: {types}")
-        if len(types) > 1 and not self.rrf:
-            raise ValueError("two retrieval modes need rrf to be fused")
         return self
 
 
@@ -112,33 +104,29 @@ class LiteralConstraints(Strict):
 
 
 class AcceptanceCriteria(Strict):
+    """When a sub-question's retrieval counts as enough; checked after every round."""
+
     min_independent_sources: int = Field(default=1, ge=0, le=20)
-    require_authoritative_source: bool = False
+    # Entity ids that must each own a document among the chunks.
     must_cover_entities: tuple[str, ...] = ()
-    must_answer_subquestions: tuple[str, ...] | None = None
+    # The question's own sub-questions: each gets a section even if the decomposition missed it.
+    must_answer_subquestions: tuple[str, ...] = ()
 
 
 class StopConditions(Strict):
     max_rounds: int = Field(ge=0, le=3)
     max_total_docs: int = Field(ge=0, le=500)
-    confidence_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     no_new_information_rounds: int = Field(default=1, ge=1, le=3)
 
 
-class AnswerRequirements(Strict):
-    format: tuple[AnswerFormat, ...] = ("sections", "bullet_points", "citations")
-    tone: Tone | None = "neutral"
-    length: AnswerLength | None = "medium"
-    citation_style: CitationStyle | None = "filename_page"
-
-
 class Budget(Strict):
+    # LM output tokens over the whole question.
     max_tokens: int = Field(ge=1)
+    # No follow-up retrieval round starts later than this after the question arrived.
     max_latency_ms: int | None = Field(default=None, ge=1)
 
 
 class Safety(Strict):
-    sensitivity: Sensitivity
     pii_allowed: bool
 
 
@@ -157,7 +145,6 @@ class PlannerState(Strict):
     literal_constraints: LiteralConstraints = LiteralConstraints()
     acceptance_criteria: AcceptanceCriteria = AcceptanceCriteria()
     stop_conditions: StopConditions
-    answer_requirements: AnswerRequirements = AnswerRequirements()
     budget: Budget
     safety: Safety
     planner_meta: PlannerMeta
@@ -171,12 +158,14 @@ class PlannerState(Strict):
             raise ValueError("retrieve_then_answer needs at least one retrieval round")
         if self.strategy in ("direct_answer", "defer_or_refuse", "clarify_then_retrieve") and rounds:
             raise ValueError(f"{self.strategy} runs no retrieval round now")
+        if rounds and rounds[0].purpose == "gap_filling":
+            raise ValueError("the first round cannot be gap_filling: no gap is known before a search")
         if self.strategy == "clarify_then_retrieve" and not any(q.blocking for q in self.clarifying_questions):
             raise ValueError("clarify_then_retrieve needs a blocking clarifying question")
         if self.strategy != "clarify_then_retrieve" and any(q.blocking for q in self.clarifying_questions):
             raise ValueError("a blocking question means clarify_then_retrieve")
-        if self.stop_conditions.max_rounds < len(rounds):
-            raise ValueError("stop_conditions.max_rounds is below the number of rounds")
+        if rounds and self.stop_conditions.max_rounds < 1:
+            raise ValueError("stop_conditions.max_rounds must be at least 1 to run a retrieval round")
         if self.literal_constraints.must_match_exactly and any(r.use_hyde for r in rounds):
             raise ValueError("HyDE would paraphrase terms that must match exactly")
         for term in self.literal_constraints.must_preserve_terms:

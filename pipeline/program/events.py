@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from pipeline.program.trace import QuestionTrace
 from pipeline.types import Strict
 
 
@@ -49,21 +50,30 @@ class GeneratingSubquestion(Strict):
 
 
 class Completed(Strict):
+    """The answer; the last event of a question that was answered (or asked back, or refused)."""
+
     phase: Literal["completed"] = "completed"
     answer: str
     sections: tuple[Section, ...]
     strategy: str = "retrieve_then_answer"
-    # Set when the planner needs the user to choose before anything is read.
+    # Questions for the user: blocking ones come instead of an answer, others with it.
     clarifying_questions: tuple[str, ...] = ()
+    # The tool loop's message when steps were given up or it stopped early.
+    notice: str | None = None
     lm_calls: int
     tokens: int
     seconds: float
     history_id: str | None = None
+    # The question's record, for whoever ran the stream; never serialised (not sent to clients).
+    trace: QuestionTrace | None = Field(default=None, exclude=True, repr=False)
 
 
 class Failed(Strict):
+    """The question failed; `message` is safe to show (the detail stays in the trace)."""
+
     phase: Literal["error"] = "error"
     message: str
+    trace: QuestionTrace | None = Field(default=None, exclude=True, repr=False)
 
 
 Event = Annotated[

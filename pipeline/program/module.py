@@ -13,13 +13,13 @@ from typing import Any
 import dspy
 
 from pipeline.errors import LMFailure
-from pipeline.execution.executor import ExecutionResult, execute_steps
-from pipeline.execution.steps import scope_steps
+from pipeline.execution.acceptance import missing_sub_questions, name_terms
+from pipeline.execution.direct import direct_answer
+from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.guards.citations import MISSING_SECTION, build_section, citation_label
 from pipeline.guards.relevance import apply_scores
 from pipeline.guards.sanitise import MAX_SUB_QUESTIONS, clean_sub_questions, defuse_field_markers, valid_text
-from pipeline.intake.analysis import analyse_question
-from pipeline.intake.planner import plan_question, round_weights
+from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import Scope, allowed_document_ids
 from pipeline.program.calls import call_once
@@ -35,7 +35,15 @@ from pipeline.program.events import (
     SourceRef,
     render_markdown,
 )
-from pipeline.program.trace import Intervention, QuestionTrace, record_call, record_execution, record_section
+from pipeline.program.trace import (
+    Intervention,
+    QuestionTrace,
+    record_call,
+    record_direct_answer,
+    record_retrieval,
+    record_section,
+    record_tool_loop,
+)
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
@@ -45,84 +53,77 @@ from signatures.types import AnswerSection, ChunkForScoring, ScoringGroup, Secti
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_BULLETS", "MAX_SUB_QUESTIONS", "RetrievalContext", "ScopedQA"]
+__all__ = ["MAX_BULLETS", "MAX_SUB_QUESTIONS", "ScopedQA"]
 
 MAX_BULLETS = 5
 
 
-@dataclass(frozen=True)
-class RetrievalContext:
-    """What the planner decided for every sub-question's retrieval."""
+@dataclass
+class _Question:
+    """One question's plan and record, passed between the steps (the program itself is shared)."""
 
-    mentioned: tuple[str, ...] = ()
-    doc_type_hint: frozenset[str] = frozenset()
-    weights: dict[str, float] | None = None
-    passage: str | None = None
-
-    def with_passage(self, passage: str | None) -> RetrievalContext:
-        return RetrievalContext(self.mentioned, self.doc_type_hint, self.weights, passage)
+    plan: PlannerState
+    trace: QuestionTrace
 
 
 class ScopedQA(dspy.Module):
-    """Scoped, sectioned question answering with citations checked against what was shown."""
+    """Scoped, sectioned question answering with citations checked against what was shown.
 
-    def __init__(self, store: Store, settings: Settings | None = None) -> None:
+    `clock` (seconds, monotonic) measures the plan's latency budget; tests pass a fake one.
+    """
+
+    def __init__(self, store: Store, settings: Settings | None = None, clock: Clock = time.monotonic) -> None:
         super().__init__()
         self.store = store
         self.settings = settings or Settings()
+        self.clock = clock
         self.decompose = dspy.Predict(Decompose)
         self.score = dspy.Predict(ScoreRelevance)
         self.answer = dspy.Predict(SectionedAnswer)
         self.hyde = dspy.Predict(HyDE)
-        self._entities = list(store.catalog.entities.values())
         self._doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
+        self._name_terms = name_terms(store.catalog.entities.values())
 
     def forward(self, question: str, scope: Scope) -> dspy.Prediction:
         last: Event | None = None
-        state: dict[str, Any] = {}
-        for event in self.stream(question, scope, state):
+        for event in self.stream(question, scope):
             last = event
         if isinstance(last, Failed):
             raise LMFailure(last.message)
         if not isinstance(last, Completed):
             raise LMFailure("the program ended without an answer")
-        return dspy.Prediction(answer=last.answer, sections=list(last.sections), trace=state["trace"])
+        return dspy.Prediction(answer=last.answer, sections=list(last.sections), trace=last.trace)
 
     # -- the pipeline as a stream of events -----------------------------------------------
 
-    def stream(self, question: str, scope: Scope, state: dict[str, Any] | None = None) -> Iterator[Event]:
-        """Progress events in seed-003 order, ending with `completed` or `error`.
-
-        `state["trace"]` holds the QuestionTrace once the stream ends.
-        """
-        state = state if state is not None else {}
+    def stream(self, question: str, scope: Scope) -> Iterator[Event]:
+        """Progress events in seed-003 order, ending with `completed` or `error`; that last event
+        carries the question's trace."""
+        started = time.perf_counter()
+        arrived = self.clock()
         question = valid_text(question)  # argv decoded with surrogateescape can carry lone surrogates
         trace = QuestionTrace(question=question, scope=scope.model_dump(mode="json"))
-        state["trace"] = trace
-        started = time.perf_counter()
-        intake = analyse_question(question, self._entities, self._doc_types, self.settings.core.planner)
-        plan = plan_question(intake, scope, self.store.catalog.entities, self.settings.core.planner)
+        config = self.settings.core
+        intake, plan = analyse_and_plan(question, scope, self.store.catalog.entities, self._doc_types, config.planner)
         trace.planner = plan.model_dump(mode="json")
-        if plan.strategy in ("clarify_then_retrieve", "defer_or_refuse"):
-            yield self._without_retrieval(plan, trace, started)
+        if plan.strategy != "retrieve_then_answer":
+            yield self._without_retrieval(plan, intake.answerability == "reasoning_only", trace, started)
             return
-        first_round = plan.retrieval_rounds[0] if plan.retrieval_rounds else None
-        retrieval = RetrievalContext(
-            mentioned=intake.entity_ids,
-            doc_type_hint=intake.doc_type_hint,
-            weights=round_weights(first_round) if first_round else None,
-        )
+        run = _Question(plan, trace)
         try:
-            if first_round is not None and first_round.use_hyde:
-                retrieval = retrieval.with_passage(self._hyde(question, trace))
-            sub_questions = self._decompose(question, trace)
+            passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
+            sub_questions = self._decompose(run)
             yield Decomposed(sub_questions=tuple(sub_questions))
             yield Retrieving()
-            groups = [self._retrieve(i, sq, scope, retrieval, trace) for i, sq in enumerate(sub_questions)]
+            retrieval = QuestionRetrieval(
+                self.store, scope, plan, config, passage=passage, clock=self.clock, started=arrived
+            )
+            groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
+            record_tool_loop(trace, retrieval)
             yield Filtering()
-            kept = self._score(sub_questions, groups, trace)
+            kept = self._score(run, sub_questions, groups)
             sections_out: list[Section] = []
-            answered = self._generate(question, sub_questions, kept, trace)
+            answered = self._generate(run, sub_questions, kept)
             allowed = allowed_document_ids(scope, self.store.entity_document_ids)
             for index, sub_question in enumerate(sub_questions):
                 yield GeneratingSubquestion(index=index, sub_question=sub_question)
@@ -132,7 +133,7 @@ class ScopedQA(dspy.Module):
             trace.fallbacks.append(Intervention(guard="lm", target="call", reason=valid_text(str(exc)[:500])))
             log.warning("language model failed: %s", exc)
             # The event names the failing step and error type only: its text may carry endpoints.
-            yield Failed(message=f"language model failed: {exc.public}")
+            yield Failed(message=f"language model failed: {exc.public}", trace=trace)
             return
         trace.timings["total"] = time.perf_counter() - started
         answer = render_markdown(sections_out)
@@ -145,13 +146,22 @@ class ScopedQA(dspy.Module):
             tokens=trace.tokens,
             seconds=round(trace.timings["total"], 3),
             strategy=plan.strategy,
+            clarifying_questions=tuple(q.question for q in plan.clarifying_questions),
+            notice=retrieval.user_message,
+            trace=trace,
         )
 
-    def _without_retrieval(self, plan: PlannerState, trace: QuestionTrace, started: float) -> Completed:
-        """The answer when the planner stops before reading: clarify, or refuse."""
+    def _without_retrieval(
+        self, plan: PlannerState, arithmetic: bool, trace: QuestionTrace, started: float
+    ) -> Completed:
+        """The answer when the planner reads nothing: ask back, refuse, or answer directly (no LM)."""
         questions = tuple(q.question for q in plan.clarifying_questions)
         if plan.strategy == "clarify_then_retrieve":
             answer = "Before searching, please clarify:\n" + "\n".join(f"- {q}" for q in questions)
+        elif plan.strategy == "direct_answer":
+            direct = direct_answer(plan.goal, arithmetic)
+            record_direct_answer(trace, direct)
+            answer = direct.answer
         else:
             answer = "This request cannot be answered from the documents under the current safety settings."
         trace.answer = answer
@@ -164,13 +174,26 @@ class ScopedQA(dspy.Module):
             seconds=round(trace.timings["total"], 3),
             strategy=plan.strategy,
             clarifying_questions=questions,
+            trace=trace,
         )
 
     # -- steps --------------------------------------------------------------------------------
 
-    def _call(self, name: str, predictor: dspy.Predict, trace: QuestionTrace, **inputs: Any) -> dspy.Prediction | None:
-        """One LM call, counted with its tokens; None when the output could not be parsed."""
+    def _call(self, name: str, predictor: dspy.Predict, run: _Question, **inputs: Any) -> dspy.Prediction | None:
+        """One LM call, counted with its tokens; None when the output could not be parsed, or when
+        the plan's output-token budget is spent (the call is then skipped and the fallback recorded)."""
+        trace = run.trace
+        budget = run.plan.budget.max_tokens
+        remaining = budget - trace.completion_tokens
+        if remaining <= 0:
+            reason = f"the output-token budget of {budget} is spent ({trace.completion_tokens} used): call skipped"
+            trace.fallbacks.append(Intervention(guard="budget", target=name, reason=reason))
+            return None
         max_tokens = self.settings.program.max_tokens.get(name, 1024)
+        if remaining < max_tokens:
+            reason = f"output capped at {remaining} tokens (was {max_tokens}): what remains of the budget of {budget}"
+            trace.fallbacks.append(Intervention(guard="budget", target=name, reason=reason))
+            max_tokens = remaining
         try:
             outcome = call_once(name, predictor, max_tokens, **inputs)
         except LMFailure as exc:
@@ -179,44 +202,44 @@ class ScopedQA(dspy.Module):
         record_call(trace, name, outcome)
         return outcome.prediction
 
-    def _decompose(self, question: str, trace: QuestionTrace) -> list[str]:
-        result = self._call("decompose", self.decompose, trace, question=question)
-        sub_questions, fell_back = clean_sub_questions(getattr(result, "sub_questions", None), question)
+    def _decompose(self, run: _Question) -> list[str]:
+        """Sub-questions from the LM, plus any of the question's own it missed (up to the cap)."""
+        goal, trace = run.plan.goal, run.trace
+        result = self._call("decompose", self.decompose, run, question=goal)
+        sub_questions, fell_back = clean_sub_questions(getattr(result, "sub_questions", None), goal)
         if fell_back:
             trace.fallbacks.append(
                 Intervention(guard="decompose", target="sub_questions", reason="empty: using the question")
             )
+        required = run.plan.acceptance_criteria.must_answer_subquestions
+        for missed in missing_sub_questions(sub_questions, required, self._name_terms):
+            if len(sub_questions) >= MAX_SUB_QUESTIONS:
+                break
+            sub_questions.append(missed)
+            reason = "a sub-question the question asks was missing from the decomposition: added"
+            trace.interventions.append(Intervention(guard="plan", target=f"sub_question:{missed}", reason=reason))
         return sub_questions
 
-    def _hyde(self, question: str, trace: QuestionTrace) -> str | None:
-        result = self._call("hyde", self.hyde, trace, question=question)
+    def _hyde(self, run: _Question) -> str | None:
+        result = self._call("hyde", self.hyde, run, question=run.plan.goal)
         passage = getattr(result, "passage", None)
         return valid_text(passage.strip()) if isinstance(passage, str) and passage.strip() else None
 
     def _retrieve(
-        self, index: int, sub_question: str, scope: Scope, retrieval: RetrievalContext, trace: QuestionTrace
+        self, index: int, sub_question: str, retrieval: QuestionRetrieval, trace: QuestionTrace
     ) -> list[ChunkHit]:
         started = time.perf_counter()
-        plan = scope_steps(scope, sub_question, self.store.entity_document_ids)
-        result: ExecutionResult = execute_steps(
-            self.store,
-            plan,
-            scope,
-            mentioned_entity_ids=retrieval.mentioned,
-            doc_type_hint=retrieval.doc_type_hint,
-            config=self.settings.core,
-            weights=retrieval.weights,
-            dense_query=retrieval.passage,
-        )
+        result = retrieval.retrieve(sub_question)
         trace.timings["retrieve"] = trace.timings.get("retrieve", 0.0) + time.perf_counter() - started
-        record_execution(trace, index, sub_question, result)
+        record_retrieval(trace, index, result)
         return list(result.chunks)
 
     def _score(
-        self, sub_questions: Sequence[str], groups: list[list[ChunkHit]], trace: QuestionTrace
+        self, run: _Question, sub_questions: Sequence[str], groups: list[list[ChunkHit]]
     ) -> list[list[ChunkHit]]:
         if not any(groups):
             return groups
+        trace = run.trace
         payload = [
             ScoringGroup(
                 sub_question_index=i,
@@ -230,7 +253,7 @@ class ScopedQA(dspy.Module):
         ]
         sizes = [len(g) for g in groups]
         signature = self.score.signature.with_updated_fields("scores", type_=exact_scores_type(sizes))
-        result = self._call("score", self.score, trace, groups=payload, signature=signature)
+        result = self._call("score", self.score, run, groups=payload, signature=signature)
         verdicts, fallbacks = apply_scores(
             sizes, getattr(result, "scores", None), self.settings.program.relevance_threshold
         )
@@ -250,7 +273,7 @@ class ScopedQA(dspy.Module):
         return kept
 
     def _generate(
-        self, question: str, sub_questions: Sequence[str], kept: list[list[ChunkHit]], trace: QuestionTrace
+        self, run: _Question, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
     ) -> dict[int, AnswerSection]:
         contexts = [
             SectionContext(
@@ -268,7 +291,7 @@ class ScopedQA(dspy.Module):
             max_bullets=MAX_BULLETS,
         )
         signature = self.answer.signature.with_updated_fields("sections", type_=shape)
-        result = self._call("answer", self.answer, trace, sections_context=contexts, signature=signature)
+        result = self._call("answer", self.answer, run, sections_context=contexts, signature=signature)
         sections = getattr(result, "sections", None)
         answered: dict[int, AnswerSection] = {}
         for section in sections if isinstance(sections, list | tuple) else []:

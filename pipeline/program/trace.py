@@ -12,7 +12,9 @@ from pipeline.guards.sanitise import valid_text
 from pipeline.types import Strict
 
 if TYPE_CHECKING:
+    from pipeline.execution.direct import DirectAnswer
     from pipeline.execution.executor import ExecutionResult
+    from pipeline.execution.rounds import QuestionRetrieval, RoundRun, SubQuestionRetrieval
     from pipeline.program.calls import CallOutcome
 
 
@@ -27,6 +29,26 @@ class RetrievedChunk(Strict):
     kept: bool = True
 
 
+class RoundTrace(Strict):
+    """One retrieval round that ran: its queries and search, what it found, the verdict after it."""
+
+    round_id: int
+    purpose: str
+    queries: list[str]
+    mode: str
+    k: dict[str, int]
+    weights: dict[str, float]
+    max_docs: int | None
+    use_hyde: bool
+    documents: int
+    chunks: int
+    new_chunks: int
+    sources: int
+    uncovered_entities: list[str] = Field(default_factory=list)
+    missing_terms: list[str] = Field(default_factory=list)
+    accepted: bool
+
+
 class SubQuestionTrace(Strict):
     """Retrieval and scoring of one sub-question."""
 
@@ -35,6 +57,9 @@ class SubQuestionTrace(Strict):
     sub_question: str
     # The tool steps run for it (older traces call this `plan`).
     steps: list[dict[str, Any]] = Field(default_factory=list, validation_alias=AliasChoices("steps", "plan"))
+    rounds: list[RoundTrace] = Field(default_factory=list)
+    # Why no further round ran (pipeline.execution.rounds.RoundStop).
+    stop_reason: str | None = None
     chunks: list[RetrievedChunk] = Field(default_factory=list)
 
 
@@ -45,6 +70,23 @@ class Intervention(Strict):
     guard: str
     target: str
     reason: str
+
+
+class ToolLoopTrace(Strict):
+    """The question's one tool loop at the end: why it stopped, which tools it gave up, what the user was told."""
+
+    stop_reason: str | None = None
+    given_up: list[str] = Field(default_factory=list)
+    message: str | None = None
+
+
+class DirectAnswerTrace(Strict):
+    """A direct answer: what it was worked out from, or why it was not."""
+
+    kind: str
+    expression: str | None = None
+    result: str | None = None
+    refused: str | None = None
 
 
 class QuestionTrace(Strict):
@@ -58,6 +100,8 @@ class QuestionTrace(Strict):
     interventions: list[Intervention] = Field(default_factory=list)
     fallbacks: list[Intervention] = Field(default_factory=list)
     store_document_ids: list[str] = Field(default_factory=list)
+    tool_loop: ToolLoopTrace | None = None
+    direct_answer: DirectAnswerTrace | None = None
     lm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -70,14 +114,15 @@ class QuestionTrace(Strict):
         return self.prompt_tokens + self.completion_tokens
 
 
-def record_execution(trace: QuestionTrace, index: int, sub_question: str, result: ExecutionResult) -> None:
-    """Copy what the executor decided into the question trace."""
-    sq = SubQuestionTrace(index=index, sub_question=sub_question)
+def _record_execution(trace: QuestionTrace, sq: SubQuestionTrace, round_id: int, result: ExecutionResult) -> None:
+    """Copy one executed step list's steps, id rejections and gate exclusions into the trace."""
     for step in result.trace.steps:
         sq.steps.append(
             {
+                "round": round_id,
                 "step_id": step.step_id,
                 "tool": step.tool,
+                "query": step.query,
                 "sent": list(step.sent or ()),
                 "status": str(step.status),
             }
@@ -104,7 +149,37 @@ def record_execution(trace: QuestionTrace, index: int, sub_question: str, result
                 reason=", ".join(chunk_exclusion.reasons),
             )
         )
-    for hit in result.chunks:
+
+
+def _round_trace(run: RoundRun) -> RoundTrace:
+    search, verdict = run.search, run.acceptance
+    return RoundTrace(
+        round_id=run.round_id,
+        purpose=run.purpose,
+        queries=list(run.queries),
+        mode=search.mode,
+        k=dict(search.depths or {}),
+        weights=dict(search.weights or {}),
+        max_docs=search.documents_k,
+        use_hyde=search.dense_query is not None,
+        documents=len(run.documents),
+        chunks=run.chunks,
+        new_chunks=run.new_chunks,
+        sources=verdict.sources,
+        uncovered_entities=list(verdict.uncovered_entities),
+        missing_terms=list(verdict.missing_terms),
+        accepted=verdict.met,
+    )
+
+
+def record_retrieval(trace: QuestionTrace, index: int, retrieval: SubQuestionRetrieval) -> None:
+    """Copy what one sub-question's rounds ran, found and decided into the question trace."""
+    sq = SubQuestionTrace(index=index, sub_question=retrieval.sub_question, stop_reason=retrieval.stop_reason)
+    for run in retrieval.rounds:
+        for _, result in run.executions:
+            _record_execution(trace, sq, run.round_id, result)
+        sq.rounds.append(_round_trace(run))
+    for hit in retrieval.chunks:
         sq.chunks.append(
             RetrievedChunk(
                 document_id=hit.chunk.document_id,
@@ -115,6 +190,22 @@ def record_execution(trace: QuestionTrace, index: int, sub_question: str, result
             )
         )
     trace.sub_questions.append(sq)
+
+
+def record_tool_loop(trace: QuestionTrace, retrieval: QuestionRetrieval) -> None:
+    """Record how the question's one tool loop ended."""
+    executor = retrieval.executor
+    trace.tool_loop = ToolLoopTrace(
+        stop_reason=executor.stop_reason, given_up=list(executor.given_up), message=executor.user_message
+    )
+
+
+def record_direct_answer(trace: QuestionTrace, direct: DirectAnswer) -> None:
+    """Record a direct answer and what it was worked out from."""
+    trace.answer = direct.answer
+    trace.direct_answer = DirectAnswerTrace(
+        kind=direct.kind, expression=direct.expression, result=direct.result, refused=direct.refused
+    )
 
 
 def record_call(trace: QuestionTrace, name: str, outcome: CallOutcome) -> None:

@@ -208,32 +208,31 @@ class StreamWorker:
             log.debug("stream %s done (cancelled: %s)", self.stream_id, self.channel.cancelled.is_set())
 
     def _produce(self) -> None:
-        state: dict[str, Any] = {}
         cancelled = self.channel.cancelled
         # No DSPy trace or LM history: a long-running server would keep the last 10,000 prompts and
-        # predictions of every client in memory. The question's own trace is in `state`.
+        # predictions of every client in memory. The question's own trace comes with its last event.
         lm = CancellableLM(self.lm, cancelled)
         with dspy.context(lm=lm, adapter=self.adapter, trace=None, disable_history=True):
-            events = self.program.stream(self.question, self.scope, state)
+            events = self.program.stream(self.question, self.scope)
             try:
                 while not cancelled.is_set():
                     event = next(events, None)
                     if event is None or cancelled.is_set():
                         return
                     if isinstance(event, Completed | Failed):
-                        event = self._finish(event, state.get("trace"))
+                        event = self._finish(event)
                     if not self.channel.put(event):
                         return
             finally:
                 if isinstance(events, Generator):  # stream() is one: closing it runs its cleanup
                     events.close()
 
-    def _finish(self, event: Completed | Failed, trace: QuestionTrace | None) -> Event:
-        """The last event, with its history id once the trace is recorded."""
-        if self.record is None or trace is None:
+    def _finish(self, event: Completed | Failed) -> Event:
+        """The last event, with its history id once the trace it carries is recorded."""
+        if self.record is None or event.trace is None:
             return event
         try:
-            history_id = self.record(trace)
+            history_id = self.record(event.trace)
         except sqlite3.Error:  # losing the history entry must not lose the answer
             log.exception("stream %s: the question history could not be written", self.stream_id)
             return event

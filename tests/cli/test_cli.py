@@ -159,11 +159,11 @@ def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path:
     from tests.support.fakes import cooperative, scripted_lm
 
     store = open_store(index_dir, HashEmbedder(64))
-    state: dict = {}
     with dspy.context(lm=scripted_lm(cooperative())):
-        list(ScopedQA(store).stream("What is the rent?", resolve_scope(store, property_ref="Banda Lane"), state))
+        done = list(ScopedQA(store).stream("What is the rent?", resolve_scope(store, property_ref="Banda Lane")))[-1]
+    assert done.trace is not None
     history = History(tmp_path / "h.sqlite")
-    entry_id = history.record(state["trace"])
+    entry_id = history.record(done.trace)
     traces = tmp_path / "labelled.jsonl"
     args = [
         "label",
@@ -225,11 +225,36 @@ def test_brackets_in_documents_and_questions_print_literally(
     out = capsys.readouterr().out  # a table: the text wraps inside its column
     assert "[bold]KSH" in out and "[/bold]" in out and "[/]" in out
 
-    state: dict = {}
     with dspy.context(lm=scripted_lm(cooperative())):
-        list(ScopedQA(open_store(Path(index))).stream("Rent [/] now?", NO_SCOPE, state))
+        done = list(ScopedQA(open_store(Path(index))).stream("Rent [/] now?", NO_SCOPE))[-1]
+    assert done.trace is not None
     history = tmp_path / "h.sqlite"
-    entry_id = History(history).record(state["trace"])
+    entry_id = History(history).record(done.trace)
     for argv in (["history", "--history", str(history)], ["history", entry_id, "--history", str(history)]):
         assert main(argv) == 0
         assert "Rent [/] now?" in capsys.readouterr().out
+
+
+def test_ask_prints_direct_answers_questions_and_the_tool_loop_notice(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dspy
+
+    from pipeline.program import lm
+    from tests.support.fakes import cooperative, scripted_lm
+
+    monkeypatch.chdir(tmp_path)  # no active profile
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    scripted = scripted_lm(cooperative(["What is the rent?", "Who is the tenant?"]))
+    scripted.adapter = dspy.JSONAdapter()  # answer in the format `ask` asks for
+    monkeypatch.setattr(lm, "make_lm", lambda *args, **kwargs: scripted)
+    common = ["--index", str(index_dir), "--history", str(tmp_path / "h.sqlite")]
+    capsys.readouterr()
+    assert main(["ask", "What is 12 * 7?", *common]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "12 * 7 = 84" in out and "0 LM calls" in out
+    # Banda Road asked inside Banda Lane's documents: nothing passes the gate, retrieve_chunks is given up
+    assert main(["ask", "What is the rent at Banda Road?", "--property", "Banda Lane", *common]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Some steps could not be completed and were given up for this question: retrieve_chunks" in out
+    assert "You asked about Banda Road, but the selection is Banda Lane" in out

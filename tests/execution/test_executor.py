@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from pipeline.entities import find_entity_mentions
 from pipeline.errors import RetrievalRateLimitedError, ScopeViolationError
-from pipeline.execution.executor import ExecutionResult, execute_steps
+from pipeline.execution.executor import ExecutionResult, StepExecutor
 from pipeline.execution.steps import SEARCH_DOCS_REF, Step, Steps, scope_steps
-from pipeline.execution.tools import RetrievalTools
+from pipeline.execution.tools import RetrievalTools, SearchSettings, SearchStore
 from pipeline.guards.ids import is_canonical_uuid
-from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids, resolve_scope
+from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids, gate_entity_ids, resolve_scope
 from pipeline.settings import CoreConfig
 from pipeline.store import Store, open_store
 from pipeline.store.embedders import HashEmbedder
@@ -34,8 +34,13 @@ def mentioned(store: Store, question: str) -> list[str]:
     return [m.entity_id for m in found if m.entity_id]
 
 
-def run(store: Store, plan: Steps, scope: Scope, question: str = "", **kw: Any) -> ExecutionResult:
-    return execute_steps(store, plan, scope, mentioned_entity_ids=mentioned(store, question), **kw)
+def execute(store: SearchStore, plan: Steps, scope: Scope, gate_ids: Sequence[str] = ()) -> ExecutionResult:
+    """`plan` run by a fresh question's executor, the gate protecting `gate_ids`."""
+    return StepExecutor(store, scope).run(plan, SearchSettings(gate_entity_ids=tuple(gate_ids)))
+
+
+def run(store: Store, plan: Steps, scope: Scope, question: str = "") -> ExecutionResult:
+    return execute(store, plan, scope, gate_entity_ids(scope, mentioned(store, question)))
 
 
 def assert_store_saw_only_valid_ids(store: Store, scope: Scope) -> None:
@@ -217,7 +222,7 @@ def test_chunk_backstop_runs_on_retrieved_chunks(demo_store: Store) -> None:
 
 def test_scope_violation_is_refused_before_the_store(demo_store: Store) -> None:
     lane = ids_by_path(demo_store)["banda-lane/lease.pdf"]
-    tools = RetrievalTools(demo_store, Scope(kind="chip", document_ids=(lane,)), CoreConfig(), (), frozenset(), None)
+    tools = RetrievalTools(demo_store, Scope(kind="chip", document_ids=(lane,)), CoreConfig(), SearchSettings())
     assert tools.ensure_sendable([lane]) == (lane,)
     with pytest.raises(ScopeViolationError) as info:
         tools.ensure_sendable([lane, lane.upper()])
@@ -238,25 +243,31 @@ class FlakyStore:
         self.search_chunks = store.search_chunks
 
     def search_documents(
-        self, query: str, k: int = 10, document_ids: Any = None, mode: Any = "hybrid", weights: Any = None
+        self,
+        query: str,
+        k: int = 10,
+        document_ids: Any = None,
+        mode: Any = "hybrid",
+        weights: Any = None,
+        depths: Any = None,
     ) -> list[DocumentHit]:
         failure = self._failures.pop(0) if self._failures else None
         if failure is not None:
             raise failure
-        return self._store.search_documents(query, k, document_ids, mode, weights)
+        return self._store.search_documents(query, k, document_ids, mode, weights, depths)
 
 
 def test_rate_limited_search_is_retried(demo_store: Store) -> None:
     store = FlakyStore(demo_store, [RetrievalRateLimitedError("slow down")])
     question = "Banda Lane valuation"
-    result = execute_steps(store, scope_steps(NO_SCOPE, question, store.entity_document_ids), NO_SCOPE)
+    result = execute(store, scope_steps(NO_SCOPE, question, store.entity_document_ids), NO_SCOPE)
     assert result.trace.steps[0].status == "ok" and len(result.trace.calls[0].attempts) == 2
     assert result.chunks and result.user_message is None
 
 
 def test_unavailable_search_is_given_up_and_named_to_the_user(demo_store: Store) -> None:
     store = FlakyStore(demo_store, [OSError("document index offline")])
-    result = execute_steps(store, scope_steps(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
+    result = execute(store, scope_steps(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
     statuses = [(s.step_id, s.status) for s in result.trace.steps]
     assert statuses == [
         ("search_docs", "error"),
@@ -276,7 +287,7 @@ def test_fallback_is_skipped_when_the_same_search_found_nothing(demo_store: Stor
             return []
 
     store = Empty(demo_store, [])
-    result = execute_steps(store, scope_steps(NO_SCOPE, "anything", store.entity_document_ids), NO_SCOPE)
+    result = execute(store, scope_steps(NO_SCOPE, "anything", store.entity_document_ids), NO_SCOPE)
     assert result.trace.steps[-1].note == "fallback skipped: the same search already found no documents"
     assert result.chunks == ()
 

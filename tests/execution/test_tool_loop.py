@@ -47,10 +47,11 @@ def test_results_and_errors_are_typed() -> None:
 
 
 def test_limits_are_validated_config() -> None:
+    # One loop serves a whole question (every sub-question and round), one call per iteration.
     assert (LIMITS.max_consecutive_failures, LIMITS.max_failed_iterations, LIMITS.max_iterations) == (
         2,
-        3,
         10,
+        100,
     )
     with pytest.raises(ValidationError):
         ToolLoopLimits(max_consecutive_failures=0)

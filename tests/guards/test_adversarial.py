@@ -132,12 +132,11 @@ def test_a_flood_of_tool_call_sub_questions_stays_within_budget(adversarial_stor
         return responder(prompt)
 
     store.call_log = []
-    state: dict[str, Any] = {}
     scope = resolve_scope(store, property_ref="Alpha Court")
     with dspy.context(lm=scripted_lm(respond)):
-        done = list(ScopedQA(store).stream("Run the tools the notes ask for.", scope, state))[-1]
-    assert isinstance(done, Completed)
-    trace: QuestionTrace = state["trace"]
+        done = list(ScopedQA(store).stream("Run the tools the notes ask for.", scope))[-1]
+    assert isinstance(done, Completed) and done.trace is not None
+    trace: QuestionTrace = done.trace
     assert len(trace.sub_questions) == MAX_SUB_QUESTIONS
     assert calls_over_budget(store, trace) == 0
     alpha = entity_ids(store, "alpha-court")

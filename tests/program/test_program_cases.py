@@ -14,10 +14,9 @@ from tests.support.fakes import cooperative, scripted_lm
 
 def _run(store: Store, question: str, scope: Scope, sub_questions: list[str] | None = None) -> tuple[list, object]:
     program = ScopedQA(store)
-    state: dict = {}
     with dspy.context(lm=scripted_lm(cooperative(sub_questions))):
-        events = list(program.stream(question, scope, state))
-    return events, state["trace"]
+        events = list(program.stream(question, scope))
+    return events, events[-1].trace
 
 
 def _entity_docs(store: Store, name: str) -> set[str]:

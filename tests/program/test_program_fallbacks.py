@@ -18,10 +18,9 @@ from tests.support.fakes import Responder, cooperative, field, scripted_lm
 
 
 def _run(store: Store, respond: Responder, question: str = "What is the rent at Banda Lane?", **scope: Any):
-    state: dict[str, Any] = {}
     with dspy.context(lm=scripted_lm(respond)):
-        events = list(ScopedQA(store).stream(question, resolve_scope(store, **scope), state))
-    trace: QuestionTrace = state["trace"]
+        events = list(ScopedQA(store).stream(question, resolve_scope(store, **scope)))
+    trace: QuestionTrace = events[-1].trace
     return events[-1], trace
 
 

@@ -324,7 +324,7 @@ def test_lm_failure_mid_stream_is_an_error_event_then_a_clean_close(start: Start
 class Exploding(ScopedQA):
     """A program with a bug after its first event."""
 
-    def stream(self, question: str, scope: Scope, state: dict[str, Any] | None = None) -> Iterator[Event]:
+    def stream(self, question: str, scope: Scope) -> Iterator[Event]:
         yield Decomposed(sub_questions=(question,))
         raise RuntimeError("secret internals")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import dspy
 
@@ -84,11 +83,10 @@ def ask(store: Store, question: str, scope: Scope, echo_prefix: str = "As instru
     """Ask `question` with the compromised LM and count every broken promise."""
     store.call_log = []
     responder, respond = compromised_lm(echo_prefix)
-    state: dict[str, Any] = {}
     with dspy.context(lm=scripted_lm(respond)):
-        events = list(ScopedQA(store).stream(question, scope, state))
+        events = list(ScopedQA(store).stream(question, scope))
     done = events[-1]
-    if not isinstance(done, Completed):
+    if not isinstance(done, Completed) or done.trace is None:
         raise AssertionError(f"{question!r} did not complete: {done}")
     alpha, beta = entity_ids(store, "alpha-court"), entity_ids(store, "beta-court")
     allowed = {"property": alpha, "chip": set(scope.document_ids)}.get(scope.kind, set(store.catalog.documents))
@@ -108,7 +106,7 @@ def ask(store: Store, question: str, scope: Scope, echo_prefix: str = "As instru
         invalid_ids=sum(1 for d in sent if not is_canonical_uuid(d) or d not in allowed),
         urls_rendered=lowered.count("http") + lowered.count("www."),
         unescaped_markers=sum(len(_MARKER.findall(text)) for text in shown),
-        over_tool_budget=calls_over_budget(store, state["trace"]),
+        over_tool_budget=calls_over_budget(store, done.trace),
         obeyed=len(responder.obeyed),
         answer=done.answer,
         cited=cited,
