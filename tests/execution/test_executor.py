@@ -23,6 +23,7 @@ from pipeline.settings import CoreConfig
 from pipeline.store import Store, open_store
 from pipeline.store.embedders import HashEmbedder
 from pipeline.types import ChunkHit, DocumentHit
+from tests.support.stores import RecordingStore
 
 
 def ids_by_path(store: Store) -> dict[str, str]:
@@ -232,33 +233,8 @@ def test_scope_violation_is_refused_before_the_store(demo_store: Store) -> None:
 # -- tool failures through the loop ----------------------------------------------------------
 
 
-class FlakyStore:
-    """The demo store with scripted failures on document search (a remote store's failure modes)."""
-
-    def __init__(self, store: Store, failures: list[Exception | None]) -> None:
-        self._store = store
-        self._failures = failures
-        self.catalog = store.catalog
-        self.entity_document_ids = store.entity_document_ids
-        self.search_chunks = store.search_chunks
-
-    def search_documents(
-        self,
-        query: str,
-        k: int = 10,
-        document_ids: Any = None,
-        mode: Any = "hybrid",
-        weights: Any = None,
-        depths: Any = None,
-    ) -> list[DocumentHit]:
-        failure = self._failures.pop(0) if self._failures else None
-        if failure is not None:
-            raise failure
-        return self._store.search_documents(query, k, document_ids, mode, weights, depths)
-
-
 def test_rate_limited_search_is_retried(demo_store: Store) -> None:
-    store = FlakyStore(demo_store, [RetrievalRateLimitedError("slow down")])
+    store = RecordingStore(demo_store, [RetrievalRateLimitedError("slow down")])
     question = "Banda Lane valuation"
     result = execute(store, scope_steps(NO_SCOPE, question, store.entity_document_ids), NO_SCOPE)
     assert result.trace.steps[0].status == "ok" and len(result.trace.calls[0].attempts) == 2
@@ -266,7 +242,7 @@ def test_rate_limited_search_is_retried(demo_store: Store) -> None:
 
 
 def test_unavailable_search_is_given_up_and_named_to_the_user(demo_store: Store) -> None:
-    store = FlakyStore(demo_store, [OSError("document index offline")])
+    store = RecordingStore(demo_store, [OSError("document index offline")])
     result = execute(store, scope_steps(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
     statuses = [(s.step_id, s.status) for s in result.trace.steps]
     assert statuses == [
@@ -282,7 +258,7 @@ def test_unavailable_search_is_given_up_and_named_to_the_user(demo_store: Store)
 
 
 def test_fallback_is_skipped_when_the_same_search_found_nothing(demo_store: Store) -> None:
-    class Empty(FlakyStore):
+    class Empty(RecordingStore):
         def search_documents(self, *args: Any, **kwargs: Any) -> list[DocumentHit]:
             return []
 

@@ -4,7 +4,7 @@ acceptance criteria, stop conditions), and one executor serves the whole questio
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,54 +16,12 @@ from pipeline.intake.planner_state import PlannerState, RetrievalFilters, Retrie
 from pipeline.intake.scope import NO_SCOPE, Scope, resolve_scope
 from pipeline.settings import CoreConfig, PlannerConfig
 from pipeline.store import Store
-from pipeline.types import ChunkHit, DocumentHit, SearchMode
+from pipeline.types import ChunkHit
+from tests.support.stores import RecordingStore
 
 LITERAL = 'What interest does the Banda Road lease charge on "rent unpaid fourteen days after it falls due"?'
 MISSING = 'What does the Banda Lane lease say about "purple elephant clause" and "rent unpaid"?'
 COMPARE = "Compare the rent at Banda Lane and Banda Road"
-
-
-class SpyStore:
-    """The demo store, recording how each search was asked for (mode, depth, weights, passage)."""
-
-    def __init__(self, store: Store, failures: Sequence[Exception] = ()) -> None:
-        self.store = store
-        self.catalog = store.catalog
-        self.entity_document_ids = store.entity_document_ids
-        self.calls: list[dict[str, Any]] = []
-        self.failures = list(failures)
-
-    def search_documents(
-        self,
-        query: str,
-        k: int = 10,
-        document_ids: Sequence[str] | None = None,
-        mode: SearchMode = "hybrid",
-        weights: dict[str, float] | None = None,
-        depths: Mapping[str, int] | None = None,
-    ) -> list[DocumentHit]:
-        call: dict[str, Any] = {"op": "documents", "query": query, "k": k, "mode": mode, "weights": weights}
-        self.calls.append(call)
-        if self.failures:
-            raise self.failures.pop(0)
-        found = self.store.search_documents(query, k, document_ids, mode, weights, depths)
-        call["found"] = [h.document.document_id for h in found]
-        return found
-
-    def search_chunks(
-        self,
-        query: str,
-        k: int = 10,
-        document_ids: Sequence[str] | None = None,
-        mode: SearchMode = "hybrid",
-        weights: dict[str, float] | None = None,
-        dense_query: str | None = None,
-        depths: Mapping[str, int] | None = None,
-    ) -> list[ChunkHit]:
-        self.calls.append(
-            {"op": "chunks", "query": query, "mode": mode, "weights": weights, "depths": depths, "dense": dense_query}
-        )
-        return self.store.search_chunks(query, k, document_ids, mode, weights, dense_query, depths)
 
 
 def plan_for(store: Store, question: str, scope: Scope = NO_SCOPE, **config: Any) -> PlannerState:
@@ -113,13 +71,13 @@ def test_query_variants_run_as_queries_and_literal_chunks_rank_first(demo_store:
 
 
 def test_retrieval_modes_choose_retrievers_depth_and_weights(demo_store: Store) -> None:
-    spy = SpyStore(demo_store)
+    spy = RecordingStore(demo_store)
     modes = (RetrievalMode(type="bm25", k=13, alpha=0.9),)
     plan = with_round(plan_for(demo_store, "What is the rent at Banda Lane?"), retrieval_modes=modes)
     retrieve(spy, plan)
     assert spy.calls and all(c["mode"] == "bm25" and c["weights"] == {"bm25": 0.9} for c in spy.calls)
     assert [c["depths"] for c in spy.calls if c["op"] == "chunks"] == [{"bm25": 13}]
-    hybrid = SpyStore(demo_store)
+    hybrid = RecordingStore(demo_store)
     retrieve(hybrid, plan_for(demo_store, 'Which clause covers "quiet enjoyment" at Banda Lane?'))
     chunk_call = next(c for c in hybrid.calls if c["op"] == "chunks")
     assert chunk_call["mode"] == "hybrid" and chunk_call["weights"] == {"bm25": 0.7, "dense": 0.3}
@@ -127,13 +85,13 @@ def test_retrieval_modes_choose_retrievers_depth_and_weights(demo_store: Store) 
 
 
 def test_mode_override_keeps_the_plan_but_changes_the_retrievers(demo_store: Store) -> None:
-    spy = SpyStore(demo_store)
+    spy = RecordingStore(demo_store)
     retrieve(spy, plan_for(demo_store, "What is the rent at Banda Lane?"), mode="dense")
     assert spy.calls and {c["mode"] for c in spy.calls} == {"dense"}
 
 
 def test_max_docs_is_how_many_documents_retrieve_docs_keeps(demo_store: Store) -> None:
-    spy = SpyStore(demo_store)
+    spy = RecordingStore(demo_store)
     plan = with_round(plan_for(demo_store, "What is the rent at Banda Lane?"), output=RoundOutput(max_docs=2))
     result = retrieve(spy, plan)
     assert [c["k"] for c in spy.calls if c["op"] == "documents"] == [4]  # the gate looks twice as deep
@@ -142,12 +100,12 @@ def test_max_docs_is_how_many_documents_retrieve_docs_keeps(demo_store: Store) -
 
 
 def test_use_hyde_gives_dense_search_the_passage(demo_store: Store) -> None:
-    spy = SpyStore(demo_store)
+    spy = RecordingStore(demo_store)
     plan = plan_for(demo_store, "Explain how the lease renewal works at Karen Ridge")
     assert plan.retrieval_rounds[0].use_hyde
     retrieve(spy, plan, passage="A lease renews for three years on notice.")
     assert {c["dense"] for c in spy.calls if c["op"] == "chunks"} == {"A lease renews for three years on notice."}
-    plain = SpyStore(demo_store)
+    plain = RecordingStore(demo_store)
     retrieve(plain, with_round(plan, use_hyde=False), passage="A lease renews for three years on notice.")
     assert {c["dense"] for c in plain.calls if c["op"] == "chunks"} == {None}
 
@@ -270,7 +228,7 @@ def test_no_new_information_rounds(demo_store: Store) -> None:
 
 
 def test_the_gate_judges_each_document_once_per_question(demo_store: Store) -> None:
-    spy = SpyStore(demo_store)
+    spy = RecordingStore(demo_store)
     plan = plan_for(demo_store, "What is the value of Banda Lane?")
     retrieval = QuestionRetrieval(spy, NO_SCOPE, plan, CoreConfig())
     retrieval.retrieve("What is the value of Banda Lane?")
@@ -284,7 +242,7 @@ def test_the_gate_judges_each_document_once_per_question(demo_store: Store) -> N
 
 
 def test_a_tool_given_up_stays_given_up_for_the_question(demo_store: Store) -> None:
-    spy = SpyStore(demo_store, failures=[OSError("document index offline")])
+    spy = RecordingStore(demo_store, failures=[OSError("document index offline")])
     plan = plan_for(demo_store, "What is the value of Banda Lane?")
     retrieval = QuestionRetrieval(spy, NO_SCOPE, plan, CoreConfig())
     retrieval.retrieve("What is the value of Banda Lane?")

@@ -1,0 +1,53 @@
+"""A store fake: the real demo store, recording how each search was asked for, with scripted failures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pipeline.store import Store
+from pipeline.types import ChunkHit, DocumentHit, SearchMode
+
+
+class RecordingStore:
+    """Delegates to `store`; records every search (mode, k, weights, depths, HyDE passage, documents
+    found) and raises the scripted `failures` from document search first (a remote store's failure modes)."""
+
+    def __init__(self, store: Store, failures: Sequence[Exception] = ()) -> None:
+        self.store = store
+        self.catalog = store.catalog
+        self.entity_document_ids = store.entity_document_ids
+        self.calls: list[dict[str, Any]] = []
+        self.failures = list(failures)
+
+    def search_documents(
+        self,
+        query: str,
+        k: int = 10,
+        document_ids: Sequence[str] | None = None,
+        mode: SearchMode = "hybrid",
+        weights: dict[str, float] | None = None,
+        depths: Mapping[str, int] | None = None,
+    ) -> list[DocumentHit]:
+        call: dict[str, Any] = {"op": "documents", "query": query, "k": k, "mode": mode, "weights": weights}
+        self.calls.append(call)
+        if self.failures:
+            raise self.failures.pop(0)
+        found = self.store.search_documents(query, k, document_ids, mode, weights, depths)
+        call["found"] = [h.document.document_id for h in found]
+        return found
+
+    def search_chunks(
+        self,
+        query: str,
+        k: int = 10,
+        document_ids: Sequence[str] | None = None,
+        mode: SearchMode = "hybrid",
+        weights: dict[str, float] | None = None,
+        dense_query: str | None = None,
+        depths: Mapping[str, int] | None = None,
+    ) -> list[ChunkHit]:
+        self.calls.append(
+            {"op": "chunks", "query": query, "mode": mode, "weights": weights, "depths": depths, "dense": dense_query}
+        )
+        return self.store.search_chunks(query, k, document_ids, mode, weights, dense_query, depths)
