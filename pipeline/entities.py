@@ -1,7 +1,7 @@
 """Entity matching that look-alike letters cannot fool, and "another address" detection.
 
-Text is folded to a skeleton (NFKC, invisible characters and accents removed, Cyrillic and
-Greek look-alikes mapped to Latin, case-folded) and split into word tokens; names match as
+Text is folded to a skeleton (`pipeline.text.fold`: NFKC, invisible characters and accents
+removed, Cyrillic and Greek look-alikes mapped to Latin, case-folded) and split into word tokens; names match as
 whole token runs, so "Banda Lane" never matches inside "Banda Road" and a Cyrillic "а"
 neither hides "Banda Lane" nor disguises "Dik Dik Lane".
 """
@@ -10,24 +10,15 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from pipeline.settings import EntityGateConfig
-from pipeline.text import HIDDEN_TRANSLATION
+from pipeline.text import fold
 from pipeline.types import Entity
 
-# Look-alikes of Latin letters (after NFKC), each string's letters aligned with the Latin ones.
-_LOOKALIKES = (
-    ("авеёкмнорстухѕіїјԁһԛԝӏьɡɑı", "abeekmhopctyxsiijdhqwlbgai"),  # Cyrillic and Latin small
-    ("АВЕЁКМНОРСТУХЅІЇЈԀҺԚԜӀЬⱭꞬ", "ABEEKMHOPCTYXSIIJDHQWIBAG"),  # Cyrillic and Latin capital
-    ("αβεηικνορτυχγωμ", "abeniknoptuxywu"),  # Greek small
-    ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),  # Greek capital
-)
-_CONFUSABLES = str.maketrans("".join(a for a, _ in _LOOKALIKES), "".join(b for _, b in _LOOKALIKES))
 _WORD = re.compile(r"[^\W_]+")
 _PARCEL = re.compile(
     r"\b(?:l\s*\.?\s*r|title|parcel)\s*\.?\s*(?:no|number|#)?\s*\.?\s*[:.]?\s*(\d+(?:\s*/\s*[0-9a-z]+)+)",
@@ -38,13 +29,6 @@ _BARE_PARCEL = re.compile(r"\b\d+(?:\s*/\s*\d+)+\b")
 MentionSource = Literal["entity", "parcel_number", "configured", "street_pattern"]
 # When two candidate mentions overlap and are equally long, the lower rank wins.
 _SOURCE_RANK = {"entity": 0, "parcel_number": 1, "configured": 2, "street_pattern": 3}
-
-
-def fold(text: str) -> str:
-    """Case-preserving skeleton text: NFKC, no invisibles, no accents, look-alikes in Latin."""
-    text = unicodedata.normalize("NFKC", text).translate(HIDDEN_TRANSLATION)
-    stripped = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-    return unicodedata.normalize("NFC", stripped.translate(_CONFUSABLES))
 
 
 def skeleton(text: str) -> str:

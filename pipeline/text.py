@@ -1,93 +1,34 @@
-"""Text normalisation and the BM25 tokenizer (pure functions)."""
+"""The one text normaliser and stopword list, and the few operations built on them (pure functions).
+
+`normalise` (NFKC, hidden characters removed, case-folded, whitespace collapsed) is what every
+comparison of text starts from; `fold` is its case-keeping variant that also maps accents and
+look-alike letters to Latin, for entity matching. On top of them: `tokens` (words and
+compound numbers), `bm25_tokens` (stemmed index terms), `content_words` (what grounding compares)
+and `word_set` (what sub-question coverage compares).
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Set as AbstractSet
 from functools import cache, lru_cache
 
 import Stemmer
 
-# Words too common to help ranking; kept short on purpose so that legal phrasing such as
+# Words that carry no content: left out of index terms, grounding and coverage, and never the
+# head of a "<Head> <street type>" address. Kept short on purpose so that legal phrasing such as
 # "shall not" still matches when quoted.
 STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "will",
-        "with",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "how",
-        "when",
-        "where",
-        "does",
-        "do",
-        "did",
-    ]
+    """a about after all also an and any are as at be been before being between by did do does for from
+    has have how in into is it its of on or over per such than that the their then there these they this
+    those to under was were what when where which who whom will with""".split()
 )
-
-# Compound tokens first (parcel numbers "2327/30", clause numbers "4.2.1", amounts
-# "1,200,000"), then plain words; compounds are also split into their parts.
-_TOKEN = re.compile(r"[0-9a-z]+(?:[/.,:-][0-9a-z]+)*")
-
-
-def normalise(text: str) -> str:
-    """NFKC-normalised, case-folded text with runs of whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-@cache
-def _stemmer() -> Stemmer.Stemmer:
-    return Stemmer.Stemmer("english")
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """Stemmed index terms of `text`; compound literals are kept whole and split."""
-    out: list[str] = []
-    for match in _TOKEN.findall(normalise(text)):
-        out.extend(_terms(match))
-    return out
-
-
-@lru_cache(maxsize=500_000)
-def _terms(match: str) -> tuple[str, ...]:
-    """Index terms of one matched token (cached: a corpus repeats its words endlessly)."""
-    parts = re.split(r"[/.,:-]", match)
-    words = ([match] if len(parts) > 1 else []) + [p for p in parts if p and p not in STOPWORDS]
-    stemmer = _stemmer()
-    return tuple(t if not t.isalpha() else stemmer.stemWord(t) for t in words)
-
 
 # Characters that render as nothing yet carry or hide text: zero-width joiners and spaces, bidi
 # controls (which reorder what a reader sees), Unicode tag characters (invisible ASCII copies)
 # and variation selectors (which can encode bytes). One table, by kind, used at ingest, by the
-# entity matcher and when answers are rendered.
+# normaliser and when answers are rendered.
 HIDDEN_CHARACTERS: tuple[tuple[int, int, str], ...] = (
     (0x00AD, 0x00AD, "format"),  # soft hyphen
     (0x034F, 0x034F, "format"),  # combining grapheme joiner
@@ -109,6 +50,81 @@ HIDDEN_CHARACTERS: tuple[tuple[int, int, str], ...] = (
 )
 HIDDEN_TRANSLATION = dict.fromkeys(c for lo, hi, _ in HIDDEN_CHARACTERS for c in range(lo, hi + 1))
 _HIDDEN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in HIDDEN_CHARACTERS) + "]")
+
+# Look-alikes of Latin letters (after NFKC), each string's letters aligned with the Latin ones.
+_LOOKALIKES = (
+    ("авеёкмнорстухѕіїјԁһԛԝӏьɡɑı", "abeekmhopctyxsiijdhqwlbgai"),  # Cyrillic and Latin small
+    ("АВЕЁКМНОРСТУХЅІЇЈԀҺԚԜӀЬⱭꞬ", "ABEEKMHOPCTYXSIIJDHQWIBAG"),  # Cyrillic and Latin capital
+    ("αβεηικνορτυχγωμ", "abeniknoptuxywu"),  # Greek small
+    ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),  # Greek capital
+)
+_CONFUSABLES = str.maketrans("".join(a for a, _ in _LOOKALIKES), "".join(b for _, b in _LOOKALIKES))
+
+
+def _visible(text: str) -> str:
+    """NFKC text without hidden characters: the first step of every normal form."""
+    return unicodedata.normalize("NFKC", text).translate(HIDDEN_TRANSLATION)
+
+
+def normalise(text: str) -> str:
+    """NFKC-normalised, case-folded text without hidden characters, runs of whitespace collapsed."""
+    return " ".join(_visible(text).casefold().split())
+
+
+def fold(text: str) -> str:
+    """Case-preserving skeleton text: NFKC, no invisibles, no accents, look-alikes in Latin."""
+    stripped = "".join(c for c in unicodedata.normalize("NFD", _visible(text)) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", stripped.translate(_CONFUSABLES))
+
+
+@cache
+def _token_pattern(joiners: str) -> re.Pattern[str]:
+    if not joiners:
+        return re.compile(r"[0-9a-z]+")
+    return re.compile(rf"[0-9a-z]+(?:[{re.escape(joiners)}][0-9a-z]+)*")
+
+
+def tokens(text: str, joiners: str = "/.,:-") -> list[str]:
+    """Words and numbers of `normalise(text)`; a token keeps `joiners` between its parts, so numbered
+    references ("2327/30", "4.2.1") and amounts ("1,200,000") stay whole."""
+    return _token_pattern(joiners).findall(normalise(text))
+
+
+@cache
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Stemmed index terms of `text`: compound tokens are kept whole and split into their parts."""
+    out: list[str] = []
+    for match in tokens(text):
+        out.extend(_terms(match))
+    return out
+
+
+@lru_cache(maxsize=500_000)
+def _terms(match: str) -> tuple[str, ...]:
+    """Index terms of one matched token (cached: a corpus repeats its words endlessly)."""
+    parts = re.split(r"[/.,:-]", match)
+    words = ([match] if len(parts) > 1 else []) + [p for p in parts if p and p not in STOPWORDS]
+    stemmer = _stemmer()
+    return tuple(t if not t.isalpha() else stemmer.stemWord(t) for t in words)
+
+
+def content_words(text: str, ignore: AbstractSet[str] = frozenset()) -> set[str]:
+    """Words and numbers of `text` that can carry a claim: no stopword, no `ignore` word, no lone
+    letter; numbers lose their thousands commas ("285,000" -> "285000")."""
+    return {
+        w.replace(",", "")
+        for w in tokens(text, "/.,")
+        if (len(w) > 1 and w not in STOPWORDS and w not in ignore) or w.isdigit()
+    }
+
+
+def word_set(text: str) -> set[str]:
+    """The plain words and numbers of `text` other than stopwords."""
+    return set(tokens(text, "")) - STOPWORDS
 
 
 def hidden_kind(char: str) -> str:

@@ -7,12 +7,12 @@ id reaching the store scores the example 0, whatever else it got right.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
 from pipeline.guards.ids import id_problem
+from pipeline.text import normalise, word_set
 
 # ---- safety -------------------------------------------------------------------------------
 
@@ -39,18 +39,14 @@ def recall_at_k(ranked_documents: Sequence[str], gold: Collection[str], k: int) 
     return len(set(top) & set(gold)) / len(set(gold))
 
 
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKC", text).casefold())) - {"the", "a", "of", "is"}
-
-
 def sub_question_coverage(predicted: Sequence[str], gold: Sequence[str], threshold: float = 0.5) -> float | None:
     """Share of gold sub-questions matched (word Jaccard >= threshold) by some predicted one."""
     if not gold:
         return None
     covered = 0
     for wanted in gold:
-        target = _words(wanted)
-        if any(len(target & _words(p)) / max(1, len(target | _words(p))) >= threshold for p in predicted):
+        target = word_set(wanted)
+        if any(len(target & word_set(p)) / max(1, len(target | word_set(p))) >= threshold for p in predicted):
             covered += 1
     return covered / len(gold)
 
@@ -136,26 +132,20 @@ def number_values(text: str) -> set[str]:
     return out
 
 
-def normalise_text(text: str) -> str:
-    """NFKC, case-folded, punctuation-light text with single spaces."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.sub(r"[^\w%$.,/-]+", " ", text).split())
-
-
 def fact_present(fact: str, answer: str) -> bool:
     """Whether `answer` states `fact`: dates and numbers compared by value, words as text.
 
     "KSH 1,200,000" matches "KSh 1200000.00"; "1 March 2023" matches "March 1, 2023" and
     "2023-03-01"; other words must appear in order after normalisation.
     """
-    fact_dates = _dates(fact.casefold())
+    fact_norm, answer_norm = normalise(fact), normalise(answer)
+    fact_dates = _dates(fact_norm)
     if fact_dates:
-        return fact_dates <= _dates(answer.casefold())
+        return fact_dates <= _dates(answer_norm)
     fact_numbers = number_values(fact)
-    answer_norm = normalise_text(answer)
     if fact_numbers and not fact_numbers <= number_values(answer):
         return False
-    words = [w for w in re.findall(r"[a-z]+", normalise_text(fact)) if w not in _UNIT_WORDS]
+    words = [w for w in re.findall(r"[a-z]+", fact_norm) if w not in _UNIT_WORDS]
     return all(w in answer_norm for w in words)
 
 

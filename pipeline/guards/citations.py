@@ -4,12 +4,12 @@ bullet must be supported by the pages it cites; `build_section` applies both to 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.guards.sanitise import plain_answer_text, strip_inline_citations, valid_text
+from pipeline.text import content_words, normalise
 from pipeline.types import ChunkHit
 from signatures.types import AnswerSection
 
@@ -67,27 +67,17 @@ def citation_label(filename: str, page: int) -> str:
 
 # ---- is a bullet supported by what it cites? ------------------------------------------------
 
-_FILLER = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was were will with "
-    "what which who whom how when where does do did there their they per any all also been being than then "
-    "into over under about after before between such these those property premises document documents".split()
-)
-_WORD = re.compile(r"[0-9a-z]+(?:[.,/][0-9a-z]+)*")
+# Nouns that name a kind of thing, not a claim (beside the stopwords).
+_FILLER = frozenset({"property", "premises", "document", "documents"})
 _ABSTAIN = re.compile(r"\b(?:not (?:stated|say|mention|given|found|available|specified)|no (?:information|mention))\b")
 # Share of a bullet's content words that must appear in the pages it cites.
 MIN_GROUNDED_SHARE = 0.6
 
 
-def content_words(text: str) -> set[str]:
-    """Case-folded words and numbers of `text` minus filler words (numbers lose their commas)."""
-    words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-    return {w.replace(",", "") for w in words if (w not in _FILLER and len(w) > 1) or w.isdigit()}
-
-
 def restates_question(text: str, question: str) -> bool:
     """True when a bullet says nothing beyond the words of the question it answers."""
-    words = content_words(text)
-    return not words or words <= content_words(question)
+    words = content_words(text, _FILLER)
+    return not words or words <= content_words(question, _FILLER)
 
 
 def is_abstention(text: str) -> bool:
@@ -97,8 +87,8 @@ def is_abstention(text: str) -> bool:
 
 def grounded(text: str, sources: Sequence[str]) -> bool:
     """True when every number of `text` and most of its words occur in the cited source texts."""
-    words = content_words(text)
-    available = set().union(*(content_words(s) for s in sources)) if sources else set()
+    words = content_words(text, _FILLER)
+    available = set().union(*(content_words(s, _FILLER) for s in sources)) if sources else set()
     numbers = {w for w in words if any(c.isdigit() for c in w)}
     if not numbers <= available:
         return False
@@ -181,7 +171,7 @@ def build_section(
         if problem is None and bullet.citations and not sources:
             # it claimed support from pages it was never shown: drop it, not just its citations
             problem = "every citation was removed"
-        normalised = " ".join(text.casefold().split())
+        normalised = normalise(text)
         if problem is None and normalised in seen:
             problem = "repeats an earlier bullet"
         if problem is not None:
