@@ -1,9 +1,11 @@
 """Entity matching that look-alike letters cannot fool, and "another address" detection.
 
 Text is folded to a skeleton (`pipeline.text.fold`: NFKC, invisible characters and accents
-removed, Cyrillic and Greek look-alikes mapped to Latin, case-folded) and split into word tokens; names match as
-whole token runs, so "Banda Lane" never matches inside "Banda Road" and a Cyrillic "а"
-neither hides "Banda Lane" nor disguises "Dik Dik Lane".
+removed, Cyrillic and Greek look-alikes mapped to Latin, case kept) and split into word
+tokens; names match as whole token runs, so a name never matches inside a different one that
+shares its first word, and a Cyrillic "а" neither hides an asked name nor disguises another.
+Which street types, identifiers and locations count as addresses comes from the corpus's
+vocabulary.
 """
 
 from __future__ import annotations
@@ -13,22 +15,18 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
-from pipeline.settings import EntityGateConfig
 from pipeline.text import fold
 from pipeline.types import Entity
+from pipeline.vocabulary import AddressVocabulary, IdentifierPattern, Vocabulary
 
 _WORD = re.compile(r"[^\W_]+")
-_PARCEL = re.compile(
-    r"\b(?:l\s*\.?\s*r|title|parcel)\s*\.?\s*(?:no|number|#)?\s*\.?\s*[:.]?\s*(\d+(?:\s*/\s*[0-9a-z]+)+)",
-    re.IGNORECASE,
-)
-_BARE_PARCEL = re.compile(r"\b\d+(?:\s*/\s*\d+)+\b")
 
-MentionSource = Literal["entity", "parcel_number", "configured", "street_pattern"]
+# "entity", "configured", "street_pattern", or the name of the corpus identifier pattern that found it.
+MentionSource = str
 # When two candidate mentions overlap and are equally long, the lower rank wins.
-_SOURCE_RANK = {"entity": 0, "parcel_number": 1, "configured": 2, "street_pattern": 3}
+_SOURCE_RANK = {"entity": 0, "configured": 2, "street_pattern": 3}
+_IDENTIFIER_RANK = 1
 
 
 def skeleton(text: str) -> str:
@@ -110,32 +108,42 @@ def _runs(words: Sequence[str], phrase: Sequence[str]) -> Iterable[int]:
             yield i
 
 
-def parcel_number(raw: str) -> str:
-    """A parcel number without spaces, case-folded: "2327 / 30" -> "2327/30"."""
+def identifier_value(raw: str) -> str:
+    """An identifier without spaces, case-folded: "2327 / 30" -> "2327/30"."""
     return re.sub(r"\s+", "", raw).casefold()
 
 
-def find_parcel_numbers(text: str) -> list[str]:
-    """Parcel numbers written as "L.R. NO: 1160/88" (or title/parcel no.) in `text`."""
-    return [parcel_number(m.group(1)) for m in _PARCEL.finditer(fold(text))]
+def find_identifiers(text: str, vocabulary: Vocabulary) -> list[str]:
+    """Values of the corpus's identifiers written in `text`, in the order they appear."""
+    folded = fold(text)
+    found = [
+        (m.start(), identifier_value(m.group(1))) for p in vocabulary.identifiers for m in p.regex.finditer(folded)
+    ]
+    return [value for _, value in sorted(found, key=lambda f: f[0])]
 
 
 @lru_cache(maxsize=16384)
-def entity_parcels(entity: Entity) -> frozenset[str]:
-    """Parcel numbers written in the entity's names and aliases."""
+def entity_identifiers(entity: Entity, identifiers: tuple[IdentifierPattern, ...]) -> frozenset[str]:
+    """Identifier values written in the entity's names and aliases (with or without their prefix)."""
     found: set[str] = set()
     for name in entity.names:
         folded = fold(name)
-        found.update(parcel_number(m.group(1)) for m in _PARCEL.finditer(folded))
-        found.update(parcel_number(m.group()) for m in _BARE_PARCEL.finditer(folded))
+        for pattern in identifiers:
+            found.update(identifier_value(m.group(1)) for m in pattern.regex.finditer(folded))
+            if pattern.bare_regex is not None:
+                found.update(identifier_value(m.group()) for m in pattern.bare_regex.finditer(folded))
     return frozenset(found)
+
+
+def _rank(source: MentionSource) -> int:
+    return _SOURCE_RANK.get(source, _IDENTIFIER_RANK)
 
 
 def _select(candidates: list[Mention]) -> list[Mention]:
     """Leftmost-longest non-overlapping mentions, ordered by position."""
     chosen: list[Mention] = []
     taken: set[int] = set()
-    for m in sorted(candidates, key=lambda c: (-c.length, c.start, _SOURCE_RANK[c.source], not c.asked)):
+    for m in sorted(candidates, key=lambda c: (-c.length, c.start, _rank(c.source), not c.asked)):
         span = set(range(m.start, m.end))
         if span & taken:
             continue
@@ -158,14 +166,14 @@ def _name_candidates(
     return out
 
 
-def find_entity_mentions(text: str, entities: Sequence[Entity]) -> list[Mention]:
-    """Catalog entities named in `text`: names, aliases and parcel numbers, longest first."""
+def find_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> list[Mention]:
+    """Catalog entities named in `text`: names, aliases and identifiers, longest first."""
     folded = fold(text)
     tokens = _words(folded)
     words = [t.folded for t in tokens]
-    owners = {p: e for e in entities for p in entity_parcels(e)}
-    parcels = [m for m in _parcel_candidates(folded, tokens, frozenset(), owners) if m.entity_id]
-    return _select([*_name_candidates(words, entities, asked=False, skip=frozenset()), *parcels])
+    owners = {v: e for e in entities for v in entity_identifiers(e, vocabulary.identifiers)}
+    found = [m for m in _identifier_candidates(folded, tokens, frozenset(), owners, vocabulary) if m.entity_id]
+    return _select([*_name_candidates(words, entities, asked=False, skip=frozenset()), *found])
 
 
 @dataclass(frozen=True)
@@ -180,35 +188,43 @@ class AddressScan:
         return tuple(dict.fromkeys(m.label for m in self.others))
 
 
-def _parcel_candidates(
-    folded: str, tokens: Sequence[Token], asked_parcels: frozenset[str], owners: dict[str, Entity]
+def _identifier_candidates(
+    folded: str,
+    tokens: Sequence[Token],
+    asked_values: frozenset[str],
+    owners: dict[str, Entity],
+    vocabulary: Vocabulary,
 ) -> list[Mention]:
     ends = [t.end for t in tokens]
     starts = [t.start for t in tokens]
     out = []
-    for m in _PARCEL.finditer(folded):
-        number = parcel_number(m.group(1))
-        first = bisect.bisect_right(ends, m.start())
-        last = bisect.bisect_left(starts, m.end())
-        owner = owners.get(number)
-        if number in asked_parcels:
-            out.append(Mention(f"parcel {number}", first, last, "parcel_number", True))
-        else:
-            label = owner.name if owner else f"parcel {number}"
-            out.append(Mention(label, first, last, "parcel_number", False, owner.entity_id if owner else None))
+    for pattern in vocabulary.identifiers:
+        for m in pattern.regex.finditer(folded):
+            value = identifier_value(m.group(1))
+            first = bisect.bisect_right(ends, m.start())
+            last = bisect.bisect_left(starts, m.end())
+            label = f"{pattern.mention_label} {value}"
+            if value in asked_values:
+                out.append(Mention(label, first, last, pattern.name, True))
+                continue
+            owner = owners.get(value)
+            out.append(
+                Mention(
+                    owner.name if owner else label, first, last, pattern.name, False, owner.entity_id if owner else None
+                )
+            )
     return out
 
 
 def _street_candidates(
     tokens: Sequence[Token],
-    config: EntityGateConfig,
+    addresses: AddressVocabulary,
     asked_names: Sequence[str],
     other_names: Sequence[tuple[str, Entity]],
     shared: frozenset[tuple[str, ...]],
 ) -> list[Mention]:
-    """ "<Head> Lane"-style addresses; one that is part of a known name counts as that entity."""
-    types = {v for t in config.street_types for v in (t.title(), t.upper())}
-    stop = {s.casefold() for s in config.street_head_stopwords}
+    """ "<Head> <street type>" addresses; one that is part of a known name counts as that entity."""
+    types, stop = addresses.street_forms, addresses.heads_to_skip
     out = []
     for i in range(1, len(tokens)):
         head = tokens[i - 1]
@@ -236,10 +252,9 @@ def _street_candidates(
     return out
 
 
-def scan_addresses(
-    text: str, asked: Sequence[Entity], others: Sequence[Entity], config: EntityGateConfig
-) -> AddressScan:
-    """The asked entities and other addresses named in `text` (catalog, configured, patterns).
+def scan_addresses(text: str, asked: Sequence[Entity], others: Sequence[Entity], vocabulary: Vocabulary) -> AddressScan:
+    """The asked entities and other addresses named in `text` (catalog names, identifiers, the
+    vocabulary's configured locations and street pattern).
 
     A phrase shared by an asked and another entity says nothing and is ignored; a configured
     location that is part of an asked name is not "another" address.
@@ -250,17 +265,18 @@ def scan_addresses(
     asked_names = {n for e in asked for n in name_variants(e)}
     other_names = {n for e in others for n in name_variants(e)}
     shared = frozenset(asked_names & other_names)
-    asked_parcels: frozenset[str] = frozenset().union(*(entity_parcels(e) for e in asked))
-    owners = {p: e for e in others for p in entity_parcels(e) if p not in asked_parcels}
+    identifiers = vocabulary.identifiers
+    asked_values: frozenset[str] = frozenset().union(*(entity_identifiers(e, identifiers) for e in asked))
+    owners = {v: e for e in others for v in entity_identifiers(e, identifiers) if v not in asked_values}
     asked_text = [" ".join(n) for n in asked_names - shared]
     other_text = [(" ".join(n), e) for e in others for n in name_variants(e) if n not in shared]
     candidates = [
         *_name_candidates(words, asked, asked=True, skip=shared),
         *_name_candidates(words, others, asked=False, skip=shared),
-        *_parcel_candidates(folded, tokens, asked_parcels, owners),
-        *_street_candidates(tokens, config, asked_text, other_text, shared),
+        *_identifier_candidates(folded, tokens, asked_values, owners, vocabulary),
+        *_street_candidates(tokens, vocabulary.addresses, asked_text, other_text, shared),
     ]
-    for pattern in dict.fromkeys(phrase_tokens(p) for p in config.conflicting_location_patterns):
+    for pattern in dict.fromkeys(phrase_tokens(p) for p in vocabulary.addresses.other_locations):
         if not pattern or any(_contains(name, " ".join(pattern)) for name in asked_text):
             continue
         label = " ".join(pattern)

@@ -27,50 +27,9 @@ class ToolLoopLimits(Strict):
 
 
 class EntityGateConfig(Strict):
-    """The summary-based entity gate (seed 002)."""
+    """How strict the summary-based entity gate is (seed 002); what counts as an address comes from
+    the corpus's vocabulary (`pipeline.vocabulary`), stored with its index."""
 
-    # Lower-case phrases that always mean "another property" unless part of the asked names.
-    conflicting_location_patterns: tuple[str, ...] = ()
-    # Street-type words of the "<Word> Lane" pattern; matched capitalised or upper case.
-    street_types: tuple[str, ...] = ("Lane", "Road", "Street", "Avenue", "Drive", "Close", "Court", "Gardens")
-    # Head words that make "<Word> <street type>" not an address ("High Court", "Main Road").
-    street_head_stopwords: tuple[str, ...] = (
-        "a",
-        "an",
-        "the",
-        "this",
-        "that",
-        "its",
-        "any",
-        "each",
-        "every",
-        "our",
-        "their",
-        "same",
-        "main",
-        "access",
-        "private",
-        "public",
-        "service",
-        "feeder",
-        "bypass",
-        "high",
-        "supreme",
-        "county",
-        "district",
-        "magistrate",
-        "magistrates",
-        "magistrate's",
-        "magistrates'",
-        "land",
-        "environment",
-        "commercial",
-        "family",
-        "appeal",
-        "industrial",
-        "new",
-        "old",
-    )
     # Drop (softly) a document whose summary does not name the asked entity and that the
     # catalog ties to another entity (seed 002, addition 1). A summary naming no address
     # and no owner (a generic annex) is kept either way; one naming another address is
@@ -106,7 +65,7 @@ class PlannerConfig(Strict):
     pii_allowed: bool = False
     # Acronym -> its known expansions; more than one makes an unexplained acronym ambiguous.
     acronym_glossary: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    # Question word -> the catalog document types it points at ("offer" -> application).
+    # Question word -> the catalog document types it points at ("bill" -> invoice).
     doc_type_synonyms: dict[str, tuple[str, ...]] = Field(default_factory=dict)
 
 

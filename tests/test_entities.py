@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from pipeline.entities import (
-    entity_parcels,
+    entity_identifiers,
     find_entity_mentions,
-    find_parcel_numbers,
-    fold,
+    find_identifiers,
     name_variants,
     scan_addresses,
     skeleton,
 )
-from pipeline.settings import EntityGateConfig
+from pipeline.text import fold
 from pipeline.types import Entity
+from tests.support.vocabulary import DEMO_VOCABULARY, demo_vocabulary_with
 
 BANDA_LANE = Entity("e-bl", "banda-lane", "Banda Lane", ("14 Banda Lane", "Hardy Banda Lane", "L.R. NO: 1160/88"))
 BANDA_ROAD = Entity("e-br", "banda-road", "Banda Road", ("7 Banda Road", "L.R. NO: 1160/880"))
@@ -22,7 +22,7 @@ DIK_DIK = Entity("e-dd", "dik-dik-lane", "Dik Dik Lane", ("3 Dik Dik Lane", "Nzo
 KAREN_RIDGE = Entity("e-kr", "karen-ridge", "Karen Ridge", ("22 Karen Ridge",))
 KAREN_COURT = Entity("e-krc", "karen-ridges-court", "Karen Ridges Court", ("Townhouse 5, Karen Ridges Court",))
 ALL = [BANDA_LANE, BANDA_ROAD, DIK_DIK, KAREN_RIDGE, KAREN_COURT]
-CONFIG = EntityGateConfig(conflicting_location_patterns=("langata", "nzohe"))
+VOCABULARY = demo_vocabulary_with("langata", "nzohe")
 
 
 @pytest.mark.parametrize(
@@ -56,30 +56,30 @@ def test_name_variants_drop_leading_house_numbers() -> None:
 
 
 def test_full_names_only_banda_lane_is_not_banda_road() -> None:
-    found = find_entity_mentions("the 7 Banda Road lease", ALL)
+    found = find_entity_mentions("the 7 Banda Road lease", ALL, DEMO_VOCABULARY)
     assert [m.entity_id for m in found] == ["e-br"]
 
 
 def test_longest_name_wins_karen_ridges_court_is_not_karen_ridge() -> None:
-    found = find_entity_mentions("Townhouse 5, Karen Ridges Court and 22 Karen Ridge", ALL)
+    found = find_entity_mentions("Townhouse 5, Karen Ridges Court and 22 Karen Ridge", ALL, DEMO_VOCABULARY)
     assert [m.entity_id for m in found] == ["e-krc", "e-kr"]
 
 
 def test_suburb_word_alone_is_no_entity() -> None:
-    assert find_entity_mentions("14 Banda Lane, Hardy, Karen", [KAREN_RIDGE, KAREN_COURT]) == []
+    assert find_entity_mentions("14 Banda Lane, Hardy, Karen", [KAREN_RIDGE, KAREN_COURT], DEMO_VOCABULARY) == []
 
 
 def test_parcel_numbers_are_compared_whole() -> None:
-    assert find_parcel_numbers("L.R. NO: 1160/880 and LR No. 2327 / 30") == ["1160/880", "2327/30"]
-    assert entity_parcels(BANDA_LANE) == {"1160/88"}
-    found = find_entity_mentions("title of L.R. NO: 1160/880", ALL)
+    assert find_identifiers("L.R. NO: 1160/880 and LR No. 2327 / 30", DEMO_VOCABULARY) == ["1160/880", "2327/30"]
+    assert entity_identifiers(BANDA_LANE, DEMO_VOCABULARY.identifiers) == {"1160/88"}
+    found = find_entity_mentions("title of L.R. NO: 1160/880", ALL, DEMO_VOCABULARY)
     assert [m.entity_id for m in found] == ["e-br"]
-    assert [m.entity_id for m in find_entity_mentions("LR no 2327/30", ALL)] == ["e-dd"]
+    assert [m.entity_id for m in find_entity_mentions("LR no 2327/30", ALL, DEMO_VOCABULARY)] == ["e-dd"]
 
 
 def test_scan_finds_asked_and_every_kind_of_other_address() -> None:
     text = "14 Banda Lane; also 3 Dik Dik Lane, near Langata, L.R. NO: 9999/1 on Ngong Road at the High Court"
-    scan = scan_addresses(text, [BANDA_LANE], [BANDA_ROAD, DIK_DIK], CONFIG)
+    scan = scan_addresses(text, [BANDA_LANE], [BANDA_ROAD, DIK_DIK], VOCABULARY)
     assert [m.label for m in scan.asked] == ["Banda Lane"]
     assert scan.other_labels == ("Dik Dik Lane", "langata", "parcel 9999/1", "ngong road")
     sources = {m.label: (m.source, m.strong) for m in scan.others}
@@ -89,31 +89,31 @@ def test_scan_finds_asked_and_every_kind_of_other_address() -> None:
 
 
 def test_lowercase_words_are_not_a_street_address() -> None:
-    scan = scan_addresses("the house is close to the main road", [BANDA_LANE], [], CONFIG)
+    scan = scan_addresses("the house is close to the main road", [BANDA_LANE], [], VOCABULARY)
     assert scan.others == ()
 
 
 def test_street_pattern_of_a_known_name_is_that_entity() -> None:
-    scan = scan_addresses("Banda Road", [BANDA_LANE], [BANDA_ROAD], CONFIG)
+    scan = scan_addresses("Banda Road", [BANDA_LANE], [BANDA_ROAD], VOCABULARY)
     assert [(m.label, m.entity_id) for m in scan.others] == [("Banda Road", "e-br")]
-    street_only = scan_addresses("Banda Street", [BANDA_LANE], [], CONFIG)
+    street_only = scan_addresses("Banda Street", [BANDA_LANE], [], VOCABULARY)
     assert street_only.other_labels == ("banda street",)
 
 
 def test_configured_location_inside_an_asked_name_is_not_other() -> None:
-    scan = scan_addresses("Nzohe Gardens house", [DIK_DIK], [BANDA_LANE], CONFIG)
+    scan = scan_addresses("Nzohe Gardens house", [DIK_DIK], [BANDA_LANE], VOCABULARY)
     assert scan.others == ()
     assert [m.label for m in scan.asked] == ["Dik Dik Lane"]
 
 
 def test_lookalike_cannot_hide_the_asked_entity_nor_disguise_another() -> None:
-    hidden = scan_addresses("Follow-up at 14 B\u0430nda Lane", [BANDA_LANE], [BANDA_ROAD], CONFIG)
+    hidden = scan_addresses("Follow-up at 14 B\u0430nda Lane", [BANDA_LANE], [BANDA_ROAD], VOCABULARY)
     assert hidden.asked and not hidden.others
-    smuggled = scan_addresses("Works at 3 D\u0456k D\u0456k L\u0430ne", [BANDA_LANE], [DIK_DIK], CONFIG)
+    smuggled = scan_addresses("Works at 3 D\u0456k D\u0456k L\u0430ne", [BANDA_LANE], [DIK_DIK], VOCABULARY)
     assert not smuggled.asked and smuggled.other_labels == ("Dik Dik Lane",)
 
 
 def test_phrase_shared_by_asked_and_other_entity_says_nothing() -> None:
     twin = Entity("e-twin", "twin", "Twin House", ("Banda Lane",))
-    scan = scan_addresses("Banda Lane", [BANDA_LANE], [twin], CONFIG)
+    scan = scan_addresses("Banda Lane", [BANDA_LANE], [twin], VOCABULARY)
     assert scan.asked == () and scan.others == ()

@@ -81,6 +81,7 @@ from tests.support.properties import (
     mutated_json,
     save_sample_export,
 )
+from tests.support.vocabulary import demo_vocabulary_with
 
 # -- one body, two runs ---------------------------------------------------------------------------
 
@@ -405,7 +406,8 @@ KAREN_RIDGE = Entity("e-kr", "karen-ridge", "Karen Ridge", ("22 Karen Ridge",))
 KAREN_COURT = Entity("e-krc", "karen-ridges-court", "Karen Ridges Court", ("Townhouse 5, Karen Ridges Court",))
 MELLIFERA = Entity("e-mg", "mellifera-gardens", "Mellifera Gardens", ("House 9, Mellifera Gardens",))
 ENTITIES = {e.entity_id: e for e in (BANDA_LANE, BANDA_ROAD, DIK_DIK, KAREN_RIDGE, KAREN_COURT, MELLIFERA)}
-GATE_CONFIG = EntityGateConfig(conflicting_location_patterns=("langata",))
+GATE_CONFIG = EntityGateConfig()
+VOCABULARY = demo_vocabulary_with("langata")
 # Lower-case words that name no entity and cannot start a "<Word> Lane" address.
 FILLER = st.lists(
     st.sampled_from(["lease", "of", "the", "valuation", "tenant", "ksh", "120,000", "dated", "report", "by", "per"]),
@@ -510,7 +512,7 @@ def named_and_disguised(draw: st.DrawFn) -> tuple[str, str, list[str]]:
 
 
 def _mentions(text: str) -> list[tuple[str | None, int, int]]:
-    return [(m.entity_id, m.start, m.end) for m in find_entity_mentions(text, list(ENTITIES.values()))]
+    return [(m.entity_id, m.start, m.end) for m in find_entity_mentions(text, list(ENTITIES.values()), VOCABULARY)]
 
 
 def check_entity_mentions_are_invariant_under_disguise(case: tuple[str, str, list[str]]) -> None:
@@ -544,8 +546,8 @@ def check_disguise_neither_hides_nor_smuggles_a_property(case: tuple[Entity, str
     asked_entity, summary, names_asked = case
     asked, others = gate_inputs([asked_entity.entity_id], ENTITIES)
     document = Document("d1", "doc.pdf", "x/doc.pdf", "doc.pdf", summary, "lease", 1)
-    verdict = judge_document(document, asked, others, GATE_CONFIG)
-    kept = gate([document], asked, others, GATE_CONFIG).kept_ids
+    verdict = judge_document(document, asked, others, GATE_CONFIG, VOCABULARY)
+    kept = gate([document], asked, others, GATE_CONFIG, VOCABULARY).kept_ids
     if names_asked:
         assert verdict.keep and verdict.entity_in_summary and kept == ("d1",), verdict
     else:
@@ -570,13 +572,13 @@ def check_entity_matching_never_crashes_on_random_text(text: str, asked_id: str)
     around the asked property's name never hides it."""
     asked, others = gate_inputs([asked_id], ENTITIES)
     words = len(tokenize(text))
-    scan = scan_addresses(text, asked, others, GATE_CONFIG)
+    scan = scan_addresses(text, asked, others, VOCABULARY)
     _assert_spans(sorted((*scan.asked, *scan.others), key=lambda m: (m.start, m.end)), words)
-    _assert_spans(find_entity_mentions(text, list(ENTITIES.values())), words)
+    _assert_spans(find_entity_mentions(text, list(ENTITIES.values()), VOCABULARY), words)
     document = Document("d1", text[:50], "x", text[:80], text, "lease", 1, (asked_id,))
-    gate([document], asked, others, GATE_CONFIG)
-    chunk_backstop([ChunkHit(Chunk(0, "d1", 1, 0, text), "doc.pdf", 1.0)], asked, others, GATE_CONFIG)
-    assert scan_addresses(f"{text}\n. {asked[0].name}", asked, others, GATE_CONFIG).asked
+    gate([document], asked, others, GATE_CONFIG, VOCABULARY)
+    chunk_backstop([ChunkHit(Chunk(0, "d1", 1, 0, text), "doc.pdf", 1.0)], asked, others, VOCABULARY)
+    assert scan_addresses(f"{text}\n. {asked[0].name}", asked, others, VOCABULARY).asked
 
 
 RANDOM_TEXT = st.one_of(

@@ -132,11 +132,16 @@ def number_values(text: str) -> set[str]:
     return out
 
 
-def fact_present(fact: str, answer: str) -> bool:
+# Scale words are often written differently or left out ("1.2 million", "1,200,000").
+_SCALE_WORDS = frozenset({"million", "billion", "thousand"})
+
+
+def fact_present(fact: str, answer: str, units: Collection[str] = frozenset()) -> bool:
     """Whether `answer` states `fact`: dates and numbers compared by value, words as text.
 
-    "KSH 1,200,000" matches "KSh 1200000.00"; "1 March 2023" matches "March 1, 2023" and
-    "2023-03-01"; other words must appear in order after normalisation.
+    "1,200,000" matches "1200000.00"; "1 March 2023" matches "March 1, 2023" and "2023-03-01";
+    other words must appear after normalisation, except scale words and the corpus's `units`
+    (currency words an amount may be written with or without).
     """
     fact_norm, answer_norm = normalise(fact), normalise(answer)
     fact_dates = _dates(fact_norm)
@@ -145,19 +150,15 @@ def fact_present(fact: str, answer: str) -> bool:
     fact_numbers = number_values(fact)
     if fact_numbers and not fact_numbers <= number_values(answer):
         return False
-    words = [w for w in re.findall(r"[a-z]+", fact_norm) if w not in _UNIT_WORDS]
+    words = [w for w in re.findall(r"[a-z]+", fact_norm) if w not in _SCALE_WORDS and w not in units]
     return all(w in answer_norm for w in words)
 
 
-# Currency and scale words are often written differently ("KSh", "Kenya shillings", "$", "USD").
-_UNIT_WORDS = {"ksh", "kes", "usd", "shillings", "kenya", "million", "billion", "thousand"}
-
-
-def fact_recall(facts: Sequence[str], answer: str) -> float | None:
-    """Share of answer facts the answer states (None when the example lists none)."""
+def fact_recall(facts: Sequence[str], answer: str, units: Collection[str] = frozenset()) -> float | None:
+    """Share of answer facts the answer states (None when the example lists none); `units` as in fact_present."""
     if not facts:
         return None
-    return sum(fact_present(f, answer) for f in facts) / len(facts)
+    return sum(fact_present(f, answer, units) for f in facts) / len(facts)
 
 
 # ---- abstention and cost --------------------------------------------------------------------

@@ -84,7 +84,10 @@ def score_retrieval(
     example = resolved.example
     config = (core or CoreConfig()).model_copy(update={"chunks_k": k})
     doc_types = frozenset(d.doc_type for d in view.catalog.documents.values())
-    _, plan = analyse_and_plan(example.question, resolved.scope, view.catalog.entities, doc_types, config.planner)
+    catalog = view.catalog
+    _, plan = analyse_and_plan(
+        example.question, resolved.scope, catalog.entities, doc_types, config.planner, vocabulary=catalog.vocabulary
+    )
     retrieval = QuestionRetrieval(view, resolved.scope, plan, config, mode=mode)
     chunks = retrieval.retrieve(plan.goal).chunks
     ranked = [hit.chunk.document_id for hit in chunks]
@@ -168,7 +171,7 @@ def score_prediction(
         ),
         citation_precision=None if example.expect_not_found else citation_precision(cited_pairs, resolved.gold_pages),
         citation_recall=citation_recall(cited_docs, resolved.gold),
-        fact_recall=fact_recall(example.answer_facts, answer),
+        fact_recall=fact_recall(example.answer_facts, answer, store.catalog.vocabulary.unit_words),
         abstention=float(abstention_correct(example.expect_not_found, abstained(cited_docs))),
         lm_calls=trace.lm_calls,
         tokens=trace.tokens,

@@ -96,7 +96,7 @@ def missing_sub_questions(
 ) -> tuple[str, ...]:
     """The required sub-questions no decomposed one covers: covered means a decomposed
     sub-question holds at least half of its index terms (stemmed, stopwords and `ignore` left out:
-    "Who is the tenant?" covers "Who is the tenant of Banda Lane?")."""
+    "Who is the tenant?" covers "Who is the tenant of Alpha House?")."""
 
     def words(text: str) -> set[str]:
         return set(bm25_tokens(text)) - set(ignore)

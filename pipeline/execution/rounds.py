@@ -30,6 +30,7 @@ from pipeline.intake.planner_state import AcceptanceCriteria, PlannerState, Retr
 from pipeline.intake.scope import Scope
 from pipeline.settings import CoreConfig
 from pipeline.types import ChunkHit, Entity, SearchMode
+from pipeline.vocabulary import Vocabulary
 
 RoundStop = Literal[
     "accepted",
@@ -88,12 +89,13 @@ def round_queries(
 
 
 def entities_to_cover(
-    sub_question: str, criteria: AcceptanceCriteria, entities: Mapping[str, Entity]
+    sub_question: str, criteria: AcceptanceCriteria, entities: Mapping[str, Entity], vocabulary: Vocabulary
 ) -> AcceptanceCriteria:
     """The criteria for one sub-question: of the entities the question must cover, those the
     sub-question names (each sub-question of "compare A and B" covers its own), else all of them."""
     cover = criteria.must_cover_entities
-    named = {m.entity_id for m in find_entity_mentions(sub_question, [entities[e] for e in cover if e in entities])}
+    covered = [entities[e] for e in cover if e in entities]
+    named = {m.entity_id for m in find_entity_mentions(sub_question, covered, vocabulary)}
     return criteria.model_copy(update={"must_cover_entities": tuple(e for e in cover if e in named) or cover})
 
 
@@ -193,7 +195,8 @@ class QuestionRetrieval:
         """Run the rounds for `sub_question` until a stop condition; its merged, capped chunks."""
         plan = self.plan
         terms = plan.literal_constraints.must_preserve_terms
-        criteria = entities_to_cover(sub_question, plan.acceptance_criteria, self.store.catalog.entities)
+        catalog = self.store.catalog
+        criteria = entities_to_cover(sub_question, plan.acceptance_criteria, catalog.entities, catalog.vocabulary)
         rankings: list[Sequence[ChunkHit]] = []
         seen: set[int] = set()
         done: set[tuple[object, ...]] = set()

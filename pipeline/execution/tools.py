@@ -17,6 +17,7 @@ from pipeline.guards.ids import IdRejection, filter_document_ids, id_problem
 from pipeline.intake.scope import Scope, allowed_document_ids, scope_document_ids
 from pipeline.settings import CoreConfig
 from pipeline.types import ChunkHit, Document, DocumentHit, Entity, SearchMode
+from pipeline.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,9 @@ class CatalogView(Protocol):
 
     @property
     def entities(self) -> Mapping[str, Entity]: ...
+
+    @property
+    def vocabulary(self) -> Vocabulary: ...
 
 
 class SearchStore(Protocol):
@@ -161,7 +165,8 @@ class RetrievalTools:
         rank: dict[str, int] = {}
         if fresh:
             asked, others = self._gate_inputs()
-            result = gate(fresh, asked, others, self.config.entity_gate, self.search.doc_type_hint)
+            vocabulary = self.store.catalog.vocabulary
+            result = gate(fresh, asked, others, self.config.entity_gate, vocabulary, self.search.doc_type_hint)
             rank = {d: i for i, d in enumerate(result.kept_ids)}
             decided.update(dict.fromkeys(result.kept_ids, True))
             decided.update({e.document_id: False for e in result.exclusions})
@@ -232,7 +237,7 @@ class RetrievalTools:
         if found.value is None:
             return found
         asked, others = self._gate_inputs()
-        backstop = chunk_backstop(found.value, asked, others, self.config.entity_gate)
+        backstop = chunk_backstop(found.value, asked, others, self.store.catalog.vocabulary)
         self.chunk_exclusions.extend(backstop.exclusions)
         return ToolResult.success(backstop.kept)
 

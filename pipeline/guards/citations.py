@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.guards.sanitise import plain_answer_text, strip_inline_citations, valid_text
 from pipeline.text import content_words, normalise
 from pipeline.types import ChunkHit
+from pipeline.vocabulary import Vocabulary
 from signatures.types import AnswerSection
 
 CitationReason = Literal["not_shown_for_section", "out_of_scope"]
@@ -67,28 +69,28 @@ def citation_label(filename: str, page: int) -> str:
 
 # ---- is a bullet supported by what it cites? ------------------------------------------------
 
-# Nouns that name a kind of thing, not a claim (beside the stopwords).
-_FILLER = frozenset({"property", "premises", "document", "documents"})
 _ABSTAIN = re.compile(r"\b(?:not (?:stated|say|mention|given|found|available|specified)|no (?:information|mention))\b")
 # Share of a bullet's content words that must appear in the pages it cites.
 MIN_GROUNDED_SHARE = 0.6
 
 
-def restates_question(text: str, question: str) -> bool:
-    """True when a bullet says nothing beyond the words of the question it answers."""
-    words = content_words(text, _FILLER)
-    return not words or words <= content_words(question, _FILLER)
+def restates_question(text: str, question: str, generic: AbstractSet[str] = frozenset()) -> bool:
+    """True when a bullet says nothing beyond the words of the question it answers (`generic`
+    words, which name a kind of thing, say nothing)."""
+    words = content_words(text, generic)
+    return not words or words <= content_words(question, generic)
 
 
 def is_abstention(text: str) -> bool:
     """True for a bullet that says the documents do not give the answer."""
-    return bool(_ABSTAIN.search(text.casefold()))
+    return bool(_ABSTAIN.search(normalise(text)))
 
 
-def grounded(text: str, sources: Sequence[str]) -> bool:
-    """True when every number of `text` and most of its words occur in the cited source texts."""
-    words = content_words(text, _FILLER)
-    available = set().union(*(content_words(s, _FILLER) for s in sources)) if sources else set()
+def grounded(text: str, sources: Sequence[str], generic: AbstractSet[str] = frozenset()) -> bool:
+    """True when every number of `text` and most of its words occur in the cited source texts
+    (`generic` words, which name a kind of thing, are not claims and are not counted)."""
+    words = content_words(text, generic)
+    available = set().union(*(content_words(s, generic) for s in sources)) if sources else set()
     numbers = {w for w in words if any(c.isdigit() for c in w)}
     if not numbers <= available:
         return False
@@ -133,6 +135,7 @@ def build_section(
     section: AnswerSection | None,
     allowed: Collection[str] | None,
     max_bullets: int,
+    vocabulary: Vocabulary,
 ) -> SectionVerdict:
     """The section the guards let through from the LM's `section` for the chunks shown for it.
 
@@ -140,7 +143,8 @@ def build_section(
     Otherwise each of the first `max_bullets` bullets keeps only citations of pages shown for this
     section and inside `allowed`; a bullet is dropped when it is empty, restates the question, is
     not supported by the pages it cites (an uncited one: by any chunk shown, unless it abstains),
-    lost every citation it had, or repeats an earlier bullet.
+    lost every citation it had, or repeats an earlier bullet. The corpus's generic words are not
+    counted as claims.
     """
     if not chunks:
         return SectionVerdict("no_information", (NO_INFORMATION,), ())
@@ -167,7 +171,7 @@ def build_section(
                 sources.append(verdict)
         text, stripped = plain_answer_text(strip_inline_citations(valid_text(bullet.text)))
         rendered_out.extend(stripped)
-        problem = _unsupported(text, sub_question, sources, page_texts, all_texts)
+        problem = _unsupported(text, sub_question, sources, page_texts, all_texts, vocabulary.generic)
         if problem is None and bullet.citations and not sources:
             # it claimed support from pages it was never shown: drop it, not just its citations
             problem = "every citation was removed"
@@ -205,16 +209,17 @@ def _unsupported(
     sources: Sequence[CitedSource],
     page_texts: dict[tuple[str, int], list[str]],
     all_texts: Sequence[str],
+    generic: AbstractSet[str],
 ) -> str | None:
     """Why a bullet may not be shown (None: it may): empty, a restated question, or not
     supported by the pages it cites (an uncited bullet: by any chunk shown, unless it abstains)."""
     if not text:
         return "empty"
-    if restates_question(text, sub_question):
+    if restates_question(text, sub_question, generic):
         return "restates the question"
     if sources:
         cited_texts = [t for s in sources for t in page_texts.get((s.document_id, s.page), [])]
-        return None if grounded(text, cited_texts) else "not supported by the cited pages"
-    if is_abstention(text) or grounded(text, all_texts):
+        return None if grounded(text, cited_texts, generic) else "not supported by the cited pages"
+    if is_abstention(text) or grounded(text, all_texts, generic):
         return None
     return "uncited and not supported by the chunks shown"

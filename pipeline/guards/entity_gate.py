@@ -2,12 +2,13 @@
 
 A document is judged on its summary, never on its filename alone:
 - hard exclusion, never relaxed: the summary does not name the asked entity but names
-  another address (catalog entity, configured location, "<Word> Lane", parcel number); or
+  another address (catalog entity, or from the corpus's vocabulary: a configured location, a
+  "<Head> <street type>" address, an identifier such as a registry number); or
   the summary names no address at all and the filename or title names only another one;
 - soft exclusion (entity required in the summary): the summary names no address at all and
   the catalog ties the document to a different entity; or the summary names the asked
   entity but another address more prominently (unless the catalog lists the asked entity
-  among the document's owners: one offer genuinely about two properties);
+  among the document's owners: one document genuinely about two entities);
 - a summary that names no address and belongs to no other entity (a generic annex) is kept,
   ranked after documents whose summary names the entity.
 When every document would be excluded, soft exclusions come back ranked: entity in the
@@ -25,6 +26,7 @@ from typing import Literal
 from pipeline.entities import AddressScan, scan_addresses
 from pipeline.settings import EntityGateConfig
 from pipeline.types import ChunkHit, Document, Entity
+from pipeline.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +102,8 @@ def gate_inputs(
 def _dominant_other(scan: AddressScan) -> str | None:
     """Another address that outweighs the asked entity: more mentions, or as many and earlier.
 
-    A guessed address (street pattern, unknown parcel) must be mentioned more often to win,
-    because "Banda Lane, off Ngong Road" is about Banda Lane.
+    A guessed address (street pattern, unknown identifier) must be mentioned more often to win,
+    because a summary about the asked entity may name a nearby address in passing.
     """
     count, first = len(scan.asked), scan.asked[0].start
     for label in scan.other_labels:
@@ -113,12 +115,16 @@ def _dominant_other(scan: AddressScan) -> str | None:
 
 
 def judge_document(
-    document: Document, asked: Sequence[Entity], others: Sequence[Entity], config: EntityGateConfig
+    document: Document,
+    asked: Sequence[Entity],
+    others: Sequence[Entity],
+    config: EntityGateConfig,
+    vocabulary: Vocabulary,
 ) -> DocumentVerdict:
     """The gate's verdict on one document, from its summary (its filename and catalog owners
     only decide when the summary names no address at all)."""
-    summary = scan_addresses(document.summary, asked, others, config)
-    name = scan_addresses(f"{document.filename}\n{document.title}", asked, others, config)
+    summary = scan_addresses(document.summary, asked, others, vocabulary)
+    name = scan_addresses(f"{document.filename}\n{document.title}", asked, others, vocabulary)
     in_summary, in_name = bool(summary.asked), bool(name.asked)
     asked_ids = {e.entity_id for e in asked}
     owned_by_asked = bool(asked_ids & set(document.entity_ids))
@@ -166,6 +172,7 @@ def gate(
     asked: Sequence[Entity],
     others: Sequence[Entity],
     config: EntityGateConfig,
+    vocabulary: Vocabulary,
     doc_type_hint: AbstractSet[str] = frozenset(),
 ) -> GateResult:
     """Documents about the asked entities, best first; every exclusion logged with its reason.
@@ -176,7 +183,7 @@ def gate(
     if not asked:
         ordered = sorted(documents, key=lambda d: d.doc_type.casefold() not in hint)
         return GateResult(tuple(ordered), (), (), ())
-    verdicts = [judge_document(d, asked, others, config) for d in documents]
+    verdicts = [judge_document(d, asked, others, config, vocabulary) for d in documents]
     keep = {v.document_id for v in verdicts if v.keep}
     relaxed: list[str] = []
     if not keep and config.relax_when_all_excluded:
@@ -235,14 +242,14 @@ class BackstopResult:
 
 
 def chunk_backstop(
-    hits: Sequence[ChunkHit], asked: Sequence[Entity], others: Sequence[Entity], config: EntityGateConfig
+    hits: Sequence[ChunkHit], asked: Sequence[Entity], others: Sequence[Entity], vocabulary: Vocabulary
 ) -> BackstopResult:
     """`hits` without the chunks that name another address but not the asked entity."""
     if not asked:
         return BackstopResult(tuple(hits), ())
     kept, dropped = [], []
     for hit in hits:
-        scan = scan_addresses(hit.chunk.text, asked, others, config)
+        scan = scan_addresses(hit.chunk.text, asked, others, vocabulary)
         if scan.asked or not scan.others:
             kept.append(hit)
             continue

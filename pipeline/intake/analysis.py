@@ -1,8 +1,10 @@
 """Intake: what a question contains, found by pure functions before any planning or LM.
 
-Literal terms (quoted strings, error messages, identifiers, clause and parcel numbers),
-catalog entities named (look-alike letters folded), ambiguity (an acronym with several
-meanings, a word shared by several entities) and complexity signals.
+Literal terms (quoted strings, error messages, identifiers, clause numbers, and the corpus's
+own identifiers), catalog entities named (look-alike letters folded), ambiguity (an acronym
+with several meanings, a word shared by several entities) and complexity signals. What is
+particular to a corpus (its identifiers, generic nouns, personal-data terms) comes from its
+vocabulary.
 """
 
 from __future__ import annotations
@@ -10,14 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
-from pipeline.entities import find_entity_mentions, find_parcel_numbers, phrase_tokens, tokenize
+from pipeline.entities import find_entity_mentions, phrase_tokens, tokenize
 from pipeline.settings import PlannerConfig
-from pipeline.text import normalise
+from pipeline.text import STOPWORDS, normalise
 from pipeline.types import Entity
+from pipeline.vocabulary import Vocabulary
 
-LiteralKind = Literal["quoted", "error_message", "identifier", "clause", "parcel_number"]
+# "quoted", "error_message", "identifier", "clause", or the name of the corpus identifier pattern
+# that found the term (pipeline.vocabulary reserves the built-in names).
+LiteralKind = str
 
 _QUOTED = re.compile(r"\"([^\"\n]{2,200})\"|“([^”\n]{2,200})”|`([^`\n]{2,200})`|(?<!\w)'([^'\n]{3,200})'(?!\w)")
 _ERROR = re.compile(
@@ -55,7 +61,7 @@ _SMALL_TALK = {
 _ARITHMETIC = re.compile(r"^(?:what is|what's|calculate|compute)?\s*[\d\s.,+\-*/x×÷()%^=]+\??$")
 _SYNTHESIS = re.compile(
     r"\b(?:compare|comparison|compared|versus|vs\.?|contrast|differences?|between|across|each of"
-    r"|all (?:the )?(?:properties|documents|leases|valuations|offers)|summari[sz]e all|trend|overall)\b"
+    r"|all (?:the )?documents|summari[sz]e all|trend|overall)\b"
 )
 _CONCEPTUAL = re.compile(
     r"^(?:how (?:does|do|is|are)|why|explain|describe|what is the purpose|give an overview|overview)\b"
@@ -65,30 +71,33 @@ _POLICY = re.compile(
     r"|obliged|is it legal|compliance|compliant|entitled to|terms and conditions)\b"
 )
 _TROUBLE = re.compile(r"\b(?:error|exception|traceback|stack trace|fails? with|crash(?:es|ed)?)\b")
-_PII = re.compile(
-    r"\b(?:passport(?: number)?|national id|id number|identity number|phone number|telephone number"
-    r"|mobile number|email address|bank account|account number|date of birth|kra pin|home address)\b"
+_PII_TERMS = (
+    "passport",
+    "national id",
+    "id number",
+    "identity number",
+    "phone number",
+    "telephone number",
+    "mobile number",
+    "email address",
+    "bank account",
+    "account number",
+    "date of birth",
+    "home address",
 )
-# Words that name a kind of place or document in general, not one entity.
-_GENERIC = {
-    "lane",
-    "road",
-    "street",
-    "avenue",
-    "drive",
-    "close",
-    "court",
-    "gardens",
-    "house",
-    "apartment",
-    "townhouse",
-    "the",
-    "and",
-    "of",
-    "no",
-    "l",
-    "r",
-}
+
+
+@lru_cache(maxsize=64)
+def _phrases(phrases: tuple[str, ...], prefix: str = "") -> re.Pattern[str] | None:
+    """A pattern matching `prefix` then any of `phrases`, as whole words of normalised text (None: no phrase)."""
+    alternatives = sorted({re.escape(normalise(p)) for p in phrases if p.strip()}, key=len, reverse=True)
+    return re.compile(rf"\b{prefix}(?:{'|'.join(alternatives)})\b") if alternatives else None
+
+
+def _mentions(text: str, phrases: tuple[str, ...], prefix: str = "") -> bool:
+    """Whether normalised `text` holds `prefix` followed by one of `phrases`."""
+    pattern = _phrases(phrases, prefix)
+    return pattern is not None and pattern.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -125,8 +134,9 @@ class Intake:
         return tuple(dict.fromkeys(t.text for t in self.literal_terms))
 
 
-def find_literal_terms(question: str) -> tuple[LiteralTerm, ...]:
-    """Quoted strings, error messages, identifiers, clause and parcel numbers, in order found."""
+def find_literal_terms(question: str, vocabulary: Vocabulary) -> tuple[LiteralTerm, ...]:
+    """Quoted strings, error messages, identifiers, clause numbers and the corpus's identifiers
+    (each of the kind its pattern is named), in order found."""
     found: list[tuple[int, LiteralTerm]] = []
     for m in _QUOTED.finditer(question):
         text = next(g for g in m.groups() if g)
@@ -140,13 +150,9 @@ def find_literal_terms(question: str) -> tuple[LiteralTerm, ...]:
             found.append((m.start(), LiteralTerm(m.group(), "identifier")))
     for m in _CLAUSE.finditer(question):
         found.append((m.start(), LiteralTerm(m.group(), "clause")))
-    for m in re.finditer(
-        r"\b(?:L\.?\s?R\.?|title|parcel)\s*\.?\s*(?:no|number)?\.?:?\s*\d+(?:\s*/\s*\w+)+",
-        question,
-        re.IGNORECASE,
-    ):
-        if find_parcel_numbers(m.group()):
-            found.append((m.start(), LiteralTerm(m.group().strip(), "parcel_number")))
+    for pattern in vocabulary.identifiers:
+        for m in pattern.regex.finditer(question):
+            found.append((m.start(), LiteralTerm(m.group().strip(), pattern.name)))
     terms: dict[str, LiteralTerm] = {}
     for _, term in sorted(found, key=lambda p: p[0]):
         if not any(term.text in t for t in terms):
@@ -154,29 +160,32 @@ def find_literal_terms(question: str) -> tuple[LiteralTerm, ...]:
     return tuple(terms.values())
 
 
-def _word_owners(entities: Sequence[Entity]) -> dict[str, tuple[str, ...]]:
-    """Distinctive name word -> ids of the entities whose names use it."""
+def _word_owners(entities: Sequence[Entity], vocabulary: Vocabulary) -> dict[str, tuple[str, ...]]:
+    """Distinctive name word -> ids of the entities whose names use it (no stopword, generic noun or street type)."""
+    common = STOPWORDS | vocabulary.generic | vocabulary.addresses.street_words
     owners: dict[str, dict[str, None]] = {}
     for entity in entities:
         for name in entity.names:
             for word in phrase_tokens(name):
-                if len(word) > 2 and not word.isdigit() and word not in _GENERIC:
+                if len(word) > 2 and not word.isdigit() and word not in common:
                     owners.setdefault(word, {})[entity.entity_id] = None
     return {w: tuple(ids) for w, ids in owners.items()}
 
 
 def find_ambiguous_entities(
-    question: str, entities: Sequence[Entity], named: Collection[str]
+    question: str, entities: Sequence[Entity], named: Collection[str], vocabulary: Vocabulary
 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Words shared by two or more entities' names, when none of those entities is named."""
-    owners = _word_owners(entities)
+    owners = _word_owners(entities, vocabulary)
     words = sorted({t.folded for t in tokenize(question)})
     return tuple((w, owners[w]) for w in words if len(owners.get(w, ())) > 1 and not set(owners[w]) & set(named))
 
 
-def find_partial_entities(question: str, entities: Sequence[Entity], named: Collection[str]) -> tuple[str, ...]:
-    """Entities named by a word only their names use ("Mkungu" -> Mkungu Close)."""
-    owners = _word_owners(entities)
+def find_partial_entities(
+    question: str, entities: Sequence[Entity], named: Collection[str], vocabulary: Vocabulary
+) -> tuple[str, ...]:
+    """Entities named by a word that only their names use, given without the rest of the name."""
+    owners = _word_owners(entities, vocabulary)
     found = (owners[t.folded][0] for t in tokenize(question) if len(owners.get(t.folded, ())) == 1)
     return tuple(dict.fromkeys(e for e in found if e not in named))
 
@@ -195,7 +204,7 @@ def find_ambiguous_acronyms(
 
 
 def doc_type_hint(question: str, doc_types: Collection[str], synonyms: Mapping[str, Sequence[str]]) -> frozenset[str]:
-    """Catalog document types the question asks for ("offer" -> offer_letter)."""
+    """Catalog document types the question asks for, by their own name or a configured synonym."""
     folded = [t.folded for t in tokenize(question)]
     words = {w.removesuffix("s") for w in folded}
     text = " ".join(folded)
@@ -208,6 +217,11 @@ def doc_type_hint(question: str, doc_types: Collection[str], synonyms: Mapping[s
         if normalise(word).removesuffix("s") in words:
             found.update(t for t in types if t in doc_types)
     return frozenset(found)
+
+
+def _synthesis(text: str, vocabulary: Vocabulary) -> bool:
+    """Whether normalised `text` asks to compare or combine, "all the <generic noun>" included."""
+    return bool(_SYNTHESIS.search(text)) or _mentions(text, vocabulary.generic_words, prefix="all (?:the )?")
 
 
 def _subquestions(question: str) -> tuple[str, ...]:
@@ -226,13 +240,18 @@ def _no_retrieval(text: str) -> tuple[bool, bool]:
 
 
 def analyse_question(
-    question: str, entities: Sequence[Entity], doc_types: Collection[str], config: PlannerConfig
+    question: str,
+    entities: Sequence[Entity],
+    doc_types: Collection[str],
+    config: PlannerConfig,
+    vocabulary: Vocabulary,
 ) -> Intake:
-    """Everything the planner rules need to know about `question`."""
+    """Everything the planner rules need to know about `question`, in the corpus's vocabulary."""
     text = normalise(question)
-    literal = find_literal_terms(question)
-    named = tuple(dict.fromkeys(m.entity_id for m in find_entity_mentions(question, entities) if m.entity_id))
-    named = (*named, *find_partial_entities(question, entities, named))
+    literal = find_literal_terms(question, vocabulary)
+    mentions = find_entity_mentions(question, entities, vocabulary)
+    named = tuple(dict.fromkeys(m.entity_id for m in mentions if m.entity_id))
+    named = (*named, *find_partial_entities(question, entities, named, vocabulary))
     no_retrieval, reasoning_only = _no_retrieval(text)
     no_retrieval = no_retrieval and not literal and not named
     errors = any(t.kind == "error_message" for t in literal)
@@ -241,15 +260,15 @@ def analyse_question(
         question=" ".join(question.split()),
         literal_terms=literal,
         entity_ids=named,
-        ambiguous_entities=find_ambiguous_entities(question, entities, named),
+        ambiguous_entities=find_ambiguous_entities(question, entities, named, vocabulary),
         ambiguous_acronyms=find_ambiguous_acronyms(question, config.acronym_glossary),
         retrieval_intent="none" if no_retrieval else "documents",
         answerability="reasoning_only" if reasoning_only and no_retrieval else "needs_documents",
-        requires_synthesis=bool(_SYNTHESIS.search(text)) or len(named) > 1 or len(subquestions) > 1,
+        requires_synthesis=_synthesis(text, vocabulary) or len(named) > 1 or len(subquestions) > 1,
         conceptual=bool(_CONCEPTUAL.match(text)) and not literal,
         policy_lookup=bool(_POLICY.search(text)),
         troubleshooting=errors or bool(_TROUBLE.search(text)),
-        pii_request=bool(_PII.search(text)),
+        pii_request=_mentions(text, (*_PII_TERMS, *vocabulary.pii_terms)),
         doc_type_hint=doc_type_hint(question, doc_types, config.doc_type_synonyms),
         subquestions=subquestions,
     )

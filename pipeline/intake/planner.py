@@ -35,6 +35,7 @@ from pipeline.intake.planner_state import (
 from pipeline.intake.scope import Scope, gate_entity_ids
 from pipeline.settings import PlannerConfig
 from pipeline.types import Entity
+from pipeline.vocabulary import Vocabulary
 
 MAX_QUESTIONS = 3
 
@@ -43,12 +44,12 @@ _SCOPE_TAG: dict[str, RationaleTag] = {
     "chip": "chip_scope",
     "property": "property_scope",
 }
+# Literal kinds the intake names itself; any other kind is one of the corpus's identifier patterns.
 _LITERAL_TAG: dict[str, RationaleTag] = {
     "quoted": "quoted_text_present",
     "error_message": "error_message_present",
     "identifier": "identifier_present",
     "clause": "clause_reference_present",
-    "parcel_number": "parcel_number_present",
 }
 
 
@@ -154,7 +155,7 @@ def _tags(intake: Intake, scope: Scope) -> list[RationaleTag]:
     tags: list[RationaleTag] = [_SCOPE_TAG[scope.kind]]
     if intake.literal_terms:
         tags.append("literal_term_present")
-        tags.extend(_LITERAL_TAG[t.kind] for t in intake.literal_terms)
+        tags.extend(_LITERAL_TAG.get(t.kind, "corpus_identifier_present") for t in intake.literal_terms)
     flags: list[tuple[bool, RationaleTag]] = [
         (intake.requires_synthesis, "requires_synthesis"),
         (len(intake.entity_ids) > 1, "multi_entity"),
@@ -223,8 +224,11 @@ def analyse_and_plan(
     entities: Mapping[str, Entity],
     doc_types: Collection[str],
     config: PlannerConfig | None = None,
+    *,
+    vocabulary: Vocabulary,
 ) -> tuple[Intake, PlannerState]:
-    """The question's intake signals and the plan they give, for the catalog's entities and document types."""
+    """The question's intake signals and the plan they give, for the catalog's entities, document types
+    and vocabulary."""
     config = config or PlannerConfig()
-    intake = analyse_question(question, list(entities.values()), doc_types, config)
+    intake = analyse_question(question, list(entities.values()), doc_types, config, vocabulary)
     return intake, plan_question(intake, scope, entities, config)

@@ -26,7 +26,7 @@ RationaleTag = Literal[
     "identifier_present",
     "quoted_text_present",
     "clause_reference_present",
-    "parcel_number_present",
+    "corpus_identifier_present",
     "ambiguous_acronym",
     "ambiguous_entity",
     "scope_conflict",

@@ -104,7 +104,10 @@ class ScopedQA(dspy.Module):
         question = valid_text(question)  # argv decoded with surrogateescape can carry lone surrogates
         trace = QuestionTrace(question=question, scope=scope.model_dump(mode="json"))
         config = self.settings.core
-        intake, plan = analyse_and_plan(question, scope, self.store.catalog.entities, self._doc_types, config.planner)
+        catalog = self.store.catalog
+        intake, plan = analyse_and_plan(
+            question, scope, catalog.entities, self._doc_types, config.planner, vocabulary=catalog.vocabulary
+        )
         trace.planner = plan.model_dump(mode="json")
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, intake.answerability == "reasoning_only", trace, started)
@@ -308,7 +311,8 @@ class ScopedQA(dspy.Module):
         allowed: frozenset[str] | None,
         trace: QuestionTrace,
     ) -> Section:
-        verdict = build_section(index, sub_question, chunks, answered.get(index), allowed, MAX_BULLETS)
+        vocabulary = self.store.catalog.vocabulary
+        verdict = build_section(index, sub_question, chunks, answered.get(index), allowed, MAX_BULLETS, vocabulary)
         record_section(trace, index, verdict)
         refs = tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in verdict.sources)
         if verdict.status == "error":

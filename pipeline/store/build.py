@@ -148,7 +148,7 @@ def _write_catalog(
         spec.slug: Entity(entity_id(corpus.name, spec.slug), spec.slug, spec.name, tuple(spec.aliases))
         for spec in corpus.entities
     }
-    writer = CatalogWriter(path)
+    writer = CatalogWriter(path, corpus.vocabulary)
     for entity in entities.values():
         writer.add_entity(entity, corpus.entity_kind)
     read = _Read()

@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.errors import IndexCorruptError
 from pipeline.types import Chunk, Document, Entity
+from pipeline.vocabulary import Vocabulary, dump_vocabulary, load_vocabulary
 
 # The project's own namespace for uuid5 ids (itself a fixed uuid5 of the project name).
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "scoperag")
@@ -59,12 +61,17 @@ CREATE INDEX document_entities_by_entity ON document_entities(entity_id);
 """
 
 
-class CatalogWriter:
-    """Writes a new catalog file; rows must be added document by document."""
+VOCABULARY_KEY = "vocabulary"
 
-    def __init__(self, path: Path) -> None:
+
+class CatalogWriter:
+    """Writes a new catalog file; rows must be added document by document. The corpus's vocabulary
+    is stored with it (versioned JSON in `meta`)."""
+
+    def __init__(self, path: Path, vocabulary: Vocabulary | None = None) -> None:
         self._db = sqlite3.connect(path)
         self._db.executescript(SCHEMA)
+        self.set_meta(VOCABULARY_KEY, dump_vocabulary(vocabulary or Vocabulary()))
 
     def add_entity(self, entity: Entity, kind: str) -> None:
         self._db.execute("INSERT INTO entities VALUES (?, ?, ?, ?)", (entity.entity_id, entity.slug, entity.name, kind))
@@ -129,6 +136,7 @@ class Catalog:
             for eid, slug, name in self._db.execute("SELECT entity_id, slug, name FROM entities ORDER BY slug")
         }
         self.entity_kind = self.meta.get("entity_kind", "entity")
+        self.vocabulary = self._vocabulary(path)
         owners: dict[str, list[str]] = {}
         for did, eid in self._db.execute("SELECT document_id, entity_id FROM document_entities ORDER BY rank"):
             owners.setdefault(did, []).append(eid)
@@ -164,6 +172,16 @@ class Catalog:
         self.row_document = np.zeros(self.chunk_count, dtype=np.int32)
         for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
             self.row_document[start:end] = i
+
+    def _vocabulary(self, path: Path) -> Vocabulary:
+        """The stored vocabulary; IndexCorruptError when it is missing (an older build) or invalid."""
+        stored = self.meta.get(VOCABULARY_KEY)
+        if stored is None:
+            raise IndexCorruptError(str(path), ["the catalog stores no corpus vocabulary (built by an older scoperag)"])
+        try:
+            return load_vocabulary(stored)
+        except ValueError as exc:
+            raise IndexCorruptError(str(path), [str(exc)]) from None
 
     def document_position(self, document_id: str) -> int:
         """Position of a document in document order (its row in the document indexes)."""

@@ -12,6 +12,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from pipeline.errors import ManifestError
 from pipeline.types import Strict
+from pipeline.vocabulary import Vocabulary
 
 MANIFEST_FORMAT = "scoperag-corpus/v1"
 
@@ -41,7 +42,7 @@ class DocumentSpec(Strict):
 
 
 class CorpusManifest(Strict):
-    """A corpus: its name, its entities, and metadata rules for its documents."""
+    """A corpus: its name, its entities, metadata rules for its documents, and its vocabulary."""
 
     format: Literal["scoperag-corpus/v1"]
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -50,6 +51,8 @@ class CorpusManifest(Strict):
     documents: list[DocumentSpec] = Field(default_factory=list)
     # Globs (relative to the corpus directory) of files that are not documents, e.g. a card.
     exclude: list[str] = Field(default_factory=list)
+    # The corpus's own words and patterns; stored with the index, read by the guards and intake.
+    vocabulary: Vocabulary = Vocabulary()
 
     @model_validator(mode="after")
     def _references_resolve(self) -> CorpusManifest:

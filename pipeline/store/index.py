@@ -169,7 +169,10 @@ def open_store(index_dir: Path, embedder: Embedder | None = None, verify_hashes:
         raise EmbedderError(
             f"index at {index_dir} was built with embedder '{manifest.embedder}', not '{embedder.name}'"
         )
-    catalog = Catalog(root / "catalog.sqlite")
+    try:
+        catalog = Catalog(root / "catalog.sqlite")
+    except IndexCorruptError as exc:
+        raise IndexCorruptError(str(index_dir), exc.problems) from None
     counts = {"documents": len(catalog.documents), "chunks": catalog.chunk_count}
     mismatched = [
         f"{k}: catalog has {v}, manifest says {manifest.counts.get(k)}"

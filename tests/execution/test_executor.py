@@ -31,7 +31,7 @@ def ids_by_path(store: Store) -> dict[str, str]:
 
 
 def mentioned(store: Store, question: str) -> list[str]:
-    found = find_entity_mentions(question, list(store.catalog.entities.values()))
+    found = find_entity_mentions(question, list(store.catalog.entities.values()), store.catalog.vocabulary)
     return [m.entity_id for m in found if m.entity_id]
 
 

@@ -26,7 +26,10 @@ COMPARE = "Compare the rent at Banda Lane and Banda Road"
 
 def plan_for(store: Store, question: str, scope: Scope = NO_SCOPE, **config: Any) -> PlannerState:
     doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
-    _, plan = analyse_and_plan(question, scope, store.catalog.entities, doc_types, PlannerConfig(**config))
+    catalog = store.catalog
+    _, plan = analyse_and_plan(
+        question, scope, catalog.entities, doc_types, PlannerConfig(**config), vocabulary=catalog.vocabulary
+    )
     return plan
 
 

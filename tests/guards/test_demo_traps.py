@@ -49,14 +49,15 @@ def test_every_trap_kind_is_covered() -> None:
 @pytest.mark.parametrize("trap", TRAPS, ids=trap_id)
 def test_gate_decides_each_trap_on_its_own(demo_store: Store, trap: dict[str, Any]) -> None:
     document_id, asked, others = _setup(demo_store, trap)
-    verdict = judge_document(demo_store.catalog.documents[document_id], asked, others, CONFIG)
+    document = demo_store.catalog.documents[document_id]
+    verdict = judge_document(document, asked, others, CONFIG, demo_store.catalog.vocabulary)
     assert ("keep" if verdict.keep else "exclude") == trap["expected"], (verdict.reasons, verdict.other_addresses)
 
 
 @pytest.mark.parametrize("trap", TRAPS, ids=trap_id)
 def test_gate_decides_each_trap_among_the_whole_corpus(demo_store: Store, trap: dict[str, Any]) -> None:
     document_id, asked, others = _setup(demo_store, trap)
-    result = gate(list(demo_store.catalog.documents.values()), asked, others, CONFIG)
+    result = gate(list(demo_store.catalog.documents.values()), asked, others, CONFIG, demo_store.catalog.vocabulary)
     assert result.relaxed == ()
     assert ("keep" if document_id in result.kept_ids else "exclude") == trap["expected"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.intake.analysis import (
+    Intake,
     analyse_question,
     doc_type_hint,
     find_ambiguous_acronyms,
@@ -14,6 +15,7 @@ from pipeline.intake.analysis import (
 )
 from pipeline.settings import PlannerConfig
 from pipeline.types import Entity
+from tests.support.vocabulary import DEMO_VOCABULARY
 
 ENTITIES = [
     Entity("e-bl", "banda-lane", "Banda Lane", ("14 Banda Lane", "Hardy Banda Lane", "L.R. NO: 1160/88")),
@@ -26,8 +28,8 @@ DOC_TYPES = {"lease", "valuation", "offer_letter", "inspection_report", "title_d
 CONFIG = PlannerConfig(acronym_glossary={"LR": ("land reference", "lease renewal"), "KSH": ("Kenya shilling",)})
 
 
-def analyse(question: str) -> object:
-    return analyse_question(question, ENTITIES, DOC_TYPES, CONFIG)
+def analyse(question: str) -> Intake:
+    return analyse_question(question, ENTITIES, DOC_TYPES, CONFIG, DEMO_VOCABULARY)
 
 
 @pytest.mark.parametrize(
@@ -44,28 +46,30 @@ def analyse(question: str) -> object:
     ],
 )
 def test_literal_terms(question: str, expected: list[tuple[str, str]]) -> None:
-    assert [(t.text, t.kind) for t in find_literal_terms(question)] == expected
+    assert [(t.text, t.kind) for t in find_literal_terms(question, DEMO_VOCABULARY)] == expected
 
 
 def test_uuid_like_identifiers_are_literals() -> None:
-    terms = find_literal_terms("document {123E4567-E89B-12D3-A456-426614174000} please")
+    terms = find_literal_terms("document {123E4567-E89B-12D3-A456-426614174000} please", DEMO_VOCABULARY)
     assert [t.kind for t in terms] == ["identifier"]
 
 
 def test_entity_mentions_fold_lookalikes_and_take_full_names() -> None:
-    intake = analyse_question("What is the rent at 14 B\u0430nda Lane?", ENTITIES, DOC_TYPES, CONFIG)
+    intake = analyse("What is the rent at 14 B\u0430nda Lane?")
     assert intake.entity_ids == ("e-bl",)
     assert intake.ambiguous_entities == ()
 
 
 def test_a_shared_word_without_a_full_name_is_ambiguous() -> None:
-    assert find_ambiguous_entities("rent at Mellifera?", ENTITIES, ()) == (("mellifera", ("e-mg", "e-mc")),)
-    assert find_ambiguous_entities("rent at Mellifera Court?", ENTITIES, ("e-mc",)) == ()
+    assert find_ambiguous_entities("rent at Mellifera?", ENTITIES, (), DEMO_VOCABULARY) == (
+        ("mellifera", ("e-mg", "e-mc")),
+    )
+    assert find_ambiguous_entities("rent at Mellifera Court?", ENTITIES, ("e-mc",), DEMO_VOCABULARY) == ()
 
 
 def test_a_word_only_one_entity_uses_names_it() -> None:
-    assert find_partial_entities("rent at Mkungu?", ENTITIES, ()) == ("e-mk",)
-    assert analyse_question("rent at Mkungu?", ENTITIES, DOC_TYPES, CONFIG).entity_ids == ("e-mk",)
+    assert find_partial_entities("rent at Mkungu?", ENTITIES, (), DEMO_VOCABULARY) == ("e-mk",)
+    assert analyse("rent at Mkungu?").entity_ids == ("e-mk",)
 
 
 def test_acronyms_with_several_meanings_are_ambiguous_unless_spelled_out() -> None:
@@ -94,17 +98,17 @@ def test_doc_type_hint_from_type_names_and_synonyms() -> None:
     ],
 )
 def test_retrieval_intent(question: str, intent: str, answerability: str) -> None:
-    intake = analyse_question(question, ENTITIES, DOC_TYPES, CONFIG)
+    intake = analyse(question)
     assert (intake.retrieval_intent, intake.answerability) == (intent, answerability)
 
 
 def test_complexity_and_kind_signals() -> None:
-    compare = analyse_question("Compare the leases of Banda Lane and Banda Road", ENTITIES, DOC_TYPES, CONFIG)
+    compare = analyse("Compare the leases of Banda Lane and Banda Road")
     assert compare.requires_synthesis and compare.entity_ids == ("e-bl", "e-br")
-    parts = analyse_question("Who is the tenant? When does the lease end?", ENTITIES, DOC_TYPES, CONFIG)
+    parts = analyse("Who is the tenant? When does the lease end?")
     assert parts.requires_synthesis and parts.subquestions == ("Who is the tenant?", "When does the lease end?")
-    assert analyse_question("How does the valuation method work?", ENTITIES, DOC_TYPES, CONFIG).conceptual
-    assert not analyse_question('How does "forced sale value" work?', ENTITIES, DOC_TYPES, CONFIG).conceptual
-    assert analyse_question("Is the tenant permitted to sublet?", ENTITIES, DOC_TYPES, CONFIG).policy_lookup
-    assert analyse_question("It fails with KeyError: 'rent'", ENTITIES, DOC_TYPES, CONFIG).troubleshooting
-    assert analyse_question("What is the tenant's phone number?", ENTITIES, DOC_TYPES, CONFIG).pii_request
+    assert analyse("How does the valuation method work?").conceptual
+    assert not analyse('How does "forced sale value" work?').conceptual
+    assert analyse("Is the tenant permitted to sublet?").policy_lookup
+    assert analyse("It fails with KeyError: 'rent'").troubleshooting
+    assert analyse("What is the tenant's phone number?").pii_request

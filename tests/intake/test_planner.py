@@ -13,6 +13,7 @@ from pipeline.intake.planner_state import PlannerState, RetrievalRound
 from pipeline.intake.scope import NO_SCOPE, Scope
 from pipeline.settings import PlannerConfig
 from pipeline.types import Entity
+from tests.support.vocabulary import DEMO_VOCABULARY
 
 ENTITIES = {
     e.entity_id: e
@@ -29,7 +30,7 @@ PROPERTY = Scope(kind="property", entity_id="e-bl")
 
 
 def intake(question: str, config: PlannerConfig = CONFIG) -> Intake:
-    return analyse_question(question, list(ENTITIES.values()), DOC_TYPES, config)
+    return analyse_question(question, list(ENTITIES.values()), DOC_TYPES, config, DEMO_VOCABULARY)
 
 
 def plan(question: str, scope: Scope = NO_SCOPE, config: PlannerConfig = CONFIG) -> PlannerState:
