@@ -17,12 +17,13 @@ from functools import cache, lru_cache
 import Stemmer
 
 # Words that carry no content: left out of index terms, grounding and coverage, and never the
-# head of a "<Head> <street type>" address. Kept short on purpose so that legal phrasing such as
-# "shall not" still matches when quoted.
+# head of a "<Head> <street type>" address. Function words only: "shall not" still matches when
+# quoted, and prepositions that carry terms ("under clause 4", "after the first year", "before
+# completion", "per month") stay index terms and count as claims when grounding an answer.
 STOPWORDS = frozenset(
-    """a about after all also an and any are as at be been before being between by did do does for from
-    has have how in into is it its of on or over per such than that the their then there these they this
-    those to under was were what when where which who whom will with""".split()
+    """a also an and are as at be been being by did do does for from has have how in into is it its of on or
+    such than that the their then there these they this those to was were what when where which who whom
+    will with""".split()
 )
 
 # Characters that render as nothing yet carry or hide text: zero-width joiners and spaces, bidi

@@ -253,7 +253,7 @@ def manifest(docs: list[Doc]) -> str:
         "",
         "[vocabulary.addresses]",
         'street_types = ["Lane", "Road", "Street", "Avenue", "Drive", "Close", "Court", "Gardens"]',
-        'head_stopwords = ["each", "every", "our", "same", "main", "high", "supreme", "county", "new", "old"]',
+        'head_stopwords = ["any", "each", "every", "our", "same", "main", "high", "supreme", "county", "new", "old"]',
         "",
         "[[entities]]",
         'slug = "alpha-court"',

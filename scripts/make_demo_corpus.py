@@ -2313,7 +2313,7 @@ pii_terms = ["kra pin"]
 [vocabulary.addresses]
 street_types = ["Lane", "Road", "Street", "Avenue", "Drive", "Close", "Court", "Gardens"]
 # Heads that make "<Head> Road" or "<Head> Court" no address ("Main Road", "High Court").
-head_stopwords = ["each", "every", "our", "same", "main", "access", "private", "public", "service", "feeder",
+head_stopwords = ["any", "each", "every", "our", "same", "main", "access", "private", "public", "service", "feeder",
   "bypass", "high", "supreme", "county", "district", "magistrate", "magistrates", "magistrate's", "magistrates'",
   "land", "environment", "commercial", "family", "appeal", "industrial", "new", "old"]
 
