@@ -4,7 +4,8 @@ Run from the repository root (after scripts/make_demo_corpus.py):
 
     python scripts/make_demo_traces.py
 
-Deterministic: facts come from the tables of scripts/make_demo_corpus.py, every random choice
+Deterministic: facts come from the property records in scripts/demo_properties.toml (read by
+scripts/make_demo_corpus.py, whose helpers this script shares), every random choice
 from one random.Random(SEED), and the output is identical on every run. Before writing, every
 example is checked against the documents themselves (Markdown pages split at the page-break
 comment, PDF pages extracted with pypdf, as the index reads them): each answer fact occurs in a
@@ -52,7 +53,7 @@ CYR_A, CYR_O = "\u0430", "\u043e"
 
 
 def _load_corpus_script() -> ModuleType:
-    """scripts/make_demo_corpus.py as a module: its tables are the facts."""
+    """scripts/make_demo_corpus.py as a module: the property records it loads are the facts."""
     spec = importlib.util.spec_from_file_location("make_demo_corpus", Path(__file__).with_name("make_demo_corpus.py"))
     if spec is None or spec.loader is None:
         raise SystemExit("cannot load scripts/make_demo_corpus.py")

@@ -1,0 +1,51 @@
+"""The committed demo corpus and its labelled traces are exactly what the scripts write from the
+property records in scripts/demo_properties.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.evaluation.examples import write_example_set
+from tests.support.paths import DATASETS, ROOT
+from tests.support.scripts import load_script
+
+DEMO = DATASETS / "demo"
+TRACES = DATASETS / "demo-traces"
+
+
+def _differing(written: list[Path], out: Path, committed: Path) -> list[str]:
+    return [str(p.relative_to(out)) for p in written if p.read_bytes() != (committed / p.relative_to(out)).read_bytes()]
+
+
+def test_the_demo_corpus_is_what_its_script_writes_from_the_records(tmp_path: Path) -> None:
+    generator = load_script("make_demo_corpus")
+    out = tmp_path / "demo"
+    written = generator.write(out)
+    assert _differing(written, out, DEMO) == [], "datasets/demo is stale: run scripts/make_demo_corpus.py"
+    committed = {p.relative_to(DEMO) for p in DEMO.rglob("*") if p.is_file()}
+    assert committed == {p.relative_to(out) for p in written}
+
+
+def test_the_demo_traces_are_what_their_script_writes(tmp_path: Path) -> None:
+    traces = load_script("make_demo_traces")
+    examples = traces.build(DEMO)
+    out = tmp_path / "traces"
+    write_example_set(out, examples)
+    (out / "README.md").write_text(traces.card(examples), encoding="utf-8")
+    written = sorted(out.iterdir())
+    assert _differing(written, out, TRACES) == [], "datasets/demo-traces is stale: run scripts/make_demo_traces.py"
+
+
+def test_a_bad_property_record_is_refused_naming_its_field(tmp_path: Path) -> None:
+    generator = load_script("make_demo_corpus")
+    source = (ROOT / "scripts" / "demo_properties.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "facts.toml"
+    bad.write_text(source.replace("rent = 285_000", 'rent = "285,000"', 1), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"properties\[0\]\.rent: expected int"):
+        generator.load_facts(bad)
+    bad.write_text(source.replace('lr = "1160/88"\n', "", 1), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"properties\[0\]: fields differ from Property: \['lr'\]"):
+        generator.load_facts(bad)
+    assert generator.load_facts(ROOT / "scripts" / "demo_properties.toml")[0] == generator.PROPERTIES
