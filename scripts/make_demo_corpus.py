@@ -1700,7 +1700,8 @@ def render_card(corpus: Corpus) -> bytes:
         "",
         "- `corpus.toml`: the manifest (`scoperag-corpus/v1`); the truth about which property each document"
         " is about (`entities`, primary first). The folder a file sits in is only organisation and is"
-        " deliberately wrong for some files.",
+        " deliberately wrong for some files. Its `[vocabulary]` holds the corpus's own words and patterns"
+        " (street types, parcel numbers, KSH, generic nouns), stored with the index.",
         "- `<property-slug>/*.md`: YAML front matter (`title`, `type`, `summary`), then pages separated by a"
         f" line `{PAGE_BREAK}`.",
         "- `<property-slug>/*.pdf`: one logical page per PDF page (core font Helvetica, latin-1 text); the"
@@ -1710,14 +1711,16 @@ def render_card(corpus: Corpus) -> bytes:
         "",
         "## How it was generated",
         "",
-        "Everything here is written by `scripts/make_demo_corpus.py` from the fact tables at its top:",
+        "Everything here is written by `scripts/make_demo_corpus.py` from the property records in"
+        " `scripts/demo_properties.toml`:",
         "",
         "```",
         "python scripts/make_demo_corpus.py        # from the repository root",
         "```",
         "",
         "Regeneration is byte-identical: no clock and no randomness are used, and PDFs carry a fixed creation"
-        " date (2024-01-01 UTC). Do not edit the generated files by hand; change the script and rerun it.",
+        " date (2024-01-01 UTC). Do not edit the generated files by hand; change the records or the script and"
+        " rerun it.",
         "",
         "## Properties",
         "",
