@@ -9,6 +9,7 @@ twin with the same fact and no payload. Beta Court is the wrong property the pay
 
 from __future__ import annotations
 
+import argparse
 import base64
 import shutil
 import sys
@@ -315,7 +316,9 @@ def write(out: Path) -> list[Doc]:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("out", nargs="?", type=Path, default=OUT, help=f"output directory (default: {OUT})")
+    out = parser.parse_args().out
     docs = write(out)
     print(f"wrote {len(docs)} documents to {out}")
 
