@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from signatures.types import GroupScores, ScoringGroup
+from signatures.models import GroupScores, ScoringGroup
 
 
 class ScoreRelevance(dspy.Signature):

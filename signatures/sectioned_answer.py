@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dspy
 
-from signatures.types import AnswerSection, SectionContext
+from signatures.models import AnswerSection, SectionContext
 
 
 class SectionedAnswer(dspy.Signature):

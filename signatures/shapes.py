@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter, WithJsonSchema, create_model
 from pydantic_core import core_schema
 
-from signatures.types import AnswerSection, Bullet, Citation, GroupScores, Score
+from signatures.models import AnswerSection, Bullet, Citation, GroupScores, Score
 
 MAX_BULLET_CHARS = 300
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 
-from pipeline.cli import ask, evaluate, index, profiles, serve
+from pipeline.cli import ask, evaluate, indexing, profile, serve
 from pipeline.cli.common import Commands, quiet_environment, silence_libraries
 from pipeline.errors import ScopeRagError
 
@@ -16,11 +16,11 @@ from pipeline.errors import ScopeRagError
 # adds subparsers (experiments/ adds optimize, runs, export and champion this way).
 COMMAND_GROUP = "scoperag.commands"
 BUILT_IN: tuple[Callable[[Commands], None], ...] = (
-    index.register,
+    indexing.register,
     ask.register,
     evaluate.register,
     serve.register,
-    profiles.register,
+    profile.register,
 )
 
 

@@ -13,7 +13,7 @@ from pipeline.guards.sanitise import plain_answer_text, strip_inline_citations, 
 from pipeline.text import content_words, normalise
 from pipeline.types import ChunkHit
 from pipeline.vocabulary import Vocabulary
-from signatures.types import AnswerSection
+from signatures.models import AnswerSection
 
 CitationReason = Literal["not_shown_for_section", "out_of_scope"]
 

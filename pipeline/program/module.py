@@ -48,8 +48,8 @@ from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
 from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
+from signatures.models import AnswerSection, ChunkForScoring, ScoringGroup, SectionContext, SourceChunk
 from signatures.shapes import exact_scores_type, exact_sections_type
-from signatures.types import AnswerSection, ChunkForScoring, ScoringGroup, SectionContext, SourceChunk
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from pipeline.export.jsonio import sha256_hex
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
-from signatures.types import AnswerSection, Bullet, Citation, GroupScores
+from signatures.models import AnswerSection, Bullet, Citation, GroupScores
 
 SCORES = {"case-1": {"recall": 1.0, "wrong_property_citations": 0.0}, "case-2": {"recall": 0.5}}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import TypeAdapter
 
+from signatures.models import AnswerSection, GroupScores
 from signatures.shapes import exact_scores_type, exact_sections_type
-from signatures.types import AnswerSection, GroupScores
 
 
 def test_scores_schema_is_exact_per_group() -> None:
