@@ -11,11 +11,16 @@ import os
 import re
 import socket
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
-from pipeline.errors import LockHeld
+from pydantic import BaseModel, ValidationError
+
+from pipeline.errors import LockHeld, ScopeRagError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def sha256_file(path: Path) -> str:
@@ -121,3 +126,15 @@ def process_alive(host: str, pid: int, start: str | None = None) -> bool:
         pass  # exists, owned by someone else
     current = process_start(pid)
     return start is None or current is None or current == start
+
+
+def read_toml_model(path: Path, model: type[M], what: str, error: type[ScopeRagError]) -> M:
+    """The TOML file at `path` validated as `model`; `error` names the file, what it is and every problem."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise error(f"{path}: cannot read {what}: {exc}") from exc
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise error(f"{path}: invalid {what}:\n{exc}") from exc

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from pipeline.errors import SettingsError
+from pipeline.files import read_toml_model
 from pipeline.types import Strict
 
 
@@ -117,12 +117,4 @@ class Settings(Strict):
 
 def load_settings(path: Path) -> Settings:
     """The settings in a TOML file (any section may be left out); SettingsError names the file and field."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"{path}: cannot read settings: {exc}") from exc
-    try:
-        return Settings.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-        raise SettingsError(f"{path}: invalid settings: {problems}") from exc
+    return read_toml_model(path, Settings, "settings", SettingsError)

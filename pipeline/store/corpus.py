@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,6 +10,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from pipeline.errors import ManifestError
+from pipeline.files import read_toml_model
 from pipeline.types import Strict
 from pipeline.vocabulary import Vocabulary
 
@@ -89,14 +89,7 @@ class FrontMatter(Strict):
 
 def load_manifest(path: Path) -> CorpusManifest:
     """The validated manifest at `path`; ManifestError names the file and the problem."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ManifestError(f"{path}: cannot read corpus manifest: {exc}") from exc
-    try:
-        return CorpusManifest.model_validate(raw)
-    except ValidationError as exc:
-        raise ManifestError(f"{path}: invalid corpus manifest:\n{exc}") from exc
+    return read_toml_model(path, CorpusManifest, "corpus manifest", ManifestError)
 
 
 def split_front_matter(text: str, source: str) -> tuple[FrontMatter, str]:
