@@ -334,7 +334,8 @@ def card(examples: Sequence[LabelledExample], questions: int, derived: list[tupl
     lines = [
         "# SEC 10-Q labelled traces",
         "",
-        f"Labelled examples (`pipeline.evaluation.examples.LabelledExample`, JSONL) built from the {questions} reviewed questions",
+        "Labelled examples (`pipeline.evaluation.examples.LabelledExample`, JSONL) built from the "
+        f"{questions} reviewed questions",
         "of `../shared/data/sec-10q/qna_data.csv` over the 20 filings in `../shared/data/sec-10q/docs`",
         "(five companies, four quarters; entities as in `datasets/sec-10q/corpus.toml`). Documents are named",
         'by file name ("2023 Q3 AAPL.pdf"), scopes by company slug ("aapl").',
