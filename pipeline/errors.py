@@ -176,12 +176,17 @@ class DuplicateExampleError(ExamplesError):
 
 
 class LMFailure(ScopeRagError):
-    """The LM could not be reached or failed outright (not a parse problem); `public` is safe to show."""
+    """The LM could not be reached or failed outright (not a parse problem); `public` is safe to show.
 
-    def __init__(self, message: str, public: str | None = None, calls: int = 1) -> None:
+    `calls` is every attempt made (retries included); `retried` names the error of each attempt that
+    failed and was retried before the last one.
+    """
+
+    def __init__(self, message: str, public: str | None = None, calls: int = 1, retried: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.public = public or message
         self.calls = calls
+        self.retried = retried
 
 
 class StreamCancelled(ScopeRagError):

@@ -95,6 +95,18 @@ class ProgramSettings(Strict):
     )
 
 
+class LMRequestSettings(Strict):
+    """How a program step's LM call is made: each attempt is one LM call, counted against the question."""
+
+    # Further attempts of one step's call after a transient failure (a dropped connection, a timeout,
+    # HTTP 429 or 5xx); the LM client itself never retries.
+    retries: int = Field(default=2, ge=0, le=10)
+    # Seconds before the first retry, doubled before each further one (a server's Retry-After, up to 30 s, wins).
+    backoff_seconds: float = Field(default=1.0, ge=0.0, le=60.0)
+    # Seconds one request to a remote LM may take before it fails (the embedded model has no timeout).
+    timeout_seconds: float = Field(default=120.0, gt=0.0, le=3600.0)
+
+
 class BuildSettings(Strict):
     """Chunking and index choices of an index build, recorded in the index manifest."""
 
@@ -112,6 +124,7 @@ class Settings(Strict):
     lm_threads: int = Field(default=1, ge=1, le=64)
     core: CoreConfig = CoreConfig()
     program: ProgramSettings = ProgramSettings()
+    lm_requests: LMRequestSettings = LMRequestSettings()
     build: BuildSettings = BuildSettings()
 
 

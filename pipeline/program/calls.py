@@ -19,9 +19,11 @@ from typing import Any
 
 import dspy
 from dspy.utils.callback import BaseCallback
+from dspy.utils.exceptions import is_retryable_lm_error
 from dspy.utils.usage_tracker import UsageTracker
 
 from pipeline.errors import LMFailure
+from pipeline.settings import LMRequestSettings
 
 
 class BudgetExhausted(BaseException):
@@ -124,7 +126,8 @@ def one_call_settings(counter: LMCallCounter) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CallOutcome:
-    """One step's LM call: its prediction (None when unparseable), calls made, tokens and seconds."""
+    """One step's LM call: its prediction (None when unparseable), attempts made, tokens, seconds, and the
+    error of each failed attempt that was retried."""
 
     prediction: Any
     unparseable: str | None
@@ -132,37 +135,83 @@ class CallOutcome:
     prompt_tokens: int
     completion_tokens: int
     seconds: float
+    retried: tuple[str, ...] = ()
 
 
-def call_once(name: str, predictor: dspy.Predict, max_tokens: int, **inputs: Any) -> CallOutcome:
-    """Run `predictor` with one LM call; an unparseable output is an outcome, any other failure LMFailure."""
+# A server's Retry-After is honoured up to this many seconds: a compromised one cannot park a question.
+MAX_RETRY_AFTER_SECONDS = 30.0
+
+
+def call_once(
+    name: str, predictor: dspy.Predict, max_tokens: int, requests: LMRequestSettings | None = None, **inputs: Any
+) -> CallOutcome:
+    """Run `predictor` for one step; an unparseable output is an outcome, any other failure LMFailure.
+
+    A transient failure (dropped connection, timeout, HTTP 429 or 5xx) is retried up to
+    `requests.retries` times; every attempt is an LM call, counted in `calls` (and by any
+    LMCallCounter listening, so a budget stops retries too).
+    """
+    requests = requests or LMRequestSettings()
     started = time.perf_counter()
     counter = LMCallCounter()
     prediction = None
     unparseable = None
-    usage = UsageTracker()
-    try:
-        with dspy.context(**one_call_settings(counter)), dspy.track_usage() as usage:
-            prediction = predictor(**inputs, config={"max_tokens": max_tokens})
-    except Exception as exc:  # unparseable output falls back; any other failure is the LM's
-        root: BaseException = exc
-        while root.__cause__ is not None:
-            root = root.__cause__
-        # json_repair gives up on deeply nested output ("{{{{...") with a ValueError from a
-        # RecursionError that DSPy does not wrap: that output is unparseable, the LM did answer.
-        if not isinstance(exc, dspy.utils.exceptions.AdapterParseError) and not isinstance(root, RecursionError):
+    retried: list[str] = []
+    tokens: list[tuple[int, int]] = []
+    while True:
+        usage = UsageTracker()
+        try:
+            with dspy.context(**one_call_settings(counter)), dspy.track_usage() as usage:
+                prediction = predictor(**inputs, config={"max_tokens": max_tokens})
+            tokens.extend(usage_tokens(usage))
+            break
+        except Exception as exc:  # unparseable output falls back; a transient failure is retried; the rest fail
+            root: BaseException = exc
+            while root.__cause__ is not None:
+                root = root.__cause__
+            # json_repair gives up on deeply nested output ("{{{{...") with a ValueError from a
+            # RecursionError that DSPy does not wrap: that output is unparseable, the LM did answer.
+            if isinstance(exc, dspy.utils.exceptions.AdapterParseError) or isinstance(root, RecursionError):
+                unparseable = f"unparseable: {exc!s:.300}"
+                break
+            transient = _transient(exc)
+            if transient is not None and len(retried) < requests.retries:
+                retried.append(type(transient).__name__)
+                time.sleep(_retry_delay(requests, len(retried), transient))
+                continue
             raise LMFailure(
                 f"{name}: {type(exc).__name__}: {exc}",
                 public=f"{name}: {type(root).__name__}",
-                calls=max(1, counter.calls),
+                calls=max(1 + len(retried), counter.calls),
+                retried=tuple(retried),
             ) from exc
-        unparseable = f"unparseable: {exc!s:.300}"
-    tokens = list(usage_tokens(usage))
     return CallOutcome(
         prediction=prediction,
         unparseable=unparseable,
-        calls=max(1, counter.calls),
+        calls=max(1 + len(retried), counter.calls),
         prompt_tokens=sum(p for p, _ in tokens),
         completion_tokens=sum(c for _, c in tokens),
         seconds=time.perf_counter() - started,
+        retried=tuple(retried),
     )
+
+
+def _transient(exc: BaseException) -> Exception | None:
+    """The retryable LM error in `exc`'s chain of causes, if there is one."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, Exception) and is_retryable_lm_error(current):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _retry_delay(requests: LMRequestSettings, retry: int, error: Exception) -> float:
+    """Seconds to wait before retry number `retry` (1-based): exponential backoff, or the server's Retry-After."""
+    delay = float(requests.backoff_seconds * 2 ** (retry - 1))
+    retry_after = getattr(error, "retry_after", None)
+    if isinstance(retry_after, int | float) and retry_after > 0:
+        delay = max(delay, min(float(retry_after), MAX_RETRY_AFTER_SECONDS))
+    return delay

@@ -16,6 +16,7 @@ import dspy
 from pipeline.errors import ScopeRagError
 from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, load_local_model
 from pipeline.program.lm.model_file import QWEN_CODER_05B, ShippedModel, ensure_model_file
+from pipeline.settings import LMRequestSettings
 
 EMBEDDED = "embedded"
 DEFAULT_MAX_TOKENS = 1024
@@ -90,12 +91,14 @@ def make_lm(
     model_name: str = "default",
     api_key: str = "local",
     cache: bool = True,
+    requests: LMRequestSettings | None = None,
 ) -> dspy.LM:
     """A dspy.LM for `spec`: None/"embedded", "provider/model" (LiteLLM) or an http(s):// base URL.
 
     `threads`, `context_size` and `cache_dir` apply to the embedded model only; `model_name` and
     `api_key` to a base URL. `max_tokens`/`temperature` of None mean the backend's default
-    (embedded: 1024 tokens at temperature 0).
+    (embedded: 1024 tokens at temperature 0). A remote LM makes one HTTP request per call, within
+    `requests.timeout_seconds`: retries are the program's (`call_once`), each one a counted call.
     """
     parsed = parse_lm_spec(spec)
     if parsed.kind == "embedded":
@@ -107,6 +110,8 @@ def make_lm(
             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
             cache=cache,
         )
+    # DSPy's own retries (3 by default) would make one counted call cost up to four requests.
+    remote = {"num_retries": 0, "timeout": (requests or LMRequestSettings()).timeout_seconds}
     if parsed.kind == "base_url":
         return dspy.LM(
             f"openai/{model_name}",
@@ -115,5 +120,6 @@ def make_lm(
             temperature=temperature,
             max_tokens=max_tokens,
             cache=cache,
+            **remote,
         )
-    return dspy.LM(parsed.value, temperature=temperature, max_tokens=max_tokens, cache=cache)
+    return dspy.LM(parsed.value, temperature=temperature, max_tokens=max_tokens, cache=cache, **remote)
