@@ -53,11 +53,12 @@ from pipeline.errors import ScopeRagError, UnknownScopeError  # noqa: E402
 from pipeline.export import MANIFEST, MAX_FILE_BYTES, PROGRAM, PROMPTS, canonical_json, load_export, render_prompts  # noqa: E402
 from pipeline.export.jsonio import sha256_hex  # noqa: E402
 from pipeline.guards.ids import is_canonical_uuid  # noqa: E402
+from pipeline.guards.sanitise import MAX_QUESTION_CHARS  # noqa: E402
 from pipeline.intake.scope import resolve_scope  # noqa: E402
 from pipeline.program.module import ScopedQA  # noqa: E402
 from pipeline.serving import create_app, parse_sse  # noqa: E402
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES  # noqa: E402
-from pipeline.serving.schemas import MAX_DOCUMENT_IDS, MAX_PROPERTY_CHARS, MAX_QUESTION_CHARS, QueryRequest  # noqa: E402
+from pipeline.serving.schemas import MAX_DOCUMENT_IDS, MAX_PROPERTY_CHARS, QueryRequest  # noqa: E402
 from pipeline.store import Store, open_store  # noqa: E402
 from pipeline.store.build import build_index  # noqa: E402
 from pipeline.store.embedders import HashEmbedder  # noqa: E402

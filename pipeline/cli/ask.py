@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.cli.common import (
     CASES,
@@ -19,10 +20,15 @@ from pipeline.cli.common import (
     lm_threads_option,
     load_program,
     model_cache_dir,
-    plain,
+    output,
     program_option,
     scope_options,
+    settings_option,
+    styled,
 )
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 def register(commands: Commands) -> None:
@@ -35,6 +41,7 @@ def register(commands: Commands) -> None:
             lm_option(),
             lm_threads_option(),
             program_option(),
+            settings_option(),
             history_option(),
             json_option(),
         ],
@@ -70,9 +77,8 @@ def register(commands: Commands) -> None:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     import dspy
-    from rich.console import Console
-    from rich.markdown import Markdown
 
+    from pipeline.cli.common import read_settings
     from pipeline.evaluation.history import History
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed
@@ -83,9 +89,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     configure_dspy()
     store = open_store(Path(args.index))
     scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
+    settings = read_settings(args.settings)
     with notices.status("loading the language model...") as status:
-        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads)
-        program = load_program(store, args.program, notices)
+        program = load_program(store, args.program, notices, settings)
+        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads, requests=settings.lm_requests)
         final: Completed | Failed | None = None
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
             for event in program.stream(args.question, scope):
@@ -98,47 +105,45 @@ def cmd_ask(args: argparse.Namespace) -> int:
         history_id = history.record(final.trace)
         history.close()
     if isinstance(final, Failed) or final is None:
-        notices.print(f"[red]error:[/] {plain(final.message) if final else 'no answer'}")
+        notices.print(styled(("error: ", "red"), final.message if final else "no answer"))
         return 1
     if args.json:
         print(final.model_copy(update={"history_id": history_id}).model_dump_json(indent=2))
         return 0
-    out = Console()
+    # Everything below is data: printed as Text, never as markup, Markdown or a link.
+    out = output()
     if not final.sections:  # asked back, refused or answered directly: the answer is the message
-        out.print(plain(final.answer), highlight=False)
+        out.print(styled(final.answer))
     for section in final.sections:
-        out.print(Markdown(f"## {section.index + 1}. {section.sub_question}"))
+        out.print(styled((f"{section.index + 1}. {section.sub_question}", "bold")))
         if section.status == "error":
-            out.print(f"  [red]{plain(section.error)}[/]")
+            out.print(styled("  ", (section.error or "", "red")))
         for bullet in section.bullets:
-            out.print(f"  - {plain(bullet)}", highlight=False)
+            out.print(styled("  - ", bullet))
         if section.sources:
-            names = "; ".join(f"{plain(s.filename)} p.{s.page}" for s in section.sources)
-            out.print(f"  [dim]sources: {names}[/]", highlight=False)
+            names = "; ".join(f"{s.filename} p.{s.page}" for s in section.sources)
+            out.print(styled((f"  sources: {names}", "dim")))
         out.print()
     # Questions asked alongside an answer, and the tool loop's message when steps were given up.
     for note in filter(None, [*(final.clarifying_questions if final.sections else ()), final.notice]):
-        out.print(f"[yellow]{plain(note)}[/]", highlight=False)
-    out.print(
-        f"[dim]{final.lm_calls} LM calls, {final.tokens} tokens, {final.seconds:.1f} s; "
-        f"scope: {scope.kind}; history: {history_id}[/]"
-    )
+        out.print(styled((note, "yellow")))
+    summary = f"{final.lm_calls} LM calls, {final.tokens} tokens, {final.seconds:.1f} s"
+    out.print(styled((f"{summary}; scope: {scope.kind}; history: {history_id}", "dim")))
     return 0
 
 
-def _describe(event: object) -> str:
+def _describe(event: object) -> Text:
     """The status line for one progress event."""
     from pipeline.program.events import Decomposed, GeneratingSubquestion
 
     if isinstance(event, Decomposed):
-        return f"decomposed into {len(event.sub_questions)} sub-question(s); retrieving..."
+        return styled(f"decomposed into {len(event.sub_questions)} sub-question(s); retrieving...")
     if isinstance(event, GeneratingSubquestion):
-        return f"answering {event.index + 1}: {event.sub_question}"
-    return f"{getattr(event, 'phase', 'working')}..."
+        return styled(f"answering {event.index + 1}: {event.sub_question}")
+    return styled(f"{getattr(event, 'phase', 'working')}...")
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from pipeline.evaluation.history import History
@@ -149,22 +154,21 @@ def cmd_history(args: argparse.Namespace) -> int:
         if args.json:
             print(entry.trace.model_dump_json(indent=2))
         else:
-            out = Console()
-            out.print(f"[bold]{plain(entry.question)}[/]  ({entry.created_at}, {entry.history_id})")
-            out.print(plain(entry.answer or "(no answer)"), highlight=False)
+            out = output()
+            out.print(styled((entry.question, "bold"), f"  ({entry.created_at}, {entry.history_id})"))
+            out.print(styled(entry.answer or "(no answer)"))
             trace = entry.trace
             for sq in trace.sub_questions:
                 kept = sum(1 for c in sq.chunks if c.kept)
-                out.print(
-                    f"  sub-question {sq.index + 1}: {plain(sq.sub_question)} - {len(sq.chunks)} retrieved, {kept} kept"
-                )
+                line = f" - {len(sq.chunks)} retrieved, {kept} kept"
+                out.print(styled(f"  sub-question {sq.index + 1}: ", sq.sub_question, line))
             for item in trace.interventions:
-                out.print(f"  [yellow]{item.guard}[/] {plain(item.target)}: {plain(item.reason)}", highlight=False)
+                out.print(styled("  ", (item.guard, "yellow"), f" {item.target}: {item.reason}"))
             for item in trace.fallbacks:
-                out.print(
-                    f"  [magenta]fallback {item.guard}[/] {plain(item.target)}: {plain(item.reason)}", highlight=False
-                )
-            out.print(f"  {entry.lm_calls} LM calls, {entry.tokens} tokens, {entry.seconds:.1f} s")
+                out.print(styled("  ", (f"fallback {item.guard}", "magenta"), f" {item.target}: {item.reason}"))
+            attempts = ", ".join(f"{step} {count}" for step, count in trace.lm_attempts.items())
+            calls = f"{entry.lm_calls} LM calls" + (f" ({attempts})" if attempts else "")
+            out.print(styled(f"  {calls}, {entry.tokens} tokens, {entry.seconds:.1f} s"))
         return 0
     entries = history.recent(args.limit)
     if args.json:
@@ -190,14 +194,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         table.add_column(column)
     for e in entries:
         table.add_row(
-            e.history_id[:8],
-            e.created_at,
-            plain(e.question[:70]),
-            str(e.lm_calls),
-            str(e.tokens),
-            f"{e.seconds:.1f}",
+            styled(e.history_id[:8]),
+            styled(e.created_at),
+            styled(e.question[:70]),
+            styled(str(e.lm_calls)),
+            styled(str(e.tokens)),
+            styled(f"{e.seconds:.1f}"),
         )
-    Console().print(table)
+    output().print(table)
     return 0
 
 

@@ -16,9 +16,11 @@ from pipeline.settings import DEFAULT_HISTORY, DEFAULT_INDEX_DIR, DEFAULT_PROFIL
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from pipeline.export.profiles import ProfilePaths
     from pipeline.program.module import ScopedQA
+    from pipeline.settings import Settings
     from pipeline.store import Store
     from pipeline.types import SearchMode
 
@@ -50,14 +52,36 @@ def console() -> Console:
     """The console for status and notices: stderr, so stdout carries only results (tables, --json)."""
     from rich.console import Console
 
-    return Console(stderr=True)
+    return Console(stderr=True, emoji=False)
+
+
+def output() -> Console:
+    """The console for results on stdout; ":name:" in data never becomes an emoji."""
+    from rich.console import Console
+
+    return Console(emoji=False)
 
 
 def plain(value: object) -> str:
-    """`value` as text Rich prints literally: brackets in documents, answers or questions are never markup."""
+    """`value` as text Rich prints literally inside markup: brackets are never markup, and no escape
+    sequence or control character reaches the terminal."""
     from rich.markup import escape
 
-    return escape(str(value))
+    from pipeline.guards.sanitise import strip_controls
+
+    return escape(strip_controls(str(value)))
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """A Rich Text of `parts` (plain strings, or (string, style) pairs): what data holds is never read as
+    markup, an emoji or a link, and loses escape sequences and control characters."""
+    from rich.text import Text
+
+    from pipeline.guards.sanitise import strip_controls
+
+    return Text.assemble(
+        *(strip_controls(part) if isinstance(part, str) else (strip_controls(part[0]), part[1]) for part in parts)
+    )
 
 
 def configure_dspy() -> None:
@@ -83,13 +107,20 @@ def profile_paths() -> ProfilePaths:
     return ProfilePaths(registry=DEFAULT_PROFILES / "profiles.json", root=DEFAULT_PROFILES / "programs")
 
 
-def load_program(store: Store, program_dir: str | None, notices: Console) -> ScopedQA:
+def load_program(store: Store, program_dir: str | None, notices: Console, settings: Settings | None = None) -> ScopedQA:
     """The program `choose_program` picks (--program, else the active profile, else uncompiled); says which."""
     from pipeline.export.choice import choose_program
 
-    choice = choose_program(store, Path(program_dir) if program_dir else None, profile_paths())
-    notices.print(f"[dim]program: {plain(choice.source)}[/]")
+    choice = choose_program(store, Path(program_dir) if program_dir else None, profile_paths(), settings)
+    notices.print(styled(("program: " + choice.source, "dim")))
     return choice.program
+
+
+def read_settings(path: str | None) -> Settings:
+    """The settings in TOML file `path` (--settings), else the defaults."""
+    from pipeline.settings import Settings, load_settings
+
+    return load_settings(Path(path)) if path else Settings()
 
 
 # -- options shared by several commands (argparse parents) ------------------------------------------
@@ -126,6 +157,11 @@ def lm_option() -> argparse.ArgumentParser:
 def lm_threads_option() -> argparse.ArgumentParser:
     """--threads: threads of the embedded model."""
     return _option("--threads", type=int, default=1, help="embedded model threads (default: 1)")
+
+
+def settings_option() -> argparse.ArgumentParser:
+    """--settings: a settings TOML file (pipeline.settings.Settings; any section may be left out)."""
+    return _option("--settings", metavar="TOML", help="settings file, e.g. [lm_requests] retries and timeout_seconds")
 
 
 def program_option() -> argparse.ArgumentParser:

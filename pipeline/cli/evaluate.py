@@ -18,7 +18,9 @@ from pipeline.cli.common import (
     lm_option,
     load_program,
     model_cache_dir,
+    output,
     program_option,
+    styled,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +57,6 @@ def register(commands: Commands) -> None:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import dspy
-    from rich.console import Console
 
     from pipeline.cli.progress import StageProgress
     from pipeline.evaluation.examples import load_example_set, stratified_sample
@@ -97,7 +98,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 )
         frame = results_frame(results)
         table = per_case_table(frame)
-        Console().print(f"\n[bold]{mode}[/] ({len(examples)} examples from {args.traces}, split={args.split})")
+        source = f" ({len(examples)} examples from {args.traces}, split={args.split})"
+        output().print(styled("\n", (mode, "bold"), source))
         shown = table.dropna(axis=1, how="all")
         if args.retrieval_only:
             shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
@@ -105,7 +107,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         failures = frame[frame["failed"]]
         if len(failures):
             listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
-            Console().print(f"[yellow]{len(failures)} failed:[/] {listed}", highlight=False)
+            output().print(styled((f"{len(failures)} failed:", "yellow"), f" {listed}"))
         if args.out:
             out = Path(args.out)
             out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.cli.common import MODES, Commands, console, index_option, json_option, plain, scope_options
+from pipeline.cli.common import MODES, Commands, console, index_option, json_option, output, plain, scope_options
 from pipeline.settings import DEFAULT_INDEX_DIR
 
 
@@ -84,7 +84,6 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from pipeline.intake.scope import allowed_document_ids, resolve_scope
@@ -140,7 +139,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"{row['score']}\n{detail}",
             plain(body[:300] + ("..." if len(body) > 300 else "")),
         )
-    Console().print(table)
+    output().print(table)
     if not rows:
         print("no results")
     return 0

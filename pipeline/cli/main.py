@@ -78,7 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except ScopeRagError as exc:
-        print(f"scoperag: error: {exc}", file=sys.stderr)
+        from pipeline.guards.sanitise import strip_controls
+
+        # errors quote what was given (a property, a path, a key): no escape sequence reaches the terminal
+        print(f"scoperag: error: {strip_controls(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("scoperag: interrupted", file=sys.stderr)

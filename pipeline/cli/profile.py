@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.cli.common import Commands, profile_paths
+from pipeline.cli.common import Commands, output, profile_paths, styled
 
 
 def register(commands: Commands) -> None:
@@ -33,27 +33,27 @@ def register(commands: Commands) -> None:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from pipeline.export import profiles
     from pipeline.files import write_file_atomic
 
     paths = profile_paths()
-    out = Console()
+    out = output()
     if args.action == "list":
         table = Table(title="prompt profiles")
         for column in ("", "name", "program", "created", "note"):
             table.add_column(column)
         for info in profiles.list_profiles(paths):
-            table.add_row("*" if info.active else "", info.name, str(info.program), info.created_at, info.note)
+            cells = ("*" if info.active else "", info.name, str(info.program), info.created_at, info.note)
+            table.add_row(*(styled(cell) for cell in cells))  # a note is data: never markup
         out.print(table)
     elif args.action == "add":
         info = profiles.add_profile(paths, args.name, Path(args.export_dir), note=args.note, confirm_overwrite=args.yes)
-        out.print(f"added profile '{info.name}' -> {info.program}")
+        out.print(styled(f"added profile '{info.name}' -> {info.program}"))
     elif args.action == "activate":
         info = profiles.activate(paths, args.name)
-        out.print(f"active profile: '{info.name}' ({info.program})")
+        out.print(styled(f"active profile: '{info.name}' ({info.program})"))
     elif args.action == "export":
         if args.all == bool(args.name):
             out.print("give a profile name or --all (not both)")
@@ -62,10 +62,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
         payload = profiles.profile_json(data)
         if args.out:
             write_file_atomic(Path(args.out), payload)
-            out.print(f"wrote {args.out} ({len(payload)} bytes)")
+            out.print(styled(f"wrote {args.out} ({len(payload)} bytes)"))
         else:
             sys.stdout.buffer.write(payload)
     elif args.action == "import":
         info = profiles.import_profile(paths, Path(args.file).read_bytes(), args.name, confirm_overwrite=args.yes)
-        out.print(f"imported profile '{info.name}' (active profile unchanged)")
+        out.print(styled(f"imported profile '{info.name}' (active profile unchanged)"))
     return 0

@@ -16,6 +16,8 @@ from pipeline.cli.common import (
     model_cache_dir,
     profile_paths,
     program_option,
+    read_settings,
+    settings_option,
 )
 
 
@@ -23,7 +25,14 @@ def register(commands: Commands) -> None:
     """Add `serve`."""
     p = commands.add_parser(
         "serve",
-        parents=[index_option(), program_option(), lm_option(), lm_threads_option(), history_option()],
+        parents=[
+            index_option(),
+            program_option(),
+            lm_option(),
+            lm_threads_option(),
+            settings_option(),
+            history_option(),
+        ],
         help="answer questions over HTTP with streamed progress (server-sent events)",
     )
     p.add_argument("--host", default="127.0.0.1")
@@ -46,6 +55,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         lm_threads=args.threads,
+        settings=read_settings(args.settings),
         announce=lambda line: print(line, file=sys.stderr),
     )
     return 0

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.errors import ScopeRagError
-from pipeline.program.trace import QuestionTrace
+from pipeline.program.trace import QuestionTrace, fit_trace
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
@@ -46,7 +46,8 @@ class History:
         self._db.executescript(SCHEMA)
 
     def record(self, trace: QuestionTrace) -> str:
-        """Store `trace`; returns its new history id."""
+        """Store `trace` (cut to the trace cap first, see `fit_trace`); returns its new history id."""
+        fit_trace(trace)
         history_id = str(uuid.uuid4())
         with self._db:
             self._db.execute(

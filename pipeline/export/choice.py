@@ -9,6 +9,7 @@ from pipeline.export.profiles import ProfilePaths, active_profile
 from pipeline.export.saving import load_export
 from pipeline.export.schema import ExportManifest
 from pipeline.program.module import ScopedQA
+from pipeline.settings import Settings
 from pipeline.store import Store
 
 
@@ -22,12 +23,15 @@ class ProgramChoice:
     source: str
 
 
-def choose_program(store: Store, program_dir: Path | None, profiles: ProfilePaths | None) -> ProgramChoice:
-    """`program_dir`'s export, else the active profile's (when `profiles` is given), else an uncompiled ScopedQA.
+def choose_program(
+    store: Store, program_dir: Path | None, profiles: ProfilePaths | None, settings: Settings | None = None
+) -> ProgramChoice:
+    """`program_dir`'s export, else the active profile's (when `profiles` is given), else an uncompiled
+    ScopedQA; the program runs with `settings` (default: Settings()).
 
     Each export is loaded strictly (load_export); a broken one is an error, never a silent fallback.
     """
-    base = ScopedQA(store)
+    base = ScopedQA(store, settings)
     if program_dir is not None:
         loaded = load_export(program_dir, base)
         return ProgramChoice(loaded.program, loaded.manifest, None, f"export {program_dir}")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from pipeline.guards.sanitise import plain_answer_text, strip_inline_citations, valid_text
+from pipeline.guards.sanitise import MAX_BULLET_TEXT_CHARS, sanitise, strip_inline_citations
 from pipeline.text import content_words, normalise
 from pipeline.types import ChunkHit
 from pipeline.vocabulary import Vocabulary
@@ -126,6 +126,8 @@ class SectionVerdict:
     # the bullets the LM wrote when over the cap, and the cap
     bullets_given: int = 0
     max_bullets: int = 0
+    # bullets cut at MAX_BULLET_TEXT_CHARS: (bullet number, its length before the cut)
+    cut: tuple[tuple[int, int], ...] = ()
 
 
 def build_section(
@@ -144,7 +146,7 @@ def build_section(
     section and inside `allowed`; a bullet is dropped when it is empty, restates the question, is
     not supported by the pages it cites (an uncited one: by any chunk shown, unless it abstains),
     lost every citation it had, or repeats an earlier bullet. The corpus's generic words are not
-    counted as claims.
+    counted as claims. Bullet text is sanitised (`sanitise`) and cut at MAX_BULLET_TEXT_CHARS first.
     """
     if not chunks:
         return SectionVerdict("no_information", (NO_INFORMATION,), ())
@@ -160,8 +162,9 @@ def build_section(
     removed: list[RemovedCitation] = []
     dropped: list[DroppedBullet] = []
     rendered_out: list[str] = []
+    cut: list[tuple[int, int]] = []
     seen: set[str] = set()
-    for bullet in section.bullets[:max_bullets]:
+    for number, bullet in enumerate(section.bullets[:max_bullets]):
         sources: list[CitedSource] = []
         for citation in bullet.citations:
             verdict = check_citation(index, citation.filename, citation.page, shown, allowed)
@@ -169,8 +172,11 @@ def build_section(
                 removed.append(verdict)
             else:
                 sources.append(verdict)
-        text, stripped = plain_answer_text(strip_inline_citations(valid_text(bullet.text)))
-        rendered_out.extend(stripped)
+        clean = sanitise(strip_inline_citations(bullet.text), MAX_BULLET_TEXT_CHARS)
+        text = clean.text
+        rendered_out.extend(clean.removed)
+        if clean.cut_from is not None:
+            cut.append((number, clean.cut_from))
         problem = _unsupported(text, sub_question, sources, page_texts, all_texts, vocabulary.generic)
         if problem is None and bullet.citations and not sources:
             # it claimed support from pages it was never shown: drop it, not just its citations
@@ -187,11 +193,7 @@ def build_section(
         labels = dict.fromkeys(citation_label(s.filename, s.page) for s in sources)
         bullets.append(" ".join([text, *labels]))
     given = len(section.bullets) if len(section.bullets) > max_bullets else 0
-    if not bullets:
-        return SectionVerdict(
-            "no_information", (NO_INFORMATION,), (), tuple(removed), tuple(dropped), (), given, max_bullets
-        )
-    return SectionVerdict(
+    answered = SectionVerdict(
         "answered",
         tuple(bullets),
         tuple(cited.values()),
@@ -200,7 +202,9 @@ def build_section(
         tuple(rendered_out),
         given,
         max_bullets,
+        tuple(cut),
     )
+    return answered if bullets else replace(answered, status="no_information", bullets=(NO_INFORMATION,), sources=())
 
 
 def _unsupported(

@@ -1,16 +1,48 @@
-"""Sanitising LM and user text before it is shown to an LM or rendered: lone surrogates replaced,
-sub-questions capped and deduplicated, field markers defused, links, images, HTML, URLs and
-invisible characters removed."""
+"""The one sanitising step for text an LM or a user wrote, and the hard caps on what they can make the
+program show or store.
+
+`sanitise` is applied to every such string before it is rendered or stored as display text
+(questions, sub-questions, bullets, profile notes, what the trace records). It parses Markdown with
+markdown-it (CommonMark) and keeps text, emphasis, code spans and list numbers only: links keep their
+text and lose their target, images keep their alt text, autolinks, raw HTML, reference definitions
+and bare URLs go. Terminal escape sequences, C0/C1 controls and invisible characters (bidi, zero
+width, tags) are removed first, DSPy field markers are defused, whitespace collapses to one line, and
+the result is cut at a cap. It runs until nothing changes, so its output sanitises to itself: parsed
+again it holds no link, image or HTML, whatever escapes or entities the input used to hide them.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import NamedTuple
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from pipeline.text import _HIDDEN
 
+# ---- hard caps (the prompts ask for less; these hold whatever comes back) -------------------------
+
+MAX_QUESTION_CHARS = 2000
 MAX_SUB_QUESTIONS = 5
-MAX_SUB_QUESTION_CHARS = 2000  # the store's query limit (execution.steps.Step.query)
+MAX_SUB_QUESTION_CHARS = 1000  # under the store's query limit (execution.steps.Step.query)
+MAX_BULLETS = 5
+MAX_BULLET_TEXT_CHARS = 600  # the answer's JSON schema asks for 300
+MAX_NOTE_CHARS = 2000
+MAX_RECORD_CHARS = 500  # one intervention's target or reason
+MAX_ANSWER_BYTES = 64 * 1024
+MAX_TRACE_BYTES = 512 * 1024
+# Removals listed per string; the rest are counted in one last entry.
+MAX_REMOVALS_LISTED = 20
+# Input beyond this many times the cap is not parsed at all (markdown-it is linear but not free).
+_PARSE_FACTOR = 4
+_MAX_PASSES = 6
+# Items of a decomposition read at most (duplicates and blanks included).
+_MAX_SUB_QUESTIONS_READ = 10 * MAX_SUB_QUESTIONS
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -29,52 +61,215 @@ def defuse_field_markers(text: str) -> str:
     return _FIELD_MARKER.sub(lambda m: f"( #{m.group(1)}# )", text)
 
 
-# Answers are rendered as Markdown: a link, image or raw URL copied from a document could
-# exfiltrate data or mislead, and invisible characters could hide text. Only plain text stays.
-_MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\((?:[^)]*)\)")
-_HTML_TAG = re.compile(r"<\s*/?\s*[a-zA-Z][^>]*>")
+# Terminal control: ESC and C1 sequences (CSI, OSC incl. OSC 8 hyperlinks, DCS/PM/APC strings, two-byte
+# escapes such as ESC c), then any C0/C1 control or DEL left over. Tab and newlines become spaces later.
+_ESCAPE_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI ... final byte
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC/DCS/SOS/PM/APC strings
+    r"|\x1b[ -/]*[0-~]?"  # two-byte escapes (ESC c, ESC ( B), or a lone ESC
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")  # all but tab and newline
 _URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
+# When passes do not settle (never seen), what is left loses every character that opens a link or a tag.
+_OPENERS = re.compile(r"[\[\]<>]")
 
 
-def plain_answer_text(text: str) -> tuple[str, list[str]]:
-    """`text` without links, images, HTML tags, URLs or invisible characters; and what was removed."""
+@dataclass(frozen=True)
+class Sanitised:
+    """Display-safe text, what was removed from it (kind: size), and its length before a cut (None: not cut)."""
+
+    text: str
+    removed: tuple[str, ...] = ()
+    cut_from: int | None = None
+
+
+def sanitise(text: str, max_chars: int) -> Sanitised:
+    """`text` safe to render or store as display text, at most `max_chars` characters (cut with "…").
+
+    Its output is a fixed point: sanitising it again returns it unchanged.
+    """
     removed: list[str] = []
+    cut_from = len(text) if len(text) > max_chars * _PARSE_FACTOR else None
+    current = valid_text(text[: max_chars * _PARSE_FACTOR])
+    for _ in range(_MAX_PASSES):
+        cleaned = _one_pass(current, removed)
+        if len(cleaned) > max_chars:
+            cut_from = cut_from or len(cleaned)
+            cleaned = cleaned[: max_chars - 1].rstrip() + "…"
+        if cleaned == current:
+            break
+        current = cleaned
+    else:
+        removed.append("unsettled: brackets removed")
+        current = _OPENERS.sub("", current)
+    return Sanitised(current, _listed(removed), cut_from)
 
-    def drop(kind: str) -> Callable[[re.Match[str]], str]:
-        def replace(match: re.Match[str]) -> str:
-            removed.append(f"{kind}: {match.group(0)[:80]}")
-            return match.group(1) if match.groups() else ""
 
-        return replace
-
-    text = _HIDDEN.sub(drop("invisible"), text)
-    text = _MD_IMAGE.sub(drop("image"), text)
-    text = _MD_LINK.sub(drop("link"), text)
-    text = _HTML_TAG.sub(drop("html"), text)
-    text = _URL.sub(drop("url"), text)
-    return " ".join(text.split()), removed
+def sanitise_question(text: str) -> Sanitised:
+    """A user's question as it is recorded and planned from: as asked (spacing and line breaks too) when
+    sanitising finds nothing to remove or cut, else sanitised (one line, at most MAX_QUESTION_CHARS)."""
+    clean = sanitise(text, MAX_QUESTION_CHARS)
+    if clean.removed or clean.cut_from is not None:
+        return clean
+    return Sanitised(valid_text(text))
 
 
-def clean_sub_questions(raw: object, question: str) -> tuple[list[str], bool]:
-    """1..5 distinct non-blank sub-questions; ([question], True) when there are none.
+def sanitised_text(text: str, max_chars: int) -> str:
+    """Only the text of `sanitise(text, max_chars)`."""
+    return sanitise(text, max_chars).text
 
-    A sub-question longer than the store accepts as a query is dropped; reading stops at the
-    fifth distinct one (an output of 100,000 items costs no more than one of five). Sub-questions
-    are shown to the later LM calls, so field markers in them are defused like document text.
+
+def _listed(removed: list[str]) -> tuple[str, ...]:
+    if len(removed) <= MAX_REMOVALS_LISTED:
+        return tuple(removed)
+    return (*removed[: MAX_REMOVALS_LISTED - 1], f"more: {len(removed) - MAX_REMOVALS_LISTED + 1} removals")
+
+
+def strip_controls(text: str, removed: list[str] | None = None) -> str:
+    """`text` without terminal escape sequences, controls other than tab and newline, or invisible
+    characters (bidi, zero width, tags); what went is appended to `removed`. Part of `sanitise`, and
+    the last step before anything reaches a terminal."""
+    sink = removed if removed is not None else []
+    text = _drop(_ESCAPE_SEQUENCE, "control", text, sink)
+    text = _drop(_CONTROL, "control", text, sink)
+    return _drop(_HIDDEN, "invisible", text, sink)
+
+
+def _one_pass(text: str, removed: list[str]) -> str:
+    text = strip_controls(text.replace("\t", " ").replace("\r", " ").replace("\n", " "), removed)
+    # Line breaks were removed above, so only the first line's block syntax (a list number, a
+    # heading, a quote) is left to parse; inline syntax is parsed everywhere.
+    text = _markdown_text(text, removed)
+    markers = len(_FIELD_MARKER.findall(text))
+    if markers:
+        removed.append(f"field_marker: {markers} defused")
+        text = defuse_field_markers(text)
+    return " ".join(text.split())
+
+
+def _drop(pattern: re.Pattern[str], kind: str, text: str, removed: list[str]) -> str:
+    def note(match: re.Match[str]) -> str:
+        removed.append(f"{kind}: {_characters(len(match.group(0)))}")
+        return ""
+
+    return pattern.sub(note, text)
+
+
+@cache
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def _markdown_text(text: str, removed: list[str]) -> str:
+    """The text of `text` read as CommonMark: text, emphasis markers, code spans and list numbers."""
+    env: dict[str, object] = {}
+    tokens = _parser().parse(text, env)
+    references = env.get("references")
+    if isinstance(references, dict) and references:
+        removed.extend(f"link: a definition of {_characters(len(str(label)))}" for label in references)
+    parts: list[str] = []
+    for token in tokens:
+        if token.type == "inline":
+            parts.append(_inline_text(token.children or [], removed))
+        elif token.type == "list_item_open" and token.info:  # an ordered list's number ("2024." is text)
+            parts.append(token.info + token.markup)
+        elif token.type in ("code_block", "fence"):
+            parts.append(_without_urls(token.content, removed))
+        elif token.type == "html_block":
+            removed.append(f"html: {_characters(len(token.content))}")
+    return " ".join(parts)
+
+
+def _inline_text(children: Sequence[Token], removed: list[str]) -> str:
+    out: list[str] = []
+    in_autolink = False
+    for token in children:
+        kind = token.type
+        if kind == "link_open":
+            in_autolink = token.markup == "autolink"
+            removed.append(f"{'url' if in_autolink else 'link'}: {_characters(len(str(token.attrs.get('href', ''))))}")
+        elif kind == "link_close":
+            in_autolink = False
+        elif in_autolink:
+            continue
+        elif kind == "image":
+            removed.append(f"image: {_characters(len(str(token.attrs.get('src', ''))))}")
+            out.append(_inline_text(token.children or [], removed))
+        elif kind == "html_inline":
+            removed.append(f"html: {_characters(len(token.content))}")
+        elif kind in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif kind == "code_inline":
+            out.append(token.markup + _without_urls(token.content, removed) + token.markup)
+        elif kind in ("em_open", "em_close", "strong_open", "strong_close"):
+            out.append(token.markup)
+        else:
+            out.append(_without_urls(token.content, removed))
+    return "".join(out)
+
+
+def _characters(count: int) -> str:
+    return f"{count} character" if count == 1 else f"{count} characters"
+
+
+def _without_urls(text: str, removed: list[str]) -> str:
+    return _drop(_URL, "url", text, removed)
+
+
+# ---- sub-questions ------------------------------------------------------------------------------------
+
+
+class SubQuestions(NamedTuple):
+    """The sub-questions to answer, whether they fell back to the question, what sanitising removed
+    from them, and what the caps cut."""
+
+    items: list[str]
+    fell_back: bool
+    removed: tuple[str, ...] = ()
+    cut: tuple[str, ...] = ()
+
+
+def clean_sub_questions(raw: object, question: str) -> SubQuestions:
+    """1..5 distinct non-blank sanitised sub-questions; ([question], True) when there are none.
+
+    Each is sanitised and cut at MAX_SUB_QUESTION_CHARS; reading stops at the fifth distinct one (an
+    output of 100,000 items costs no more than one of five). Sub-questions are shown to the later LM
+    calls, so field markers in them are defused like document text.
     """
     items = raw if isinstance(raw, list) else []
     seen: dict[str, str] = {}  # case-folded -> as written (the first spelling wins)
-    for item in items:
-        text = defuse_field_markers(valid_text(item.strip())) if isinstance(item, str) else ""
-        if text and len(text) <= MAX_SUB_QUESTION_CHARS:
-            seen.setdefault(text.casefold(), text)
-        if len(seen) == MAX_SUB_QUESTIONS:
+    removed: list[str] = []
+    cut: list[str] = []
+    for position, item in enumerate(items):
+        if len(seen) == MAX_SUB_QUESTIONS or position == _MAX_SUB_QUESTIONS_READ:
+            cut.append(f"{len(items)} sub-questions given: reading stopped at item {position + 1}")
             break
+        if not isinstance(item, str):
+            continue
+        clean = sanitise(item, MAX_SUB_QUESTION_CHARS)
+        if clean.cut_from is not None:
+            cut.append(f"sub-question {position + 1} of {clean.cut_from} characters cut to {MAX_SUB_QUESTION_CHARS}")
+        removed.extend(clean.removed)
+        if clean.text:
+            seen.setdefault(clean.text.casefold(), clean.text)
     cleaned = list(seen.values())
-    return (cleaned, False) if cleaned else ([question], True)
+    if cleaned:
+        return SubQuestions(cleaned, False, tuple(removed), tuple(cut))
+    fallback = sanitise(question, MAX_SUB_QUESTION_CHARS)
+    if fallback.cut_from is not None:
+        cut.append(f"the question of {fallback.cut_from} characters cut to {MAX_SUB_QUESTION_CHARS}")
+    return SubQuestions([fallback.text], True, tuple(removed), tuple(cut))
+
+
+_INLINE_CITATION = re.compile(r"\[[^\[\]]{1,300}?,\s*(?:page|p\.)\s*\d+\s*\]", re.IGNORECASE)
 
 
 def strip_inline_citations(text: str) -> str:
     """Bullet text without bracketed page references the LM wrote itself (only checked ones are shown)."""
-    return re.sub(r"\s*\[[^\[\]]{1,300}?,\s*(?:page|p\.)\s*\d+\s*\]", "", text, flags=re.IGNORECASE).strip()
+    # No leading \s*: on a long run of spaces it backtracks quadratically; whitespace collapses instead.
+    return " ".join(_INLINE_CITATION.sub("", text).split())
+
+
+def display_record(text: str) -> str:
+    """`text` as the trace records it for display: sanitised and cut at MAX_RECORD_CHARS."""
+    return sanitised_text(text, MAX_RECORD_CHARS)

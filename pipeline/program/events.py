@@ -93,3 +93,17 @@ def render_markdown(sections: Sequence[Section]) -> str:
             lines.extend(f"- {bullet}" for bullet in section.bullets)
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+def cap_answer(sections: Sequence[Section], max_bytes: int) -> tuple[list[Section], int]:
+    """`sections` with bullets dropped from the last section backwards until `render_markdown` of them
+    is at most `max_bytes` of UTF-8; and how many bullets were dropped."""
+    kept = list(sections)
+    dropped = 0
+    while len(render_markdown(kept).encode("utf-8")) > max_bytes:
+        last = next((i for i in reversed(range(len(kept))) if kept[i].bullets), None)
+        if last is None:
+            break
+        kept[last] = kept[last].model_copy(update={"bullets": kept[last].bullets[:-1]})
+        dropped += 1
+    return kept, dropped

@@ -18,7 +18,18 @@ from pipeline.execution.direct import direct_answer
 from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.guards.citations import MISSING_SECTION, build_section, citation_label
 from pipeline.guards.relevance import apply_scores
-from pipeline.guards.sanitise import MAX_SUB_QUESTIONS, clean_sub_questions, defuse_field_markers, valid_text
+from pipeline.guards.sanitise import (
+    MAX_ANSWER_BYTES,
+    MAX_BULLETS,
+    MAX_QUESTION_CHARS,
+    MAX_SUB_QUESTION_CHARS,
+    MAX_SUB_QUESTIONS,
+    clean_sub_questions,
+    defuse_field_markers,
+    sanitise_question,
+    sanitised_text,
+    valid_text,
+)
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import Scope, allowed_document_ids
@@ -33,14 +44,19 @@ from pipeline.program.events import (
     Retrieving,
     Section,
     SourceRef,
+    cap_answer,
     render_markdown,
 )
 from pipeline.program.trace import (
     Intervention,
     QuestionTrace,
+    fit_trace,
+    record_attempts,
     record_call,
     record_direct_answer,
+    record_question,
     record_retrieval,
+    record_sanitised,
     record_section,
     record_tool_loop,
 )
@@ -54,8 +70,6 @@ from signatures.shapes import exact_scores_type, exact_sections_type
 log = logging.getLogger(__name__)
 
 __all__ = ["MAX_BULLETS", "MAX_SUB_QUESTIONS", "ScopedQA"]
-
-MAX_BULLETS = 5
 
 
 @dataclass
@@ -101,8 +115,14 @@ class ScopedQA(dspy.Module):
         carries the question's trace."""
         started = time.perf_counter()
         arrived = self.clock()
-        question = valid_text(question)  # argv decoded with surrogateescape can carry lone surrogates
+        # what a user wrote is display text from here on: the record, the plan and every prompt see it sanitised
+        clean = sanitise_question(question)
+        question = clean.text
         trace = QuestionTrace(question=question, scope=scope.model_dump(mode="json"))
+        record_question(trace, clean, MAX_QUESTION_CHARS)
+        if not question:
+            yield Failed(message="the question is empty once markup and control characters are removed", trace=trace)
+            return
         config = self.settings.core
         catalog = self.store.catalog
         intake, plan = analyse_and_plan(
@@ -133,15 +153,22 @@ class ScopedQA(dspy.Module):
                 sections_out.append(self._section(index, sub_question, kept[index], answered, allowed, trace))
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
-            trace.fallbacks.append(Intervention(guard="lm", target="call", reason=valid_text(str(exc)[:500])))
-            log.warning("language model failed: %s", exc)
+            failure = Intervention(guard="lm", target="call", reason=str(exc))
+            trace.fallbacks.append(failure)
+            log.warning("language model failed: %s", failure.reason)  # the server's own words, sanitised
             # The event names the failing step and error type only: its text may carry endpoints.
+            fit_trace(trace)
             yield Failed(message=f"language model failed: {exc.public}", trace=trace)
             return
         trace.timings["total"] = time.perf_counter() - started
+        sections_out, over = cap_answer(sections_out, MAX_ANSWER_BYTES)
+        if over:
+            reason = f"{over} bullets dropped from the end: the answer was over {MAX_ANSWER_BYTES} bytes"
+            trace.interventions.append(Intervention(guard="cap", target="answer", reason=reason))
         answer = render_markdown(sections_out)
         trace.answer = answer
         trace.sections = [s.model_dump(mode="json") for s in sections_out]
+        fit_trace(trace)
         yield Completed(
             answer=answer,
             sections=tuple(sections_out),
@@ -198,9 +225,9 @@ class ScopedQA(dspy.Module):
             trace.fallbacks.append(Intervention(guard="budget", target=name, reason=reason))
             max_tokens = remaining
         try:
-            outcome = call_once(name, predictor, max_tokens, **inputs)
+            outcome = call_once(name, predictor, max_tokens, self.settings.lm_requests, **inputs)
         except LMFailure as exc:
-            trace.lm_calls += exc.calls
+            record_attempts(trace, name, exc.calls, exc.retried)
             raise
         record_call(trace, name, outcome)
         return outcome.prediction
@@ -209,7 +236,8 @@ class ScopedQA(dspy.Module):
         """Sub-questions from the LM, plus any of the question's own it missed (up to the cap)."""
         goal, trace = run.plan.goal, run.trace
         result = self._call("decompose", self.decompose, run, question=goal)
-        sub_questions, fell_back = clean_sub_questions(getattr(result, "sub_questions", None), goal)
+        sub_questions, fell_back, removed, cut = clean_sub_questions(getattr(result, "sub_questions", None), goal)
+        record_sanitised(trace, "sub_questions", removed, cut)
         if fell_back:
             trace.fallbacks.append(
                 Intervention(guard="decompose", target="sub_questions", reason="empty: using the question")
@@ -218,6 +246,7 @@ class ScopedQA(dspy.Module):
         for missed in missing_sub_questions(sub_questions, required, self._name_terms):
             if len(sub_questions) >= MAX_SUB_QUESTIONS:
                 break
+            missed = sanitised_text(missed, MAX_SUB_QUESTION_CHARS)
             sub_questions.append(missed)
             reason = "a sub-question the question asks was missing from the decomposition: added"
             trace.interventions.append(Intervention(guard="plan", target=f"sub_question:{missed}", reason=reason))

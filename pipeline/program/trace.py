@@ -3,12 +3,13 @@ functions that copy each stage's outcome into it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import AliasChoices, ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
 from pipeline.guards.citations import SectionVerdict, citation_label
-from pipeline.guards.sanitise import valid_text
+from pipeline.guards.sanitise import MAX_BULLET_TEXT_CHARS, MAX_TRACE_BYTES, Sanitised, display_record, valid_text
 from pipeline.types import Strict
 
 if TYPE_CHECKING:
@@ -64,12 +65,19 @@ class SubQuestionTrace(Strict):
 
 
 class Intervention(Strict):
-    """A guard acting: which guard, on what, and why."""
+    """A guard acting: which guard, on what, and why (target and reason sanitised for display, capped)."""
 
     model_config = ConfigDict(frozen=False)
     guard: str
     target: str
     reason: str
+
+    @field_validator("target", "reason")
+    @classmethod
+    def _displayable(cls, value: str) -> str:
+        # targets and reasons quote LM output, error messages and document names: the record is
+        # shown by `history` and served as JSON, so it holds display-safe text only
+        return display_record(value)
 
 
 class ToolLoopTrace(Strict):
@@ -102,7 +110,10 @@ class QuestionTrace(Strict):
     store_document_ids: list[str] = Field(default_factory=list)
     tool_loop: ToolLoopTrace | None = None
     direct_answer: DirectAnswerTrace | None = None
+    # LM calls made: every HTTP attempt, retries included (what the budget counts)
     lm_calls: int = 0
+    # the same per program step, e.g. {"decompose": 1, "answer": 3} when two attempts of the answer failed
+    lm_attempts: dict[str, int] = Field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     timings: dict[str, float] = Field(default_factory=dict)
@@ -208,9 +219,31 @@ def record_direct_answer(trace: QuestionTrace, direct: DirectAnswer) -> None:
     )
 
 
+def record_sanitised(trace: QuestionTrace, target: str, removed: Sequence[str], cut: Sequence[str]) -> None:
+    """Record what sanitising removed from `target`'s text (guard "render") and what a cap cut (guard "cap")."""
+    trace.interventions.extend(Intervention(guard="render", target=target, reason=item) for item in removed)
+    trace.interventions.extend(Intervention(guard="cap", target=target, reason=item) for item in cut)
+
+
+def record_question(trace: QuestionTrace, clean: Sanitised, max_chars: int) -> None:
+    """Record what sanitising the question removed and cut."""
+    cut = [] if clean.cut_from is None else [f"question of {clean.cut_from} characters cut to {max_chars}"]
+    record_sanitised(trace, "question", clean.removed, cut)
+
+
+def record_attempts(trace: QuestionTrace, name: str, attempts: int, failures: tuple[str, ...]) -> None:
+    """Count one step's LM attempts against the question and record each failed attempt that was retried."""
+    trace.lm_calls += attempts
+    trace.lm_attempts[name] = trace.lm_attempts.get(name, 0) + attempts
+    for number, failure in enumerate(failures, start=1):
+        trace.fallbacks.append(
+            Intervention(guard="lm_retry", target=name, reason=f"attempt {number} failed ({failure}): retried")
+        )
+
+
 def record_call(trace: QuestionTrace, name: str, outcome: CallOutcome) -> None:
-    """Add one step's LM call to the trace: calls, tokens, time, and a fallback when it was unparseable."""
-    trace.lm_calls += outcome.calls
+    """Add one step's LM call to the trace: attempts, tokens, time, and a fallback when it was unparseable."""
+    record_attempts(trace, name, outcome.calls, outcome.retried)
     trace.prompt_tokens += outcome.prompt_tokens
     trace.completion_tokens += outcome.completion_tokens
     trace.timings[name] = trace.timings.get(name, 0.0) + outcome.seconds
@@ -232,7 +265,73 @@ def record_section(trace: QuestionTrace, index: int, verdict: SectionVerdict) ->
         trace.interventions.append(Intervention(guard="citation", target=f"{target}:{label}", reason=removed.reason))
     for item in verdict.rendered_out:
         trace.interventions.append(Intervention(guard="render", target=target, reason=item))
+    for number, length in verdict.cut:
+        reason = f"bullet {number + 1} of {length} characters cut to {MAX_BULLET_TEXT_CHARS}"
+        trace.interventions.append(Intervention(guard="cap", target=target, reason=reason))
     for dropped in verdict.dropped:
         trace.interventions.append(
             Intervention(guard="grounding", target=f"{target}:{dropped.text}", reason=dropped.reason)
         )
+
+
+def fit_trace(trace: QuestionTrace, max_bytes: int = MAX_TRACE_BYTES) -> None:
+    """Shrink `trace` in place to at most `max_bytes` of JSON, recording the cut as an intervention.
+
+    The caps on each LM output keep a trace far below this; when it is reached anyway, detail goes in
+    the order it matters least: step lists, guard records past the first 50, the planner's state and
+    the retrieved chunks, the sections (the answer text is kept, cut), and last everything else.
+    """
+    size = _json_bytes(trace)
+    if size <= max_bytes:
+        return
+    budget = max_bytes - 1024  # room for the record of the cut itself
+    dropped: list[str] = []
+    for name, shrink in _SHRINKS:
+        if _json_bytes(trace) <= budget:
+            break
+        shrink(trace, budget)
+        dropped.append(name)
+    reason = f"trace of {size} bytes over the {max_bytes}-byte cap: dropped {', '.join(dropped)}"
+    trace.interventions.append(Intervention(guard="cap", target="trace", reason=reason))
+
+
+def _json_bytes(trace: QuestionTrace) -> int:
+    return len(trace.model_dump_json().encode("utf-8"))
+
+
+def _drop_steps(trace: QuestionTrace, budget: int) -> None:
+    for sq in trace.sub_questions:
+        sq.steps.clear()
+
+
+def _drop_records(trace: QuestionTrace, budget: int) -> None:
+    del trace.interventions[50:]
+    del trace.fallbacks[50:]
+
+
+def _drop_planner_and_chunks(trace: QuestionTrace, budget: int) -> None:
+    trace.planner.clear()
+    for sq in trace.sub_questions:
+        sq.chunks.clear()
+
+
+def _drop_sections(trace: QuestionTrace, budget: int) -> None:
+    trace.sections.clear()
+    trace.answer = trace.answer[: budget // 8]  # at most 4 bytes a character, and half the budget
+
+
+def _drop_everything_else(trace: QuestionTrace, budget: int) -> None:
+    trace.interventions.clear()
+    trace.fallbacks.clear()
+    trace.sub_questions.clear()
+    trace.store_document_ids.clear()
+    trace.question = trace.question[: budget // 16]
+
+
+_SHRINKS = (
+    ("steps", _drop_steps),
+    ("guard records past 50", _drop_records),
+    ("planner state and chunks", _drop_planner_and_chunks),
+    ("sections", _drop_sections),
+    ("all other detail", _drop_everything_else),
+)

@@ -23,11 +23,12 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pipeline.errors import UnknownScopeError
 from pipeline.export import ExportManifest
 from pipeline.export.profiles import ProfilePaths
+from pipeline.guards.sanitise import MAX_QUESTION_CHARS
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.module import ScopedQA
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from pipeline.serving.profile_routes import profile_router
-from pipeline.serving.schemas import MAX_QUESTION_CHARS, ErrorItem, ErrorResponse, HealthResponse, QueryRequest
+from pipeline.serving.schemas import ErrorItem, ErrorResponse, HealthResponse, QueryRequest
 from pipeline.serving.sse import KEEPALIVE, MEDIA_TYPE, frame
 from pipeline.serving.state import Limits, LockedHistory, ServingProgram, ServingState
 from pipeline.serving.streaming import EventChannel, Idle, StreamRegistry, StreamWorker

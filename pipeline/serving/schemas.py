@@ -7,9 +7,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from pipeline.guards.ids import is_canonical_uuid
+from pipeline.guards.sanitise import MAX_QUESTION_CHARS
 from pipeline.types import Strict
 
-MAX_QUESTION_CHARS = 2000
 MAX_DOCUMENT_IDS = 100
 MAX_PROPERTY_CHARS = 200
 

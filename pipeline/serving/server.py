@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import dspy
 import uvicorn
@@ -18,6 +19,7 @@ from pipeline.export.choice import choose_program
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.lm import make_lm
 from pipeline.serving.app import create_app
+from pipeline.settings import Settings
 from pipeline.store import open_store
 
 log = logging.getLogger(__name__)
@@ -66,7 +68,7 @@ def running_server(app: FastAPI, host: str = DEFAULT_HOST, port: int = 0) -> Ite
         thread.join(GRACEFUL_SHUTDOWN_SECONDS + 5)
 
 
-def run(
+def build_app(
     *,
     index_dir: Path,
     lm_spec: str | None,
@@ -74,20 +76,18 @@ def run(
     program_dir: Path | None = None,
     profiles: ProfilePaths | None = None,
     history: Path | None = None,
-    host: str = DEFAULT_HOST,
-    port: int = DEFAULT_PORT,
     lm_threads: int = 1,
+    settings: Settings | None = None,
     announce: Callable[[str], None] = log.info,
-) -> None:
-    """`scoperag serve`: open the index, load the LM and program, and serve until interrupted.
-
-    The program is chosen by `choose_program`; `announce` is told where it came from.
-    """
+) -> FastAPI:
+    """The app `scoperag serve` runs: the index opened, the LM made, the program chosen (`announce` is told
+    where it came from) and run with `settings`."""
+    settings = settings or Settings()
     store = open_store(index_dir)
-    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads)
-    choice = choose_program(store, program_dir, profiles)
+    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests)
+    choice = choose_program(store, program_dir, profiles, settings)
     announce(f"program: {choice.source}")
-    app = create_app(
+    return create_app(
         store=store,
         program=choice.program,
         manifest=choice.manifest,
@@ -97,4 +97,8 @@ def run(
         profiles=profiles,
         history=history,
     )
-    serve(app, host, port)
+
+
+def run(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, **app: Any) -> None:
+    """`scoperag serve`: `build_app(**app)`, served until interrupted."""
+    serve(build_app(**app), host, port)

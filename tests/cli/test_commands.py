@@ -52,7 +52,10 @@ PARSED = [
         },
     ),
     (
-        "ask q --index i --doc-id a --property p --lm openai/x --threads 2 --program e --history h --json".split(),
+        (
+            "ask q --index i --doc-id a --property p --lm openai/x --threads 2 --program e --settings s.toml "
+            "--history h --json"
+        ).split(),
         {
             "question": "q",
             "index": "i",
@@ -61,6 +64,7 @@ PARSED = [
             "lm": "openai/x",
             "threads": 2,
             "program": "e",
+            "settings": "s.toml",
             "history": "h",
             "json": True,
         },
@@ -104,12 +108,16 @@ PARSED = [
         },
     ),
     (
-        "serve --index i --program e --lm openai/x --threads 2 --host 0.0.0.0 --port 9000 --history h".split(),
+        (
+            "serve --index i --program e --lm openai/x --threads 2 --settings s.toml --host 0.0.0.0 --port 9000 "
+            "--history h"
+        ).split(),
         {
             "index": "i",
             "program": "e",
             "lm": "openai/x",
             "threads": 2,
+            "settings": "s.toml",
             "host": "0.0.0.0",
             "port": 9000,
             "history": "h",
@@ -122,6 +130,7 @@ PARSED = [
             "program": None,
             "lm": None,
             "threads": 1,
+            "settings": None,
             "host": "127.0.0.1",
             "port": 8000,
             "history": HISTORY,

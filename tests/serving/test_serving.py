@@ -30,7 +30,7 @@ from pipeline.serving.state import ServingState
 from pipeline.serving.streaming import INTERNAL_ERROR
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store
-from tests.support.fakes import FakeLlama, Responder, cooperative, scripted_lm
+from tests.support.fakes import FakeLlama, Responder, cooperative, prompt_step, scripted_lm
 
 MiB = 1024 * 1024
 RENT = "What is the monthly rent at Banda Lane?"
@@ -114,17 +114,6 @@ def post(server: Server, body: Any) -> httpx.Response:
     return httpx.post(server.query_url, json=body, timeout=30)
 
 
-def kind(prompt: str) -> str:
-    """Which step of the program an LM prompt belongs to."""
-    if "[[ ## groups ## ]]" in prompt:
-        return "score"
-    if "[[ ## sections_context ## ]]" in prompt:
-        return "answer"
-    if "`[[ ## passage ## ]]`" in prompt:
-        return "hyde"
-    return "decompose"
-
-
 @dataclass
 class SpyLM:
     """A cooperative responder that records each call's step, sleeps `delay`, and can fail from call `fail_from`."""
@@ -139,7 +128,7 @@ class SpyLM:
 
     def __call__(self, prompt: str) -> Any:
         with self._lock:
-            self.calls.append(kind(prompt))
+            self.calls.append(prompt_step(prompt))
             number = len(self.calls)
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)

@@ -58,6 +58,17 @@ def field(prompt: str, name: str) -> Any:
         return text
 
 
+def prompt_step(prompt: str) -> str:
+    """Which step of the program an LM prompt belongs to."""
+    if "[[ ## groups ## ]]" in prompt:
+        return "score"
+    if "[[ ## sections_context ## ]]" in prompt:
+        return "answer"
+    if "`[[ ## passage ## ]]`" in prompt:
+        return "hyde"
+    return "decompose"
+
+
 def cooperative(sub_questions: list[str] | None = None, score: float = 8.0) -> Responder:
     """A well-behaved LM: decomposes as told, scores every chunk `score`, cites what it sees."""
 
