@@ -1,6 +1,6 @@
 """The `scoperag-program/v1` export format: a directory of plain JSON (manifest, program state, prompts)."""
 
-from pipeline.export.jsonio import FORBIDDEN_KEYS, MAX_FILE_BYTES, canonical_json, strict_loads
+from pipeline.export.jsonio import FORBIDDEN_KEYS, MAX_FILE_BYTES, canonical_json, is_forbidden_key, strict_loads
 from pipeline.export.prompts import render_prompts
 from pipeline.export.saving import LoadedExport, apply_state, load_export, program_state, read_export, save_export
 from pipeline.export.schema import FORMAT, MANIFEST, PREDICTORS, PROGRAM, PROMPTS, ExportManifest
@@ -19,6 +19,7 @@ __all__ = [
     "LoadedExport",
     "apply_state",
     "canonical_json",
+    "is_forbidden_key",
     "load_export",
     "program_state",
     "read_export",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -12,8 +13,29 @@ from typing import Any, NoReturn
 from pipeline.errors import ExportError
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-# Keys that would point a predictor at another LM endpoint or carry a credential.
-FORBIDDEN_KEYS = frozenset({"lm", "api_base", "api_key", "base_url", "model", "model_list"})
+# Keys are compared in their normal form (`normal_key`): NFKC, case-folded, letters and digits only, so
+# apiBase, api_base, API-BASE and OPENAI_API_BASE all meet "apibase".
+# Keys that choose an LM: refused in program.json (the manifest records the LM's name for information).
+FORBIDDEN_KEYS = frozenset({"lm", "model", "modellist", "provider"})
+# Keys naming an endpoint or carrying a credential: refused anywhere in an export or a profile.
+ENDPOINT_KEYS = frozenset({"url", "uri", "host", "headers", "proxy", "proxies", "server"})
+# Parts of a key that make it one of those wherever they occur (azure_endpoint, openai_api_key, api_base_url).
+ENDPOINT_KEY_PARTS = (
+    "apibase",
+    "baseurl",
+    "apiurl",
+    "apihost",
+    "endpoint",
+    "apikey",
+    "apitoken",
+    "authtoken",
+    "accesstoken",
+    "secret",
+    "password",
+    "credential",
+    "authorization",
+    "bearer",
+)
 
 
 def canonical_json(value: Any) -> bytes:
@@ -76,17 +98,30 @@ def check_size(data: bytes, file: str, max_bytes: int) -> None:
         _too_large(file, len(data), max_bytes)
 
 
-def forbidden_keys(value: Any, path: str) -> Iterator[str]:
-    """Key paths under `value` whose key names an LM, an endpoint or a credential (case and '-' ignored)."""
+def normal_key(key: str) -> str:
+    """`key` as keys are compared: NFKC, case-folded, with every character but letters and digits removed."""
+    return "".join(c for c in unicodedata.normalize("NFKC", key).casefold() if c.isalnum())
+
+
+def is_forbidden_key(key: str, *, lm_choice: bool = True) -> bool:
+    """True for a key naming an endpoint or a credential, and (with `lm_choice`) one choosing an LM."""
+    normal = normal_key(key)
+    if normal in ENDPOINT_KEYS or any(part in normal for part in ENDPOINT_KEY_PARTS):
+        return True
+    return lm_choice and normal in FORBIDDEN_KEYS
+
+
+def forbidden_keys(value: Any, path: str, *, lm_choice: bool = True) -> Iterator[str]:
+    """Key paths under `value`, at any depth, whose key `is_forbidden_key`."""
     if isinstance(value, dict):
         for key, item in value.items():
             here = f"{path}.{key}" if path else str(key)
-            if str(key).casefold().replace("-", "_") in FORBIDDEN_KEYS:
+            if is_forbidden_key(str(key), lm_choice=lm_choice):
                 yield here
-            yield from forbidden_keys(item, here)
+            yield from forbidden_keys(item, here, lm_choice=lm_choice)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from forbidden_keys(item, f"{path}[{index}]")
+            yield from forbidden_keys(item, f"{path}[{index}]", lm_choice=lm_choice)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]], file: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from pipeline.export.fs import publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, read_limited
 from pipeline.export.schema import validate_model
 from pipeline.files import exclusive_lock, write_file_atomic
+from pipeline.guards.sanitise import MAX_NOTE_CHARS, sanitised_text
 from pipeline.types import StrictJson
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ class ProfilePaths:
 
 @dataclass(frozen=True)
 class ProfileInfo:
-    """One registered profile."""
+    """One registered profile, as shown: its note is sanitised display text (the registry keeps it as given)."""
 
     name: str
     program: Path
@@ -271,7 +272,7 @@ def _info(paths: ProfilePaths, registry: Registry, name: str) -> ProfileInfo:
         name=name,
         program=_resolved_path(paths, entry.program),
         created_at=entry.created_at,
-        note=entry.note,
+        note=sanitised_text(entry.note, MAX_NOTE_CHARS),
         active=registry.active == name,
     )
 

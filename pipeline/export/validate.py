@@ -81,7 +81,11 @@ def validate_manifest(value: Any, file: str) -> ExportManifest:
             problem = f"format is {found!r}, not {FORMAT!r}: this is not a scoperag program export"
             fix = "Point at a directory written by `scoperag export`"
         raise ExportError(file, problem, fix, key_path="format")
-    return validate_model(ExportManifest, value, file)
+    manifest = validate_model(ExportManifest, value, file)
+    # the manifest names the LM it was compiled with (versions.lm, config.experiment.lm) for information
+    # only; an endpoint or a credential has no place in it at all, not even in the free-form config
+    check_no_lm_keys(value, file, "", lm_choice=False)
+    return manifest
 
 
 def validate_program(value: Any, file: str) -> dict[str, Any]:
@@ -107,7 +111,7 @@ def validate_program(value: Any, file: str) -> dict[str, Any]:
         )
     if METADATA not in value:
         raise ExportError(file, "has no 'metadata' entry (DSPy dependency versions)", _REEXPORT, key_path=METADATA)
-    _check_no_lm_keys(value[METADATA], file, METADATA)
+    check_no_lm_keys(value[METADATA], file, METADATA)
     validate_model(ProgramMetadata, value[METADATA], file, METADATA)
     for name, signature in PREDICTORS.items():
         predictor = value[name]
@@ -124,7 +128,7 @@ def validate_program(value: Any, file: str) -> dict[str, Any]:
                 "Remove it (set it to null): the LM is configured where the program runs",
                 key_path=f"{name}.lm",
             )
-        _check_no_lm_keys({k: v for k, v in predictor.items() if k != "lm"}, file, name)
+        check_no_lm_keys({k: v for k, v in predictor.items() if k != "lm"}, file, name)
         if "fields" in predictor:
             raise ExportError(
                 file,
@@ -145,12 +149,14 @@ def validate_program(value: Any, file: str) -> dict[str, Any]:
     return value
 
 
-def _check_no_lm_keys(value: Any, file: str, path: str) -> None:
-    bad = list(forbidden_keys(value, path))
+def check_no_lm_keys(value: Any, file: str, path: str, *, lm_choice: bool = True) -> None:
+    """ExportError naming the first key under `value` that names an endpoint or credential (or, with
+    `lm_choice`, an LM or model), compared after normalising case, underscores and hyphens."""
+    bad = list(forbidden_keys(value, path, lm_choice=lm_choice))
     if bad:
         raise ExportError(
             file,
-            "this key names an LM, model, endpoint or credential; an export never carries one",
+            f"{bad[0]!r} names an LM, model, endpoint or credential; an export never carries one",
             "Remove the key: the LM is configured where the program runs, never by an export",
             key_path=bad[0],
         )

@@ -346,6 +346,50 @@ def test_rejects_manifest(
     assert error.key_path == key_path
 
 
+# Endpoint and key overrides are refused wherever they appear, keys compared after normalising case,
+# underscores and hyphens: in demos (any depth) and in the manifest's free-form config.
+@pytest.mark.parametrize(
+    "key", ["apiBase", "openai_api_key", "api_base_url", "OPENAI_API_BASE", "endpoint", "azure_endpoint", "Api-Key"]
+)
+def test_rejects_endpoint_and_key_overrides_inside_demos(export_dir: Path, demo_store: Store, key: str) -> None:
+    _edit_program(export_dir, lambda s: s["answer"]["demos"][0]["sections"][0].update({key: "http://127.0.0.1:9/v1"}))
+    error = _rejects(export_dir, demo_store, "endpoint or credential")
+    assert error.file.endswith(PROGRAM) and error.key_path == f"answer.demos[0].sections[0].{key}"
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        (("config", "settings"), "api_base"),
+        (("config", "settings", "core"), "apiBase"),
+        (("config", "experiment"), "OPENAI_API_BASE"),
+        (("config", "program"), "azure_endpoint"),
+        (("config", "experiment"), "openai-api-key"),
+    ],
+)
+def test_rejects_endpoint_and_key_overrides_in_the_manifest_config(
+    export_dir: Path, demo_store: Store, path: tuple[str, ...], key: str
+) -> None:
+    def edit(manifest: dict[str, Any]) -> None:
+        target = manifest
+        for part in path:
+            target = target[part]
+        target[key] = "http://127.0.0.1:9/v1"
+
+    _edit_manifest(export_dir, edit)
+    error = _rejects(export_dir, demo_store, "endpoint or credential")
+    assert error.file.endswith(MANIFEST) and error.key_path == ".".join([*path, key])
+
+
+def test_the_manifest_may_name_the_lm_it_was_compiled_with(
+    tmp_path: Path, program: ScopedQA, demo_store: Store
+) -> None:
+    experiment = {"lm": {"task": "http://127.0.0.1:8080/v1", "teacher": "openai/gpt-4o-mini"}}
+    _save(program, tmp_path / "out", experiment_config=experiment)
+    loaded = load_export(tmp_path / "out", ScopedQA(demo_store))
+    assert loaded.manifest.config.experiment["lm"] == experiment["lm"]
+
+
 @pytest.mark.parametrize(
     ("raw", "match"),
     [

@@ -305,6 +305,8 @@ def _drop(path: str) -> Callable[[dict[str, Any]], None]:
         (_drop("export.program.hyde"), "missing predictor.*'hyde'"),
         (_set("export.program.rerank", {}), "unknown predictor.*'rerank'"),
         (_set("export.program.hyde.lm", {"model": "gpt-4o", "api_key": "sk-x"}), "LM override"),
+        (_set("export.manifest.config.settings.api_base", "http://x"), "'config.settings.api_base' names"),
+        (_set("export.program.hyde.demos", [{"question": "q", "azure_endpoint": "http://x"}]), "endpoint or"),
         (_set("export.program.decompose.config", {"temperature": 2}), "unknown key"),
         (_set("export.manifest.format", "scoperag-program/v0"), "not supported"),
         (_set("export.manifest.extra", 1), "unknown key"),

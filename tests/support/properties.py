@@ -11,7 +11,7 @@ from typing import Any
 import dspy
 from hypothesis import strategies as st
 
-from pipeline.export import FORBIDDEN_KEYS, PREDICTORS, save_export
+from pipeline.export import PREDICTORS, is_forbidden_key, save_export
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -112,7 +112,7 @@ def mutated_bytes(draw: st.DrawFn, data: bytes, *, duplicate: bool = False, max_
 
 # -- program exports ------------------------------------------------------------------------------
 
-DEMO_KEYS = st.text(max_size=10).filter(lambda k: k.casefold().replace("-", "_") not in FORBIDDEN_KEYS)
+DEMO_KEYS = st.text(max_size=10).filter(lambda k: not is_forbidden_key(k))
 DEMO_VALUES = st.recursive(
     JSON_SCALARS,
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(DEMO_KEYS, inner, max_size=3)),
