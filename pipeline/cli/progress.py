@@ -29,7 +29,7 @@ class StageProgress:
                 TextColumn("{task.description:>9}"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[note]}"),
+                TextColumn("{task.fields[note]}", markup=False),  # a note may quote data: never markup
                 TimeElapsedColumn(),
                 console=console,
             )
