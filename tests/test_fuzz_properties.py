@@ -807,8 +807,8 @@ def _registered(root: Path, base: ProfileBase) -> ProfilePaths:
 def _vouch(payload: dict[str, Any]) -> dict[str, Any]:
     """`payload` with prompts.md regenerated and the manifest vouching for its (edited) program."""
     inline = payload["export"]
-    # A state too broken to render keeps the old text.
-    with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+    # A state too broken to render keeps the old text (a demo mutated into a list of numbers: IndexError).
+    with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError, IndexError):
         inline["prompts_md"] = render_prompts(inline["program"])
     files = inline["manifest"].get("files") if isinstance(inline["manifest"], dict) else None
     if isinstance(files, dict):
