@@ -107,9 +107,10 @@ def sanitise(text: str, max_chars: int) -> Sanitised:
 
 def sanitise_question(text: str) -> Sanitised:
     """A user's question as it is recorded and planned from: as asked (spacing and line breaks too) when
-    sanitising finds nothing to remove or cut, else sanitised (one line, at most MAX_QUESTION_CHARS)."""
+    it fits MAX_QUESTION_CHARS and sanitising finds nothing to remove, else sanitised (one line, capped).
+    What sanitising would change without removing anything (spacing, list markers, entities) is harmless."""
     clean = sanitise(text, MAX_QUESTION_CHARS)
-    if clean.removed or clean.cut_from is not None:
+    if clean.removed or clean.cut_from is not None or len(text) > MAX_QUESTION_CHARS:
         return clean
     return Sanitised(valid_text(text))
 

@@ -181,3 +181,12 @@ def test_sanitised_text_is_a_fixed_point_without_links_html_or_controls(text: st
     assert strip_controls(clean.text) == clean.text
     assert "[[ ##" not in clean.text and not re.search(r"(?i)\b[a-z][a-z0-9+.-]*://\S|\bwww\.\S", clean.text)
     json.dumps(clean.text, ensure_ascii=False).encode("utf-8")  # always writable
+
+
+def test_a_question_is_kept_as_asked_only_when_nothing_needs_removing() -> None:
+    asked = "What is   the rent\n at Banda Lane?"
+    assert sanitise_question(asked).text == asked
+    padded = "What is the rent?" + " " * 3000
+    assert sanitise_question(padded).text == "What is the rent?"
+    linked = "What is [the rent](https://evil.example)?\n"
+    assert sanitise_question(linked).text == "What is the rent?"
