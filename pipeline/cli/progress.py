@@ -2,7 +2,8 @@
 
 Rich draws nothing until the end when its console is not a terminal (CI logs, `| tee`, nohup),
 so a 20-minute build looked hung. Off a terminal each stage prints a line when it starts, every
-10% and at most every `every` seconds between, and when it ends.
+10% and at most every `every` seconds between, and when it ends. A stage that says what it
+counts (pages, chunks) also shows its rate and, while its total is known, the time left.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class StageProgress:
         self._bar: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         self._last: dict[str, tuple[float, int]] = {}  # stage -> (time, tenth) of its last line
+        self._began: dict[str, float] = {}  # stage -> when its first update came
         self._started = time.monotonic()
         if console.is_terminal:
             self._bar = Progress(
@@ -45,13 +47,19 @@ class StageProgress:
         if self._bar is not None:
             self._bar.__exit__(kind, value, traceback)
 
-    def update(self, stage: str, done: int, total: int | None, note: str = "") -> None:
+    def update(
+        self, stage: str, done: int, total: int | None, note: str = "", rate_of: tuple[int, str] | None = None
+    ) -> None:
+        """Show `done` of `total`; `rate_of` = (count, unit) adds "N unit/s" and the time left to `note`."""
+        now = time.monotonic()
+        began = self._began.setdefault(stage, now)
+        if rate_of is not None:
+            note = " ".join(part for part in (note, rate_line(rate_of, done, total, now - began)) if part)
         if self._bar is not None:
             if stage not in self._tasks:
                 self._tasks[stage] = self._bar.add_task(stage, total=total, note=note)
             self._bar.update(self._tasks[stage], completed=done, total=total, note=note)
             return
-        now = time.monotonic()
         tenth = done * 10 // total if total else 0
         last = self._last.get(stage)
         finished = total is not None and done >= total
@@ -63,3 +71,15 @@ class StageProgress:
         count = f"{done}/{total}" if total else str(done)
         elapsed = time.strftime("%H:%M:%S", time.gmtime(now - self._started))
         self.console.print(f"[{elapsed}] {stage}: {count} {note}".rstrip(), highlight=False, markup=False)
+
+
+def rate_line(rate_of: tuple[int, str], done: int, total: int | None, seconds: float) -> str:
+    """ "(N unit/s, ETA m:ss)": the rate of `rate_of`'s count, the time left from done/total so far."""
+    count, unit = rate_of
+    if seconds <= 0 or count <= 0:
+        return ""
+    parts = [f"{count / seconds:,.0f} {unit}/s" if count / seconds >= 10 else f"{count / seconds:.1f} {unit}/s"]
+    if total and 0 < done < total:
+        left = seconds * (total - done) / done
+        parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
+    return f"({', '.join(parts)})"

@@ -43,3 +43,18 @@ def test_on_a_terminal_a_live_bar_is_drawn() -> None:
         bar.update("read", 10, 10)
     output = console.file.getvalue()  # type: ignore[attr-defined]
     assert "read" in output and "10/10" in output and "\x1b[" in output
+
+
+def test_a_stage_that_names_its_unit_shows_its_rate_and_time_left() -> None:
+    from pipeline.cli.progress import rate_line
+
+    assert rate_line((300, "pages"), 2, 8, 2.0) == "(150 pages/s, ETA 0:06)"
+    assert rate_line((12, "chunks"), 12, 12, 4.0) == "(3.0 chunks/s)"  # finished: no time left
+    assert rate_line((0, "pages"), 0, 8, 0.0) == ""
+    console = Console(file=io.StringIO(), force_terminal=False, width=100)
+    with StageProgress(console, every=0.0) as bar:
+        bar.update("read", 0, 4, "0 pages", rate_of=(0, "pages"))
+        bar.update("read", 4, 4, "40 pages", rate_of=(40, "pages"))
+    first, last = _lines(console)
+    assert first == "read: 0/4 0 pages"
+    assert last.startswith("read: 4/4 40 pages (") and last.endswith(" pages/s)")
