@@ -21,6 +21,9 @@ class InputFileError(ScopeRagError):
         self.path = path
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[InputFileError], tuple[str, str]]:
+        return InputFileError, (self.path, self.reason)  # crosses from reading processes intact
+
 
 class ManifestError(ScopeRagError):
     """A corpus manifest (corpus.toml) or front matter is invalid."""

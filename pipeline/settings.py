@@ -113,6 +113,8 @@ class BuildSettings(Strict):
     chunk_words: int = Field(default=120, ge=10, le=5000)
     chunk_overlap: int = Field(default=30, ge=0, le=4999)
     embed_batch: int = Field(default=64, ge=1, le=4096)
+    # Processes that read files in parallel (0: one per core).
+    read_workers: int = Field(default=0, ge=0, le=256)
     dense_kind: Literal["flat", "hnsw"] | None = None
 
 

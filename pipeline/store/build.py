@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -18,16 +20,30 @@ from pipeline.store.catalog import CatalogWriter, document_id, entity_id
 from pipeline.store.chunking import chunk_pages, extractive_summary
 from pipeline.store.corpus import CorpusManifest, DocumentSpec, load_manifest, path_matches
 from pipeline.store.embedders import Embedder
+from pipeline.store.embedding import IncrementalEmbedding
 from pipeline.store.generations import IndexManifest, build_lock, new_scratch_dir, publish_generation
 from pipeline.store.index import document_search_text
-from pipeline.store.reading import SourceFile, read_source
+from pipeline.store.reading import SourceFile, read_sources
+from pipeline.store.vector_cache import CACHE_NAME, VectorCache
 from pipeline.types import Chunk, Document, Entity
 
 log = logging.getLogger(__name__)
 
 MANIFEST_FILENAME = "corpus.toml"
-# (stage, done, total): stages are "read", "embed", "index"
-Progress = Callable[[str, int, int], None]
+# Below this many bytes of PDF, starting reading processes costs more than it saves.
+PARALLEL_READ_MIN_PDF_BYTES = 2_000_000
+
+
+class Progress(Protocol):
+    """(stage, done, total, note, rate_of): stages "read" (files), "embed" (chunks), "index".
+
+    `rate_of` is (count, unit) of the work done so far in the stage, e.g. (pages, "pages"),
+    for a display that shows a rate.
+    """
+
+    def __call__(
+        self, stage: str, done: int, total: int | None, note: str = "", rate_of: tuple[int, str] | None = None
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -41,6 +57,9 @@ class BuildReport:
     unmatched_rules: tuple[str, ...]
     # (relpath, {kind: count}) of every file whose hidden characters were removed at reading
     hidden: tuple[tuple[str, dict[str, int]], ...] = ()
+    pages: int = 0
+    # texts (chunks and document summaries) the embedder computed; the rest came from the vector cache
+    embedded: int = 0
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
@@ -89,32 +108,42 @@ def build_index(
         raise ManifestError(f"no files to index under {source_dir}")
     with build_lock(out_dir):
         scratch = new_scratch_dir(out_dir)
-        read = _write_catalog(scratch / "catalog.sqlite", corpus, files, settings, progress, strict)
-        if not read.document_texts:
-            raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
-        chunk_vectors = _embed(embedder, read.chunk_texts, settings.embed_batch, progress)
-        manifest = finish_generation(
-            out_dir,
-            scratch,
-            read.chunk_texts,
-            read.document_texts,
-            chunk_vectors,
-            embedder(read.document_texts),
-            {
-                "corpus": corpus.name,
-                "embedder": embedder.name,
-                "embedding_dim": embedder.dim,
-                "counts": {
-                    "documents": len(read.document_texts),
-                    "chunks": len(read.chunk_texts),
-                    "skipped": len(read.skipped),
-                    "hidden_characters_removed": sum(sum(kinds.values()) for _, kinds in read.hidden),
+        cache = VectorCache(out_dir / CACHE_NAME, embedder.name, embedder.dim)
+        try:
+            with IncrementalEmbedding(embedder, cache, settings.embed_batch, _embed_progress(progress)) as chunks:
+                read = _write_catalog(scratch / "catalog.sqlite", corpus, files, settings, progress, strict, chunks)
+                if not read.document_texts:
+                    raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
+                chunk_vectors = chunks.finish()
+            with IncrementalEmbedding(embedder, cache, settings.embed_batch) as documents:
+                documents.add(read.document_texts)
+                document_vectors = documents.finish()
+            manifest = finish_generation(
+                out_dir,
+                scratch,
+                read.chunk_texts,
+                read.document_texts,
+                chunk_vectors,
+                document_vectors,
+                {
+                    "corpus": corpus.name,
+                    "embedder": embedder.name,
+                    "embedding_dim": embedder.dim,
+                    "counts": {
+                        "documents": len(read.document_texts),
+                        "chunks": len(read.chunk_texts),
+                        "skipped": len(read.skipped),
+                        "hidden_characters_removed": sum(sum(kinds.values()) for _, kinds in read.hidden),
+                    },
+                    "settings": {"chunk_words": settings.chunk_words, "chunk_overlap": settings.chunk_overlap},
                 },
-                "settings": {"chunk_words": settings.chunk_words, "chunk_overlap": settings.chunk_overlap},
-            },
-            dense_kind=settings.dense_kind,
-            progress=progress,
-        )
+                dense_kind=settings.dense_kind,
+                progress=progress,
+            )
+            # Published: the cache keeps what this generation holds and nothing older.
+            cache.keep_only([*chunks.keys, *documents.keys])
+        finally:
+            cache.close()
     return BuildReport(
         manifest,
         len(read.document_texts),
@@ -122,7 +151,24 @@ def build_index(
         tuple(read.skipped),
         unmatched,
         tuple(read.hidden),
+        pages=read.pages,
+        embedded=chunks.embedded + documents.embedded,
     )
+
+
+def _embed_progress(progress: Progress | None) -> Callable[[int, int], None] | None:
+    if progress is None:
+        return None
+    report = progress
+    return lambda done, total: report("embed", done, total, "chunks", rate_of=(done, "chunks"))
+
+
+def read_workers(files: list[tuple[Path, str]], settings: BuildSettings) -> int:
+    """How many processes read `files`: every core (or `settings.read_workers`) once PDFs make it worth it."""
+    pdf_bytes = sum(p.stat().st_size for p, r in files if r.lower().endswith(".pdf"))
+    if pdf_bytes < PARALLEL_READ_MIN_PDF_BYTES:
+        return 1
+    return settings.read_workers or len(os.sched_getaffinity(0))
 
 
 @dataclass
@@ -133,6 +179,7 @@ class _Read:
     document_texts: list[str] = field(default_factory=list)
     skipped: list[InputFileError] = field(default_factory=list)
     hidden: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+    pages: int = 0
 
 
 def _write_catalog(
@@ -142,8 +189,12 @@ def _write_catalog(
     settings: BuildSettings,
     progress: Progress | None,
     strict: bool,
+    embedding: IncrementalEmbedding,
 ) -> _Read:
-    """Read every file into a new catalog at `path`: documents, entities, chunks."""
+    """Read every file into a new catalog at `path` (documents, entities, chunks), queueing chunks to embed.
+
+    Reading processes run ahead while this one writes the catalog and embeds.
+    """
     entities = {
         spec.slug: Entity(entity_id(corpus.name, spec.slug), spec.slug, spec.name, tuple(spec.aliases))
         for spec in corpus.entities
@@ -152,16 +203,18 @@ def _write_catalog(
     for entity in entities.values():
         writer.add_entity(entity, corpus.entity_kind)
     read = _Read()
-    for done, (source_path, rel) in enumerate(files, start=1):
+    if progress:
+        progress("read", 0, len(files), "0 pages", rate_of=(0, "pages"))
+    sources = read_sources(files, read_workers(files, settings))
+    for done, ((source_path, rel), source) in enumerate(zip(files, sources, strict=True), start=1):
+        read.pages += 0 if isinstance(source, InputFileError) else len(source.pages)
         if progress:
-            progress("read", done, len(files))
-        try:
-            source = read_source(source_path, rel)
-        except InputFileError as exc:
+            progress("read", done, len(files), f"{read.pages} pages", rate_of=(read.pages, "pages"))
+        if isinstance(source, InputFileError):
             if strict:
-                raise
-            log.warning("skipped %s", exc)
-            read.skipped.append(exc)
+                raise source
+            log.warning("skipped %s", source)
+            read.skipped.append(source)
             continue
         if source.hidden:
             log.warning("%s: removed hidden characters %s", rel, source.hidden)
@@ -175,6 +228,7 @@ def _write_catalog(
         writer.add_document(document, summary_source, sha256_file(source_path), row_start, len(read.document_texts))
         writer.add_chunks(chunks)
         read.chunk_texts.extend(c.text for c in chunks)
+        embedding.add([c.text for c in chunks])
         read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
     for key, value in (("corpus", corpus.name), ("entity_kind", corpus.entity_kind)):
         writer.set_meta(key, value)
@@ -235,14 +289,3 @@ def _document(corpus: str, spec: DocumentSpec | None, entities: dict[str, Entity
         entity_ids=tuple(entities[s].entity_id for s in slugs),
         attributes=tuple(sorted(attributes.items())),
     )
-
-
-def _embed(embedder: Embedder, texts: list[str], batch: int, progress: Progress | None) -> np.ndarray:
-    parts = []
-    for start in range(0, len(texts), batch):
-        parts.append(embedder(texts[start : start + batch]))
-        if progress:
-            progress("embed", min(start + batch, len(texts)), len(texts))
-    if not parts:
-        return np.zeros((0, embedder.dim), dtype=np.float32)
-    return np.concatenate(parts, axis=0)

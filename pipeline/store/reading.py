@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.errors import InputFileError, ManifestError
 from pipeline.store.corpus import FrontMatter, split_front_matter
+from pipeline.store.pdf import read_pdf
 from pipeline.text import strip_hidden
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
@@ -80,22 +84,31 @@ def _read_text(path: Path, relpath: str) -> SourceFile:
     return SourceFile(relpath=relpath, pages=pages, own=own)
 
 
-# Real filings carry arrays beyond pypdf's default 100k-element guard (a limit against
-# malicious files); raised, not removed, and every other limit stays at its default.
-PDF_MAX_ARRAY_ELEMENTS = 5_000_000
-
-
 def _read_pdf(path: Path, relpath: str) -> SourceFile:
-    from pypdf import PdfReader, apply_configuration
-    from pypdf.errors import PyPdfError
-
-    try:
-        with apply_configuration(array_maximum_element_count=PDF_MAX_ARRAY_ELEMENTS):
-            reader = PdfReader(path)
-            pages = tuple((page.extract_text() or "").strip() for page in reader.pages)
-            meta = reader.metadata
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError, RecursionError) as exc:
-        raise InputFileError(relpath, f"corrupt or unreadable PDF ({type(exc).__name__}: {exc})") from exc
-    title = (meta.title or None) if meta else None
-    summary = (meta.subject or None) if meta else None
+    pages, title, summary = read_pdf(path, relpath)
     return SourceFile(relpath=relpath, pages=pages, own=FrontMatter(title=title, summary=summary))
+
+
+def read_sources(files: Sequence[tuple[Path, str]], workers: int) -> Iterator[SourceFile | InputFileError]:
+    """`read_source` of every (path, relpath), in the order given, by `workers` processes.
+
+    A file that cannot be used yields its InputFileError in its place. PDFium is not
+    thread-safe, so parallel reading takes processes; they start by spawn (a fork would copy
+    the caller's threads and locks, e.g. an embedder's), and one worker reads in this process.
+    """
+    if workers <= 1 or len(files) <= 1:
+        yield from (_read_or_error(path, rel) for path, rel in files)
+        return
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(files)), mp_context=context)
+    try:
+        yield from pool.map(_read_or_error, [p for p, _ in files], [r for _, r in files])
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # a caller that stops early reads no further
+
+
+def _read_or_error(path: Path, relpath: str) -> SourceFile | InputFileError:
+    try:
+        return read_source(path, relpath)
+    except InputFileError as exc:
+        return exc
