@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,16 @@ def register(commands: Commands) -> None:
     p.add_argument("source", help="directory with .md, .txt and .pdf files (and optionally corpus.toml)")
     p.add_argument("--out", default=str(DEFAULT_INDEX_DIR), help="index directory (default: %(default)s)")
     p.add_argument("--manifest", help="corpus manifest (default: SOURCE/corpus.toml when present)")
-    p.add_argument("--embedder", choices=["minilm", "hash"], default="minilm")
+    p.add_argument(
+        "--embedder",
+        choices=["minilm", "static", "hash"],
+        default="static",
+        help="static: a static model (default; ~100x faster, better hybrid recall on the SEC set); "
+        "minilm: all-MiniLM-L6-v2 int8 (better dense-only recall)",
+    )
     p.add_argument("--hash-dim", type=int, default=64, help=argparse.SUPPRESS)
-    p.add_argument("--threads", type=int, default=1, help="embedding threads (default: 1)")
+    p.add_argument("--threads", type=int, default=0, help="embedding threads (default: 0, one per core)")
+    p.add_argument("--read-workers", type=int, default=0, help="processes reading PDFs (default: 0, one per core)")
     p.add_argument("--chunk-words", type=int, default=120)
     p.add_argument("--chunk-overlap", type=int, default=30)
     p.add_argument("--strict", action="store_true", help="fail on the first unreadable file")
@@ -43,17 +52,26 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.cli.progress import StageProgress
     from pipeline.settings import BuildSettings
     from pipeline.store.build import build_index
-    from pipeline.store.embedders import HashEmbedder, MiniLMEmbedder
+    from pipeline.store.embedders import Embedder, HashEmbedder, MiniLMEmbedder, StaticEmbedder
 
-    embedder = HashEmbedder(args.hash_dim) if args.embedder == "hash" else MiniLMEmbedder(threads=args.threads)
+    embedder: Embedder
+    if args.embedder == "hash":
+        embedder = HashEmbedder(args.hash_dim)
+    elif args.embedder == "static":
+        embedder = StaticEmbedder()
+    else:
+        embedder = MiniLMEmbedder(threads=args.threads or len(os.sched_getaffinity(0)))
     notices = console()
+    started = time.monotonic()
     with StageProgress(notices) as bar:
         report = build_index(
             Path(args.source),
             Path(args.out),
             embedder,
             manifest_path=Path(args.manifest) if args.manifest else None,
-            settings=BuildSettings(chunk_words=args.chunk_words, chunk_overlap=args.chunk_overlap),
+            settings=BuildSettings(
+                chunk_words=args.chunk_words, chunk_overlap=args.chunk_overlap, read_workers=args.read_workers
+            ),
             progress=bar.update,
             strict=args.strict,
         )
@@ -72,13 +90,17 @@ def cmd_index(args: argparse.Namespace) -> int:
         "skipped": [s.path for s in report.skipped],
         "hidden_characters_removed": dict(report.hidden),
         "embedder": embedder.name,
+        "pages": report.pages,
+        "embedded": report.embedded,
+        "seconds": round(time.monotonic() - started, 2),
     }
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         notices.print(
-            f"indexed {report.documents} documents, {report.chunks} chunks into {args.out} "
-            f"({report.manifest.generation}); {len(report.skipped)} skipped"
+            f"indexed {report.documents} documents ({report.pages} pages), {report.chunks} chunks into {args.out} "
+            f"({report.manifest.generation}) in {summary['seconds']} s; {report.embedded} texts embedded, "
+            f"the rest from the vector cache; {len(report.skipped)} skipped"
         )
     return 0
 

