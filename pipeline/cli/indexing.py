@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -29,7 +30,12 @@ def register(commands: Commands) -> None:
         "minilm: all-MiniLM-L6-v2 int8 (better dense-only recall)",
     )
     p.add_argument("--hash-dim", type=int, default=64, help=argparse.SUPPRESS)
-    p.add_argument("--threads", type=int, default=0, help="embedding threads (default: 0, one per core)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="minilm: embedding processes, one session each (default: 0, one per core)",
+    )
     p.add_argument("--read-workers", type=int, default=0, help="processes reading PDFs (default: 0, one per core)")
     p.add_argument("--chunk-words", type=int, default=120)
     p.add_argument("--chunk-overlap", type=int, default=30)
@@ -52,18 +58,22 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.cli.progress import StageProgress
     from pipeline.settings import BuildSettings
     from pipeline.store.build import build_index
+    from pipeline.store.embedder_pool import EmbedderPool
     from pipeline.store.embedders import Embedder, HashEmbedder, MiniLMEmbedder, StaticEmbedder
 
-    embedder: Embedder
-    if args.embedder == "hash":
-        embedder = HashEmbedder(args.hash_dim)
-    elif args.embedder == "static":
-        embedder = StaticEmbedder()
-    else:
-        embedder = MiniLMEmbedder(threads=args.threads or len(os.sched_getaffinity(0)))
     notices = console()
     started = time.monotonic()
-    with StageProgress(notices) as bar:
+    with contextlib.ExitStack() as resources:
+        embedder: Embedder
+        if args.embedder == "hash":
+            embedder = HashEmbedder(args.hash_dim)
+        elif args.embedder == "static":
+            embedder = StaticEmbedder()
+        elif (workers := args.threads or len(os.sched_getaffinity(0))) > 1:
+            embedder = resources.enter_context(EmbedderPool(MiniLMEmbedder.name, MiniLMEmbedder.dim, workers))
+        else:
+            embedder = MiniLMEmbedder(threads=1)
+        bar = resources.enter_context(StageProgress(notices))
         report = build_index(
             Path(args.source),
             Path(args.out),

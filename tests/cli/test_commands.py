@@ -22,8 +22,8 @@ HISTORY = str(DEFAULT_HISTORY)
 PARSED = [
     (
         (
-            "index src --out o --manifest m.toml --embedder hash --hash-dim 8 --threads 2 --chunk-words "
-            "50 --chunk-overlap 5 --strict --json"
+            "index src --out o --manifest m.toml --embedder hash --hash-dim 8 --threads 2 --read-workers 3 "
+            "--chunk-words 50 --chunk-overlap 5 --strict --json"
         ).split(),
         {
             "source": "src",
@@ -32,6 +32,7 @@ PARSED = [
             "embedder": "hash",
             "hash_dim": 8,
             "threads": 2,
+            "read_workers": 3,
             "chunk_words": 50,
             "chunk_overlap": 5,
             "strict": True,

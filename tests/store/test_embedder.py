@@ -46,3 +46,21 @@ def test_safetensors_reader_refuses_extents_that_disagree_with_shapes(tmp_path: 
     header = json.dumps({"x": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}}).encode()
     path.write_bytes(len(header).to_bytes(8, "little") + header + np.arange(3, dtype="<f4").tobytes())
     np.testing.assert_array_equal(read_safetensors(path)["x"], [0.0, 1.0, 2.0])
+
+
+def test_a_pool_of_worker_processes_gives_the_vectors_in_order() -> None:
+    from pipeline.store.embedder_pool import EmbedderPool
+    from pipeline.store.embedders import HashEmbedder
+
+    texts = [f"clause {i} rent tenant {'roof ' * (i % 7)}" for i in range(37)]
+    with EmbedderPool("hash-32", 32, workers=2) as pool:
+        np.testing.assert_array_equal(pool(texts), HashEmbedder(32)(texts))
+        np.testing.assert_array_equal(pool(texts[:1]), HashEmbedder(32)(texts[:1]))
+        assert pool([]).shape == (0, 32)
+
+
+def test_a_pool_refuses_an_unknown_model_when_it_starts() -> None:
+    from pipeline.store.embedder_pool import EmbedderPool
+
+    with pytest.raises(EmbedderError, match="unknown embedder 'no-such-model'"):
+        EmbedderPool("no-such-model", 8, workers=2)
