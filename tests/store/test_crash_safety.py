@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pipeline.store import open_store
@@ -97,3 +99,35 @@ def test_twenty_random_kill_points(tmp_path: Path) -> None:
     rng = random.Random(20)
     outcomes = _run_kills(tmp_path, [rng.uniform(0.0, 1.1) for _ in range(20)])
     assert sum(outcomes.values()) == 20
+
+
+def test_a_killed_build_resumes_without_embedding_again(tmp_path: Path) -> None:
+    import sqlite3
+
+    from pipeline.store.vector_cache import CACHE_NAME
+
+    source = _corpus(tmp_path / "new", 400)
+    out = tmp_path / "index"
+    proc = _start_build(source, out)
+    stored = 0
+    while proc.poll() is None and stored == 0:  # kill once the first embedded batches are committed
+        time.sleep(0.002)
+        if (out / CACHE_NAME).is_file():
+            with contextlib.suppress(sqlite3.OperationalError), sqlite3.connect(out / CACHE_NAME) as db:
+                stored = db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+    if proc.poll() is not None:
+        pytest.skip("the build finished before it could be killed")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(out / CACHE_NAME) as db:
+        kept = db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+    report = build_index(source, out, HashEmbedder(32))
+    assert kept >= stored > 0
+    assert report.embedded <= report.chunks + report.documents - kept  # what the killed build stored is reused
+    build_index(source, tmp_path / "fresh", HashEmbedder(32))
+    resumed, fresh = (
+        np.load(d / open_store(d, HashEmbedder(32)).manifest.generation / "chunks_dense" / "vectors.npy")
+        for d in (out, tmp_path / "fresh")
+    )
+    assert len(resumed) == report.chunks
+    np.testing.assert_array_equal(resumed, fresh)  # the same vectors as a build from nothing
