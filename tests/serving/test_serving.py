@@ -6,9 +6,8 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,102 +15,23 @@ from typing import Any
 import dspy
 import httpx
 import pytest
-from fastapi import FastAPI
 
 from pipeline.evaluation.history import History
 from pipeline.export import save_export
 from pipeline.export.profiles import ProfilePaths, add_profile, export_profile, profile_json
 from pipeline.intake.scope import Scope
 from pipeline.program.events import Decomposed, Event
-from pipeline.program.lm import AsyncEmbeddedEngine, EmbeddedEngine, LocalModel
 from pipeline.program.module import ScopedQA
-from pipeline.serving import SSEMessage, create_app, parse_sse, running_server
-from pipeline.serving.state import ServingState
+from pipeline.serving import parse_sse
 from pipeline.serving.streaming import INTERNAL_ERROR
 from pipeline.settings import Settings
-from pipeline.store import Store, open_store
-from tests.support.fakes import FakeLlama, Responder, cooperative, prompt_step, scripted_lm
+from pipeline.store import Store
+from tests.support.app_server import Start, Streamed, post, query, wait_until
+from tests.support.fakes import cooperative, cooperative_llama, embedded_lm, prompt_step
 
 MiB = 1024 * 1024
 RENT = "What is the monthly rent at Banda Lane?"
 ORDER_ONE_SECTION = ["decomposed", "retrieving", "filtering", "generating_subquestion", "completed"]
-
-
-# -- harness ----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Server:
-    url: str
-    app: FastAPI
-    store: Store
-
-    @property
-    def query_url(self) -> str:
-        return f"{self.url}/v1/query"
-
-    @property
-    def state(self) -> ServingState:
-        return self.app.state.scoperag  # type: ignore[no-any-return]
-
-    def health(self) -> dict[str, Any]:
-        return httpx.get(f"{self.url}/v1/health").json()  # type: ignore[no-any-return]
-
-    def wait_idle(self, timeout: float = 10.0) -> None:
-        """Until no stream's worker is running (fails after `timeout`: a stuck worker is a bug)."""
-        wait_until(lambda: self.health()["active_streams"] == 0, timeout)
-
-
-Start = Callable[..., Server]
-# DummyLM writes its answers in ChatAdapter's format.
-DUMMY_ADAPTER = dspy.ChatAdapter()
-
-
-@pytest.fixture
-def start(demo_index_dir: Path, embedder: Any) -> Iterator[Start]:
-    """Starts an app on 127.0.0.1:<free port> with a scripted LM; every server stops after the test."""
-    with ExitStack() as stack:
-
-        def _start(
-            respond: Responder | None = None,
-            program: Callable[[Store], ScopedQA] = ScopedQA,
-            lm: Any = None,
-            adapter: Any = DUMMY_ADAPTER,
-            **options: Any,
-        ) -> Server:
-            store = open_store(demo_index_dir, embedder)
-            lm = lm if lm is not None else scripted_lm(respond or cooperative())
-            app = create_app(store=store, program=program(store), lm=lm, adapter=adapter, **options)
-            return Server(stack.enter_context(running_server(app)), app, store)
-
-        yield _start
-
-
-@dataclass
-class Streamed:
-    status: int
-    stream_id: str
-    events: list[SSEMessage]
-
-    @property
-    def phases(self) -> list[str]:
-        return [m.event for m in self.events]
-
-    @property
-    def last(self) -> dict[str, Any]:
-        return self.events[-1].data
-
-
-def query(server: Server, **body: Any) -> Streamed:
-    with httpx.Client(timeout=30) as client, client.stream("POST", server.query_url, json=body) as response:
-        assert response.status_code == 200, response.read()
-        assert response.headers["content-type"].startswith("text/event-stream")
-        events = list(parse_sse(response.iter_lines()))
-    return Streamed(response.status_code, response.headers["x-stream-id"], events)
-
-
-def post(server: Server, body: Any) -> httpx.Response:
-    return httpx.post(server.query_url, json=body, timeout=30)
 
 
 @dataclass
@@ -140,14 +60,6 @@ class SpyLM:
         finally:
             with self._lock:
                 self.in_flight -= 1
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        time.sleep(0.01)
 
 
 def entity_docs(store: Store, name: str) -> set[str]:
@@ -404,18 +316,6 @@ def test_a_remote_lm_serves_streams_concurrently(start: Start) -> None:
 
     asyncio.run(run())
     assert lm.peak >= 2  # calls of different streams overlapped: nothing serialises a remote LM
-
-
-def cooperative_llama(delay: float) -> FakeLlama:
-    """A fake llama.cpp server answering with the cooperative script."""
-    respond = cooperative()
-    return FakeLlama(lambda body: json.dumps(respond(body["messages"][-1]["content"])), delay)
-
-
-def embedded_lm(llama: FakeLlama) -> dspy.LM:
-    """The embedded model's dspy.LM (engine, lock and all) over a fake llama.cpp server."""
-    engine = EmbeddedEngine(LocalModel(llama, "local/fake-model"), max_tokens=512, temperature=0.0)
-    return dspy.LM("local/fake-model", engine=engine, async_engine=AsyncEmbeddedEngine(engine), cache=False)
 
 
 def test_the_embedded_model_runs_one_generation_at_a_time(start: Start) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 from tests.support.adversarial import claim
 from tests.support.fakes import cooperative, prompt_step
@@ -147,7 +147,16 @@ def _completion(content: str) -> bytes:
     ).encode()
 
 
-def _handler(lm: CompromisedLM) -> type[BaseHTTPRequestHandler]:
+class Receiver(Protocol):
+    """What an OpenAI-compatible test server asks for each request: the failure to act out (None: answer)
+    and the content of the answer; and how long a "slow" failure sleeps."""
+
+    slow_seconds: float
+
+    def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]: ...
+
+
+def _handler(lm: Receiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -185,16 +194,23 @@ def _handler(lm: CompromisedLM) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def compromised_server(attack: str, slow_seconds: float = 3.0) -> Iterator[tuple[str, CompromisedLM]]:
-    """A compromised LM for `attack` (a key of ATTACKS) on 127.0.0.1: its base URL (for --lm) and its state."""
-    lm = CompromisedLM(ATTACKS[attack], slow_seconds)
+def openai_compatible_server(lm: Receiver, name: str = "test-lm") -> Iterator[str]:
+    """`lm` answering chat completions on 127.0.0.1 over a real socket; yields its base URL (for --lm)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(lm))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name=f"compromised-lm-{attack}", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}/v1", lm
+        yield f"http://127.0.0.1:{server.server_port}/v1"
     finally:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+@contextmanager
+def compromised_server(attack: str, slow_seconds: float = 3.0) -> Iterator[tuple[str, CompromisedLM]]:
+    """A compromised LM for `attack` (a key of ATTACKS) on 127.0.0.1: its base URL (for --lm) and its state."""
+    lm = CompromisedLM(ATTACKS[attack], slow_seconds)
+    with openai_compatible_server(lm, f"compromised-lm-{attack}") as url:
+        yield url, lm

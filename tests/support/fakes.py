@@ -9,8 +9,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import dspy
 from dspy.clients.engines.dummy_engine import AsyncDummyEngine, DummyEngine
 from dspy.utils import DummyLM
+
+from pipeline.program.lm import AsyncEmbeddedEngine, EmbeddedEngine, LocalModel
 
 Responder = Callable[[str], Any]
 
@@ -148,3 +151,15 @@ class FakeLlama:
             with self._lock:
                 self.running -= 1
         return llama_completion(content, **self.usage)
+
+
+def cooperative_llama(delay: float) -> FakeLlama:
+    """A fake llama.cpp server answering with the cooperative script."""
+    respond = cooperative()
+    return FakeLlama(lambda body: json.dumps(respond(body["messages"][-1]["content"])), delay)
+
+
+def embedded_lm(llama: FakeLlama) -> dspy.LM:
+    """The embedded model's dspy.LM (engine, lock and all) over a fake llama.cpp server."""
+    engine = EmbeddedEngine(LocalModel(llama, "local/fake-model"), max_tokens=512, temperature=0.0)
+    return dspy.LM("local/fake-model", engine=engine, async_engine=AsyncEmbeddedEngine(engine), cache=False)
