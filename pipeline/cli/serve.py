@@ -37,6 +37,11 @@ def register(commands: Commands) -> None:
     )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--corpus",
+        help="the folder the index was built from: the page then shows cited PDF pages as images "
+        "and text pages with their line breaks (default: the indexed text only)",
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -44,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pipeline.serving.server import run
 
     configure_dspy()
-    print(f"serving on http://{args.host}:{args.port} (OpenAPI at /openapi.json)", file=sys.stderr)
+    print(f"serving on http://{args.host}:{args.port} (the page at /, OpenAPI at /openapi.json)", file=sys.stderr)
     run(
         index_dir=Path(args.index),
         lm_spec=args.lm,
@@ -57,5 +62,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         lm_threads=args.threads,
         settings=read_settings(args.settings),
         announce=lambda line: print(line, file=sys.stderr),
+        corpus=Path(args.corpus) if args.corpus else None,
     )
     return 0

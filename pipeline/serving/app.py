@@ -19,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from pipeline.errors import UnknownScopeError
 from pipeline.export import ExportManifest
@@ -26,12 +27,15 @@ from pipeline.export.profiles import ProfilePaths
 from pipeline.guards.sanitise import MAX_QUESTION_CHARS
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.module import ScopedQA
+from pipeline.serving.catalog_routes import catalog_router
+from pipeline.serving.history_routes import history_router
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
-from pipeline.serving.profile_routes import profile_router
+from pipeline.serving.profile_routes import profile_program, profile_router
 from pipeline.serving.schemas import ErrorItem, ErrorResponse, HealthResponse, QueryRequest
 from pipeline.serving.sse import KEEPALIVE, MEDIA_TYPE, frame
 from pipeline.serving.state import Limits, LockedHistory, ServingProgram, ServingState
 from pipeline.serving.streaming import EventChannel, Idle, StreamRegistry, StreamWorker
+from pipeline.serving.web import SecurityHeadersMiddleware, web_router
 from pipeline.store import Store
 
 log = logging.getLogger(__name__)
@@ -61,12 +65,14 @@ def create_app(
     manifest: ExportManifest | None = None,
     profile: str | None = None,
     heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
+    corpus: Path | None = None,
 ) -> FastAPI:
     """The scoperag HTTP app over `store`, answering with `program` on `lm`.
 
     `adapter` defaults to dspy.JSONAdapter() (as `scoperag ask` uses); `manifest`/`profile` describe
     where `program` came from (GET /v1/health); `history` is a SQLite file every answered question's
-    trace is recorded in; `profiles` enables the /v1/profiles endpoints.
+    trace is recorded in (and cited pages are opened through); `profiles` enables the /v1/profiles
+    endpoints; `corpus` is the folder the index was built from (cited pages are shown from its files).
     """
     if not 1 <= max_question_chars <= MAX_QUESTION_CHARS:
         raise ValueError(f"max_question_chars must be within 1..{MAX_QUESTION_CHARS}, got {max_question_chars}")
@@ -79,6 +85,7 @@ def create_app(
         registry=StreamRegistry(max_concurrent_streams),
         profiles=profiles,
         history=LockedHistory(history) if history is not None else None,
+        corpus=corpus,
     )
 
     @asynccontextmanager
@@ -96,8 +103,12 @@ def create_app(
     )
     app.state.scoperag = state
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: every response, a 413 too, carries the headers
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.include_router(profile_router(state))
+    app.include_router(catalog_router(state))
+    app.include_router(history_router(state))
+    app.include_router(web_router())
     _add_query_routes(app, state)
     return app
 
@@ -106,6 +117,7 @@ def _add_query_routes(app: FastAPI, state: ServingState) -> None:
     errors: dict[int | str, dict[str, Any]] = {
         413: {"model": ErrorResponse, "description": "The request body is over the size limit"},
         422: {"model": ErrorResponse, "description": "Invalid question, or an unknown document id or property"},
+        404: {"model": ErrorResponse, "description": "No such profile (`profile`)"},
         503: {"model": ErrorResponse, "description": "Too many streams are running; retry shortly"},
     }
 
@@ -125,6 +137,11 @@ def _add_query_routes(app: FastAPI, state: ServingState) -> None:
         except UnknownScopeError as exc:
             field = "document_ids" if exc.kind == "document id" else "property"
             return _unprocessable("unknown_scope", ["body", field], str(exc), exc.values)
+        program = state.current.program
+        if body.uncompiled:
+            program = ScopedQA(state.store, program.settings)
+        elif body.profile is not None:
+            program = await run_in_threadpool(profile_program, state, body.profile)
         stream_id = uuid.uuid4().hex
         channel = EventChannel(asyncio.get_running_loop())
         if not state.registry.reserve(stream_id, channel):
@@ -134,7 +151,7 @@ def _add_query_routes(app: FastAPI, state: ServingState) -> None:
             stream_id=stream_id,
             question=body.question,
             scope=scope,
-            program=state.current.program,
+            program=program,
             lm=state.lm,
             adapter=state.adapter,
             channel=channel,

@@ -77,7 +77,8 @@ def profile_router(state: ServingState) -> APIRouter:
         with _http_errors():
             _require(paths(), name)
             data = profile_json(export_profile(paths(), name))
-        return Response(data, media_type="application/json")
+        disposition = f'attachment; filename="{name}.scoperag-profile.json"'  # a checked name: no quote or slash
+        return Response(data, media_type="application/json", headers={"Content-Disposition": disposition})
 
     @router.post("/{name}/activate")
     def activate_one(name: str) -> ActivatedResponse:
@@ -116,6 +117,15 @@ def profile_router(state: ServingState) -> APIRouter:
         return _out(info)
 
     return router
+
+
+def profile_program(state: ServingState, name: str) -> ScopedQA:
+    """The program of registered profile `name` (served or not), loaded strictly; 404 when there is none."""
+    if state.profiles is None:
+        raise HTTPException(404, "this server was started without a profile registry")
+    with _http_errors():
+        info = _require(state.profiles, name)
+        return load_export(info.program, ScopedQA(state.store, state.current.program.settings)).program
 
 
 def _require(paths: ProfilePaths, name: str) -> ProfileInfo:

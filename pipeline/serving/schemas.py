@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from pipeline.export.profiles import NAME_PATTERN
 from pipeline.guards.ids import is_canonical_uuid
 from pipeline.guards.sanitise import MAX_QUESTION_CHARS
 from pipeline.types import Strict
@@ -20,6 +21,9 @@ class QueryRequest(Strict):
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     document_ids: list[str] | None = Field(default=None, max_length=MAX_DOCUMENT_IDS)
     property: str | None = Field(default=None, min_length=1, max_length=MAX_PROPERTY_CHARS)
+    # Answer with this registered profile's program, or the uncompiled one, instead of the one serving (A/B).
+    profile: str | None = Field(default=None, pattern=f"^{NAME_PATTERN.pattern}$")
+    uncompiled: bool = False
 
     @field_validator("question")
     @classmethod
@@ -36,6 +40,12 @@ class QueryRequest(Strict):
             shown = ", ".join(repr(d[:80]) for d in bad[:10])
             raise ValueError(f"document ids must be canonical lowercase UUIDs; not: {shown}")
         return value
+
+    @model_validator(mode="after")
+    def _one_program(self) -> QueryRequest:
+        if self.profile is not None and self.uncompiled:
+            raise ValueError("ask for a profile or for the uncompiled program, not both")
+        return self
 
 
 class ErrorItem(Strict):
@@ -95,3 +105,112 @@ class ActivatedResponse(Strict):
 
     profile: ProfileOut
     program: ProgramInfo
+
+
+class EntityOut(Strict):
+    """An entity documents belong to (a property, a company), as the scope picker lists it."""
+
+    entity_id: str
+    name: str
+    slug: str
+
+
+class EntityList(Strict):
+    """GET /v1/entities: what the catalog calls its entities, and all of them."""
+
+    kind: str
+    entities: list[EntityOut]
+
+
+class DocumentOut(Strict):
+    """A catalogued document, as document search lists it (display text sanitised)."""
+
+    document_id: str
+    filename: str
+    title: str
+    entities: list[str]
+    pages: int
+
+
+class DocumentList(Strict):
+    """GET /v1/documents."""
+
+    documents: list[DocumentOut]
+
+
+class HistoryItem(Strict):
+    """One recorded question, as the history lists it."""
+
+    history_id: str
+    created_at: str
+    question: str
+    lm_calls: int
+    tokens: int
+    seconds: float
+
+
+class HistoryList(Strict):
+    """GET /v1/history: the latest questions, newest first."""
+
+    entries: list[HistoryItem]
+
+
+class HistoryDetail(Strict):
+    """GET /v1/history/{id}: one question and its whole trace."""
+
+    entry: HistoryItem
+    answer: str
+    trace: dict[str, Any]
+
+
+class SourceOut(Strict):
+    """A section's source page with a snippet of the chunk kept there."""
+
+    document_id: str
+    filename: str
+    page: int
+    snippet: str
+
+
+class SectionSources(Strict):
+    """The sources of one section of a recorded answer."""
+
+    index: int
+    sources: list[SourceOut]
+
+
+class AnswerSources(Strict):
+    """GET /v1/history/{id}/sources."""
+
+    history_id: str
+    sections: list[SectionSources]
+
+
+class SegmentOut(Strict):
+    """A run of page text; `cited` marks the chunks the answer cited."""
+
+    text: str
+    cited: bool
+
+
+class BoxOut(Strict):
+    """A highlighted rectangle on the page image, in fractions of its width and height."""
+
+    left: float
+    top: float
+    width: float
+    height: float
+
+
+class PageView(Strict):
+    """GET /v1/history/{id}/pages/{document_id}/{page}: a cited page, its text and (PDF) its image."""
+
+    document_id: str
+    filename: str
+    page: int
+    pages: int
+    kind: Literal["pdf", "text"]
+    lines: list[list[SegmentOut]]
+    image: str | None = None
+    boxes: list[BoxOut] = Field(default_factory=list)
+    note: str | None = None

@@ -79,9 +79,10 @@ def build_app(
     lm_threads: int = 1,
     settings: Settings | None = None,
     announce: Callable[[str], None] = log.info,
+    corpus: Path | None = None,
 ) -> FastAPI:
     """The app `scoperag serve` runs: the index opened, the LM made, the program chosen (`announce` is told
-    where it came from) and run with `settings`."""
+    where it came from) and run with `settings`; cited pages shown from the files in `corpus`."""
     settings = settings or Settings()
     store = open_store(index_dir)
     lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests)
@@ -96,6 +97,7 @@ def build_app(
         adapter=dspy.JSONAdapter(),
         profiles=profiles,
         history=history,
+        corpus=corpus,
     )
 
 

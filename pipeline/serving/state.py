@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pipeline.evaluation.history import History
+from pipeline.evaluation.history import History, HistoryEntry
 from pipeline.export import ExportManifest
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.module import ScopedQA
@@ -54,6 +54,14 @@ class LockedHistory:
         with self._lock:
             return self._history.record(trace)
 
+    def recent(self, limit: int) -> list[HistoryEntry]:
+        with self._lock:
+            return self._history.recent(limit)
+
+    def get(self, history_id: str) -> HistoryEntry:
+        with self._lock:
+            return self._history.get(history_id)
+
     def close(self) -> None:
         with self._lock:
             self._history.close()
@@ -81,6 +89,8 @@ class ServingState:
     registry: StreamRegistry
     profiles: ProfilePaths | None = None
     history: LockedHistory | None = None
+    # The folder the index was built from: cited pages are then shown from their original files.
+    corpus: Path | None = None
     # Serialises profile changes (activate, import) against each other; streams never wait on it.
     profile_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -1,0 +1,85 @@
+"""Which document pages a recorded answer may open: only documents inside the question's scope that the
+answer itself showed (its sections' sources and the chunks kept for it), and only their real pages.
+
+The record is the question's trace from the history, looked up by its history id on the server, so a
+client cannot widen what it may read by sending ids of its own. Every function here is pure.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from pydantic import ValidationError
+
+from pipeline.errors import UnknownScopeError
+from pipeline.guards.ids import is_canonical_uuid
+from pipeline.intake.scope import EntityResolver, Scope, allowed_document_ids
+from pipeline.program.events import Section, SourceRef
+from pipeline.program.trace import QuestionTrace
+
+log = logging.getLogger(__name__)
+
+
+def recorded_sections(trace: QuestionTrace) -> list[Section]:
+    """The answer's sections as recorded; a record that does not validate counts as no section."""
+    sections = []
+    for raw in trace.sections:
+        try:
+            sections.append(Section.model_validate(raw))
+        except ValidationError:
+            log.warning("a recorded section of %r does not validate; it is ignored", trace.question[:80])
+    return sections
+
+
+def _shown(trace: QuestionTrace) -> Iterator[tuple[str, int]]:
+    for section in recorded_sections(trace):
+        for source in section.sources:
+            yield source.document_id, source.page
+    for sub in trace.sub_questions:
+        for chunk in sub.chunks:
+            if chunk.kept:
+                yield chunk.document_id, chunk.page
+
+
+def shown_documents(trace: QuestionTrace) -> frozenset[str]:
+    """Ids of the documents the answer showed: cited in a section or kept for a sub-question."""
+    return frozenset(document_id for document_id, _ in _shown(trace))
+
+
+def page_refusal(
+    trace: QuestionTrace, document_id: str, page: int, page_count: int, resolver: EntityResolver
+) -> str | None:
+    """Why page `page` of `document_id` may not be opened from this answer; None when it may."""
+    if not is_canonical_uuid(document_id):
+        return "not a canonical document id"
+    try:
+        scope = Scope.model_validate(trace.scope)
+        allowed = allowed_document_ids(scope, resolver)
+    except (ValidationError, UnknownScopeError):
+        return "the question's recorded scope no longer resolves"
+    if allowed is not None and document_id not in allowed:
+        return "outside the question's scope"
+    if document_id not in shown_documents(trace):
+        return "not among the answer's sources"
+    if not 1 <= page <= page_count:
+        return f"the document has no page {page}"
+    return None
+
+
+def cited_rows(trace: QuestionTrace, document_id: str, page: int, section: int | None = None) -> list[int]:
+    """Index rows of the chunks kept on that page, for one sub-question (`section`) or for all."""
+    rows: list[int] = []
+    for sub in trace.sub_questions:
+        if section is not None and sub.index != section:
+            continue
+        rows.extend(c.row for c in sub.chunks if c.kept and c.document_id == document_id and c.page == page)
+    return list(dict.fromkeys(rows))
+
+
+def section_sources(trace: QuestionTrace) -> list[tuple[Section, list[tuple[SourceRef, list[int]]]]]:
+    """Each recorded section with its sources, and for each source the rows of the chunks kept on it."""
+    return [
+        (section, [(s, cited_rows(trace, s.document_id, s.page, section.index)) for s in section.sources])
+        for section in recorded_sections(trace)
+    ]

@@ -1,0 +1,173 @@
+"""/v1/history: recent questions, one question's trace, its sources with snippets, and its cited pages.
+
+A page is served only through the answer that showed it (`access.page_refusal`): the history id names
+a trace recorded by this server, and the trace says which documents the question's scope allowed and
+which the answer showed. Anything else is a 404 that does not say whether the document exists.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import Response
+
+from pipeline.errors import InputFileError, ScopeRagError
+from pipeline.evaluation.history import HistoryEntry
+from pipeline.guards.ids import is_canonical_uuid
+from pipeline.serving.access import cited_rows, page_refusal, section_sources
+from pipeline.serving.pages import chunks_at, page_content, pdf_boxes, render_pdf_page, snippet
+from pipeline.serving.schemas import (
+    AnswerSources,
+    BoxOut,
+    ErrorResponse,
+    HistoryDetail,
+    HistoryItem,
+    HistoryList,
+    PageView,
+    SectionSources,
+    SegmentOut,
+    SourceOut,
+)
+from pipeline.serving.state import LockedHistory, ServingState
+from pipeline.types import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+MAX_LISTED = 100
+NOT_SERVED = "no such page among this answer's sources"
+
+
+def history_router(state: ServingState) -> APIRouter:
+    """The history endpoints of one app, bound to its state."""
+    router = APIRouter(
+        prefix="/v1/history",
+        tags=["history"],
+        responses={404: {"model": ErrorResponse, "description": "No such entry or page, or no history kept"}},
+    )
+
+    def history() -> LockedHistory:
+        if state.history is None:
+            raise HTTPException(404, "this server keeps no question history (start it with --history)")
+        return state.history
+
+    def entry(history_id: str) -> HistoryEntry:
+        # the full canonical id only: the history's own lookup also takes prefixes
+        if not is_canonical_uuid(history_id):
+            raise HTTPException(404, "no such history entry")
+        try:
+            found = history().get(history_id)
+        except ScopeRagError:
+            raise HTTPException(404, "no such history entry") from None
+        if found.history_id != history_id:
+            raise HTTPException(404, "no such history entry")
+        return found
+
+    def cited_page(history_id: str, document_id: str, page: int, section: int | None) -> tuple[Document, list[Chunk]]:
+        """The document and the chunks cited on that page, when this answer may open it; else 404."""
+        trace = entry(history_id).trace
+        document = state.store.catalog.documents.get(document_id)
+        refusal = (
+            "unknown document"
+            if document is None
+            else page_refusal(trace, document_id, page, document.page_count, state.store.entity_document_ids)
+        )
+        if document is None or refusal is not None:
+            log.info("page refused: %s page %s of answer %s: %s", document_id[:40], page, history_id, refusal)
+            raise HTTPException(404, NOT_SERVED)
+        return document, chunks_at(state.store, cited_rows(trace, document_id, page, section), document_id, page)
+
+    @router.get("")
+    def recent(limit: int = Query(20, ge=1, le=MAX_LISTED)) -> HistoryList:
+        """The latest questions this server recorded, newest first."""
+        return HistoryList(entries=[_item(e) for e in history().recent(limit)])
+
+    @router.get("/{history_id}")
+    def one(history_id: str) -> HistoryDetail:
+        """One question's answer and whole trace: plan, chunks per sub-question, guards, LM calls, time."""
+        found = entry(history_id)
+        return HistoryDetail(entry=_item(found), answer=found.answer, trace=found.trace.model_dump(mode="json"))
+
+    @router.get("/{history_id}/sources")
+    def sources(history_id: str) -> AnswerSources:
+        """Each section's sources with a snippet of the chunk kept on each."""
+        trace = entry(history_id).trace
+        sections = [
+            SectionSources(
+                index=section.index,
+                sources=[
+                    SourceOut(
+                        document_id=source.document_id,
+                        filename=source.filename,
+                        page=source.page,
+                        snippet=snippet(chunks_at(state.store, rows, source.document_id, source.page)),
+                    )
+                    for source, rows in pairs
+                ],
+            )
+            for section, pairs in section_sources(trace)
+        ]
+        return AnswerSources(history_id=history_id, sections=sections)
+
+    @router.get("/{history_id}/pages/{document_id}/{page}")
+    def page_view(
+        history_id: str,
+        document_id: str,
+        page: int,
+        section: int | None = Query(None, ge=0, description="Mark the chunks kept for this section only"),
+    ) -> PageView:
+        """A cited page: its text with the cited chunks marked, and for a PDF the URL of its image."""
+        document, cited = cited_page(history_id, document_id, page, section)
+        content = page_content(state.store, state.corpus, document, page, cited)
+        is_pdf = _is_pdf(document)
+        image, boxes = None, []
+        if is_pdf and content.original is not None:
+            query = "" if section is None else f"?section={section}"
+            image = f"/v1/history/{history_id}/pages/{document_id}/{page}/image{query}"
+            boxes = [BoxOut(**vars(box)) for box in pdf_boxes(content.original, page, cited)]
+        return PageView(
+            document_id=document_id,
+            filename=document.filename,
+            page=page,
+            pages=document.page_count,
+            kind="pdf" if is_pdf else "text",
+            lines=[[SegmentOut(text=s.text, cited=s.cited) for s in line] for line in content.lines],
+            image=image,
+            boxes=boxes,
+            note=content.note,
+        )
+
+    @router.get(
+        "/{history_id}/pages/{document_id}/{page}/image",
+        response_class=Response,
+        responses={200: {"content": {"image/png": {}}}},
+    )
+    def page_image(history_id: str, document_id: str, page: int, section: int | None = Query(None, ge=0)) -> Response:
+        """A cited PDF page as PNG, the cited chunks highlighted."""
+        document, cited = cited_page(history_id, document_id, page, section)
+        content = page_content(state.store, state.corpus, document, page, cited)
+        if content.original is None or not _is_pdf(document):
+            raise HTTPException(404, "no image of this page: it is not a PDF, or its file is not available")
+        try:
+            png = render_pdf_page(content.original, page, cited)
+        except InputFileError as exc:
+            log.warning("page image: %s", exc)
+            raise HTTPException(404, "no image of this page: its file cannot be drawn") from exc
+        return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=300"})
+
+    return router
+
+
+def _is_pdf(document: Document) -> bool:
+    return document.relpath.lower().endswith(".pdf")
+
+
+def _item(entry: HistoryEntry) -> HistoryItem:
+    return HistoryItem(
+        history_id=entry.history_id,
+        created_at=entry.created_at,
+        question=entry.question,
+        lm_calls=entry.lm_calls,
+        tokens=entry.tokens,
+        seconds=entry.seconds,
+    )
