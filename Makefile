@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MLFLOW_DISABLE_TELEMETRY := true
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup demo test lint slow bench fuzz adversarial clean
+.PHONY: setup browser demo test lint slow bench fuzz adversarial screenshots clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,20 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) browser
+
+# The web page's browser tests drive the system's Chromium (Debian package `chromium`; Playwright's own
+# browser download does not work offline). Installed here when missing and run as root; otherwise the
+# browser tests skip and say why.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium (Debian package) for the browser tests"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	else \
+		echo "chromium is missing and this is not root: the browser tests will skip (apt-get install chromium)"; \
+	fi
 
 demo: setup
 	$(BIN)/scoperag index datasets/demo --out $(INDEX)
@@ -42,6 +55,10 @@ adversarial: setup
 
 bench: setup
 	$(BIN)/python benchmarks/retrieval.py --sizes 10000 100000
+
+# The README's screenshots of the answer and the A/B view, taken by the browser tests.
+screenshots: setup
+	SCOPERAG_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/serving/test_web_page.py -k "property_question or ab_view"
 
 clean:
 	rm -rf $(VENV) .scoperag

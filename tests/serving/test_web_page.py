@@ -1,0 +1,502 @@
+"""The web page in headless Chromium against a real `scoperag serve` process.
+
+The server runs as a user starts it (`scoperag serve --index ... --lm http://... --corpus ...`), over a
+demo corpus copy that also holds one hostile document, indexed with the hash embedder; its LM is a fake
+OpenAI-compatible server on a real socket that answers like a cooperative model (and, for marked
+questions, decomposes differently, finds nothing, or writes hostile text). Screenshots of the answer and
+the A/B view are written to $SCOPERAG_SCREENSHOTS when set (`make screenshots`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pytest
+
+from pipeline.export import save_export
+from pipeline.export.profiles import ProfilePaths, add_profile
+from pipeline.guards.sanitise import sanitised_text
+from pipeline.program.module import ScopedQA
+from pipeline.serving.web import CONTENT_SECURITY_POLICY
+from pipeline.settings import DEFAULT_PROFILES, Settings
+from pipeline.store import Store, open_store
+from pipeline.store.build import build_index
+from pipeline.store.embedders import HashEmbedder
+from tests.conftest import DEMO_DIR
+from tests.support.browser import chromium, skip_reason
+from tests.support.compromised_server import Failure, openai_compatible_server
+from tests.support.fakes import cooperative, field, prompt_step
+from tests.support.page_driver import (
+    Served,
+    add_chip,
+    ask,
+    choose_entity,
+    contains,
+    entity_documents,
+    open_view,
+    screenshot,
+    trace_of,
+    until,
+    words,
+)
+from tests.support.serve_process import scoperag_serve
+
+pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+
+RENT = "What is the monthly rent at Banda Lane?"
+LEASE = "What does the lease say about the deposit?"
+PHASES_ONE_SECTION = ["decomposed", "retrieving", "filtering", "generating_subquestion", "completed"]
+DEMO_QUESTION = "Which demo question marks the compiled program?"
+SECOND_SUB_QUESTION = "Who is the tenant?"
+NOTHING = "zebra"  # a sub-question naming it finds nothing relevant
+HOSTILE = "hostile"
+HOSTILE_SUB_QUESTION = (
+    'What does `<img src=x onerror="window.__pwned=5">` say? <script>window.__pwned=6</script>'
+    " ![pixel](/pixel.png) [log in](javascript:window.__pwned=7)"
+)
+HOSTILE_DOCUMENT = """# Tenant notes `<img src=x onerror="window.__pwned=1">`
+
+<script>window.__pwned = 2</script>
+
+The tenant notes say the rent is paid monthly `<b onmouseover="window.__pwned=3">hover</b>` and
+[open the ledger](javascript:window.__pwned=4) <iframe src="/v1/health"></iframe> before the fifth day.
+"""
+HOSTILE_RELPATH = "notes/tenant-notes.md"
+VIEWPORT = {"width": 1100, "height": 900}
+
+
+class PageLM:
+    """The fake LM behind the server: cooperative, with a few question markers (see the module docstring)."""
+
+    slow_seconds = 0.0
+
+    def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]:
+        prompt = body["messages"][-1]["content"]
+        step = prompt_step(prompt)
+        if step == "decompose":
+            question = field(prompt, "question")
+            sub_questions = [question]
+            if NOTHING in question:
+                sub_questions = ["What is the monthly rent?", f"Which {NOTHING} lives at the property?"]
+            elif HOSTILE in question:
+                sub_questions = [question, HOSTILE_SUB_QUESTION]
+            elif DEMO_QUESTION in json.dumps(body["messages"]):  # the compiled profile's demo is in the prompt
+                sub_questions = [question, SECOND_SUB_QUESTION]
+            return None, json.dumps({"sub_questions": sub_questions})
+        reply = cooperative()(prompt)
+        if step == "score":
+            for group, scored in zip(field(prompt, "groups"), reply["scores"], strict=True):
+                if NOTHING in group["sub_question"]:
+                    scored["scores"] = [0.0] * len(scored["scores"])
+        return None, json.dumps(reply)
+
+
+# -- fixtures ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus and one hostile document (no entity owns it)."""
+    root = tmp_path_factory.mktemp("web-corpus") / "demo"
+    shutil.copytree(DEMO_DIR, root)
+    (root / HOSTILE_RELPATH).parent.mkdir()
+    (root / HOSTILE_RELPATH).write_text(HOSTILE_DOCUMENT)
+    return root
+
+
+@pytest.fixture(scope="module")
+def index_dir(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("web-index")
+    build_index(corpus, out, HashEmbedder(64))
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(index_dir: Path) -> Store:
+    """The served index, opened by the test to know what the page should show."""
+    return open_store(index_dir, HashEmbedder(64))
+
+
+@pytest.fixture(scope="module")
+def lm_url() -> Iterator[str]:
+    with openai_compatible_server(PageLM(), "web-page-lm") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def compiled_export(store: Store, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An export whose decomposition demo makes the fake LM ask a second sub-question."""
+    program = ScopedQA(store)
+    program.decompose.demos = [dspy.Example(question=DEMO_QUESTION, sub_questions=[DEMO_QUESTION])]
+    out = tmp_path_factory.mktemp("web-export") / "export"
+    save_export(
+        program,
+        out,
+        settings=Settings(),
+        experiment_config={"optimizer": "none"},
+        trainset_hash="sha256:" + "1" * 64,
+        scores={"chip": {"recall": 1.0}},
+        lm_name="fake",
+    )
+    return out
+
+
+Serve = Callable[[str], Served]
+
+
+@pytest.fixture(scope="module")
+def serve(
+    index_dir: Path,
+    store: Store,
+    corpus: Path,
+    lm_url: str,
+    compiled_export: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Serve]:
+    """`serve(name)`: a `scoperag serve` process of its own per name (profile `alpha` registered, none active)."""
+    servers: dict[str, Served] = {}
+    with ExitStack() as stack:
+
+        def start(name: str) -> Served:
+            if name not in servers:
+                cwd = tmp_path_factory.mktemp(f"web-serve-{name}")
+                profiles = cwd / DEFAULT_PROFILES
+                paths = ProfilePaths(registry=profiles / "profiles.json", root=profiles / "programs")
+                add_profile(paths, "alpha", compiled_export, note="compiled with one demo")
+                options = ["--index", str(index_dir), "--lm", lm_url, "--history", "history.sqlite"]
+                url = stack.enter_context(scoperag_serve([*options, "--corpus", str(corpus)], cwd))
+                servers[name] = Served(url, cwd, store)
+            return servers[name]
+
+        yield start
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as opened:
+        yield opened
+
+
+@pytest.fixture
+def page(browser: Any, serve: Serve) -> Iterator[Any]:
+    """A fresh browser context on the shared server's page; fails the test on any uncaught script error."""
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=serve("main").url)
+    opened = context.new_page()
+    errors: list[str] = []
+    dialogs: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    yield opened
+    context.close()
+    assert errors == [], errors
+    assert dialogs == [], dialogs
+
+
+# -- the page ---------------------------------------------------------------------------------------
+
+
+def test_page_is_served_with_a_strict_content_security_policy(serve: Serve) -> None:
+    server = serve("main")
+    for path in ("/", "/static/js/main.js", "/static/style.css", "/v1/health"):
+        response = server.get(path)
+        assert response.status_code == 200, path
+        assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        assert response.headers["x-content-type-options"] == "nosniff"
+    assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY and "script-src 'self'" in CONTENT_SECURITY_POLICY
+    assert server.get("/static/../../pyproject.toml").status_code == 404
+
+
+def test_no_scope_question_shows_progress_sections_and_copies_the_answer(page: Any, serve: Serve) -> None:
+    server = serve("main")
+    open_view(page, server)
+    answer = ask(page, RENT)
+    assert answer["phases"] == PHASES_ONE_SECTION
+    assert answer["steps"] == ["done"] * 5
+    assert answer["anchors"] == [RENT]
+    [section] = answer["sections"]
+    assert section["subQuestion"] == RENT and section["bullets"] and section["sources"]
+    # the sub-question anchor moves focus to its section
+    page.click("nav.sub-questions a")
+    assert page.evaluate("document.activeElement.id") == "answer-section-0"
+    # sources carry snippets of the chunks kept for them
+    page.click("#answer details.sources-box summary")
+    page.wait_for_selector("#answer .sources blockquote.snippet")
+    page.click("#answer button.copy")
+    until(page, "() => document.querySelector('#answer .answer-head [role=status]').textContent === 'Copied.'")
+    recorded = trace_of(server, answer["historyId"])
+    assert page.evaluate("navigator.clipboard.readText()") == recorded["answer"]
+
+
+def test_property_question_cites_only_that_property(page: Any, serve: Serve, tmp_path: Path) -> None:
+    server = serve("main")
+    open_view(page, server)
+    choose_entity(page, "ask", "Banda Lane")
+    answer = ask(page, LEASE)
+    assert answer["phases"] == PHASES_ONE_SECTION
+    sources = {s for section in answer["sections"] for s in section["sources"]}
+    assert sources and sources <= entity_documents(server.store, "Banda Lane")
+    assert trace_of(server, answer["historyId"])["trace"]["scope"]["kind"] == "property"
+    page.click("#answer details.sources-box summary")
+    page.wait_for_selector("#answer .sources blockquote.snippet")
+    screenshot(page, "#view-ask", "answer-view.png", tmp_path)
+
+
+def test_selected_documents_are_chips_and_bound_the_sources(page: Any, serve: Serve) -> None:
+    server = serve("main")
+    hits = server.store.search_documents("lease", k=20)
+    leases = [hit.document.document_id for hit in hits if hit.document.filename == "lease.pdf"]
+    chosen, dropped = leases[0], leases[1]
+    open_view(page, server)
+    add_chip(page, "ask", "lease", chosen)
+    add_chip(page, "ask", "lease", dropped)
+    page.click(f"#ask-chips li[data-document-id='{dropped}'] button")
+    assert page.eval_on_selector_all("#ask-chips li", "items => items.map(i => i.dataset.documentId)") == [chosen]
+    answer = ask(page, LEASE)
+    sources = {s for section in answer["sections"] for s in section["sources"]}
+    assert sources == {chosen}
+    assert trace_of(server, answer["historyId"])["trace"]["scope"] == {
+        "kind": "chip",
+        "document_ids": [chosen],
+        "entity_id": None,
+    }
+
+
+def test_a_section_without_relevant_chunks_says_so(page: Any, serve: Serve) -> None:
+    open_view(page, serve("main"))
+    answer = ask(page, f"What is the rent, and which {NOTHING} lives there?")
+    assert answer["phases"][-1] == "completed" and answer["phases"].count("generating_subquestion") == 2
+    found, nothing = answer["sections"]
+    assert found["bullets"] and "status-answered" in found["status"]
+    assert nothing["bullets"] == ["No relevant information found"] and "status-no_information" in nothing["status"]
+    assert nothing["sources"] == []
+
+
+def test_a_citation_opens_the_cited_pdf_page_with_its_chunk_highlighted(page: Any, serve: Serve) -> None:
+    server = serve("main")
+    open_view(page, server)
+    choose_entity(page, "ask", "Banda Lane")
+    answer = ask(page, LEASE)
+    citation = page.locator("#answer .bullets button.citation").first
+    document_id, number = citation.get_attribute("data-document-id"), int(citation.get_attribute("data-page"))
+    document = server.store.catalog.documents[document_id]
+    citation.click()
+    page.wait_for_selector("#viewer-body .page-text")
+    assert page.text_content("#viewer-title") == f"{document.filename}, page {number} of {document.page_count}"
+    # the highlighted text is the text of the chunks kept for this section on that page
+    trace = trace_of(server, answer["historyId"])["trace"]
+    rows = [c["row"] for c in trace["sub_questions"][0]["chunks"] if c["kept"] and c["document_id"] == document_id]
+    kept = [c for c in server.store.catalog.chunks(rows) if c.page == number]
+    marked = words(" ".join(page.eval_on_selector_all("#viewer mark.cited", "marks => marks.map(m => m.textContent)")))
+    assert kept and all(contains(marked, words(sanitised_text(c.text, 20_000))) for c in kept)
+    if document.relpath.endswith(".pdf"):
+        until(page, "() => document.querySelector('#viewer img.page-image').naturalWidth > 0")
+        view = server.get(f"/v1/history/{answer['historyId']}/pages/{document_id}/{number}?section=0").json()
+        assert view["kind"] == "pdf" and view["boxes"], view["note"]
+    # Escape closes the viewer and gives focus back to the citation
+    page.keyboard.press("Escape")
+    assert not page.locator("#viewer").is_visible()
+    assert page.evaluate("document.activeElement.dataset.documentId") == document_id
+
+
+def test_a_citation_of_a_markdown_page_keeps_its_lines(page: Any, serve: Serve) -> None:
+    server = serve("main")
+    inspection = next(
+        d.document_id for d in server.store.catalog.documents.values() if d.relpath == "banda-lane/inspection-report.md"
+    )
+    open_view(page, server)
+    add_chip(page, "ask", "inspection report Banda Lane", inspection)
+    ask(page, "What did the inspection find?")
+    page.locator("#answer .bullets button.citation").first.click()
+    page.wait_for_selector("#viewer-body .page-text mark.cited")
+    assert page.locator("#viewer img").count() == 0
+    assert page.locator("#viewer .page-line").count() > 3  # the file's own lines, not one run of words
+    assert page.text_content("#viewer-title").startswith("inspection-report.md, page ")
+
+
+def test_a_document_outside_the_question_scope_is_refused(page: Any, serve: Serve) -> None:
+    server = serve("main")
+    open_view(page, server)
+    choose_entity(page, "ask", "Banda Lane")
+    answer = ask(page, LEASE)
+    history_id = answer["historyId"]
+    cited = {s for section in answer["sections"] for s in section["sources"]}
+    trace = trace_of(server, history_id)["trace"]
+    shown = cited | {c["document_id"] for sub in trace["sub_questions"] for c in sub["chunks"] if c["kept"]}
+    elsewhere = sorted(entity_documents(server.store, "Banda Road"))[0]
+    inside_not_shown = sorted(entity_documents(server.store, "Banda Lane") - shown)[0]
+    fetch = "url => fetch(url).then(r => r.status)"
+    base = f"/v1/history/{history_id}/pages"
+    for document_id in (elsewhere, inside_not_shown):
+        assert page.evaluate(fetch, f"{base}/{document_id}/1") == 404
+        assert page.evaluate(fetch, f"{base}/{document_id}/1/image") == 404
+    one = sorted(cited)[0]
+    assert page.evaluate(fetch, f"{base}/{one}/1") == 200
+    assert page.evaluate(fetch, f"{base}/{one}/999") == 404
+    assert page.evaluate(fetch, f"/v1/history/{history_id[:8]}/pages/{one}/1") == 404  # no id prefixes
+    # the viewer says so instead of showing anything
+    page.evaluate(
+        "([h, d]) => import('/static/js/viewer.js').then(m => m.openPage({historyId: h, documentId: d, page: 1}))",
+        [history_id, elsewhere],
+    )
+    page.wait_for_selector("#viewer-body .error")
+    assert page.text_content("#viewer-body .error") == "This page is not among this answer's sources."
+    assert page.locator("#viewer-body .page-text").count() == 0
+
+
+def test_history_lists_questions_and_shows_a_trace(page: Any, serve: Serve) -> None:
+    server = serve("main")
+    open_view(page, server)
+    choose_entity(page, "ask", "Banda Lane")
+    answer = ask(page, f"{LEASE} (history)")
+    page.click("a[data-view='history']")
+    row = page.locator(f"#history-table tr[data-history-id='{answer['historyId']}']")
+    row.wait_for()
+    assert row.locator("td").nth(1).text_content() == f"{LEASE} (history)"
+    row.locator("button").click()
+    page.wait_for_selector("#trace h3")
+    trace = trace_of(server, answer["historyId"])["trace"]
+    text = page.text_content("#trace")
+    assert f"{trace['lm_calls']} LM calls" in text
+    assert f"{trace['prompt_tokens']} prompt + {trace['completion_tokens']} completion tokens" in text
+    chunks = trace["sub_questions"][0]["chunks"]
+    kept = sum(c["kept"] for c in chunks)
+    assert f"Chunks retrieved ({len(chunks)}) and kept ({kept})" in text
+    assert page.locator("#trace .trace-sub tbody tr").count() >= len(chunks)
+    assert json.loads(page.text_content("#trace pre.plan")) == trace["planner"]
+    assert page.evaluate("document.activeElement.id") == "trace-title"
+
+
+def test_profile_export_and_import_round_trip(page: Any, serve: Serve, tmp_path: Path) -> None:
+    server = serve("profiles")  # activation changes the program: a server of its own
+    open_view(page, server, "profiles")
+    page.wait_for_selector("#profiles-table tr[data-profile='alpha']")
+    with page.expect_download() as download:
+        page.click("a[aria-label='Export alpha']")
+    exported = tmp_path / "alpha.json"
+    download.value.save_as(exported)
+    assert download.value.suggested_filename == "alpha.scoperag-profile.json"
+    original = json.loads(exported.read_text())
+    assert original == server.get("/v1/profiles/alpha/export").json()
+
+    page.set_input_files("#import-file", str(exported))
+    page.wait_for_selector("#import-preview dl")
+    preview = page.eval_on_selector_all(
+        "#import-preview dd", "items => Object.fromEntries(items.map(i => [i.dataset.field, i.textContent]))"
+    )
+    assert preview["Source name"] == "alpha"
+    assert preview["Exported"] == original["export"]["manifest"]["created_at"]
+    assert "decompose (1 demo)" in preview["Modules"] and "answer (0 demos)" in preview["Modules"]
+    assert page.input_value("#import-name") == "alpha"
+    page.fill("#import-name", "beta")
+    page.click("#import-button")
+    page.wait_for_selector("#profiles-table tr[data-profile='beta']")
+    copied = server.get("/v1/profiles/beta/export").json()
+    assert copied["export"] == original["export"] and copied["note"] == original["note"]
+
+    # importing over an existing profile asks first; cancelling changes nothing
+    page.click("#import-button")
+    page.wait_for_selector("#confirm[open]")
+    assert "beta" in page.text_content("#confirm-text")
+    page.click("#confirm-no")
+    assert page.text_content("#profiles-status") == "Import cancelled; nothing changed."
+    page.click("#import-button")
+    page.click("#confirm-yes")
+    until(page, "() => document.querySelector('#profiles-status').textContent === 'Imported beta.'")
+
+    # the loader's errors are shown inline
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "something-else", "name": "gamma"}))
+    page.set_input_files("#import-file", str(bad))
+    page.fill("#import-name", "gamma")
+    page.click("#import-button")
+    page.wait_for_selector("#import-error:not(:empty)")
+    assert "format" in page.text_content("#import-error")
+    assert server.get("/v1/profiles/gamma/export").status_code == 404
+    (tmp_path / "not.json").write_text("{not json")
+    page.set_input_files("#import-file", str(tmp_path / "not.json"))
+    page.wait_for_selector("#import-error:not(:empty)")
+    assert page.text_content("#import-error").startswith("This file is not JSON")
+    assert page.is_disabled("#import-button")
+
+    page.click("button[aria-label='Activate beta']")
+    page.wait_for_selector("#profiles-table tr[data-profile='beta'] button[disabled]")
+    assert server.get("/v1/health").json()["program"]["profile"] == "beta"
+
+
+def test_ab_view_aligns_sections_by_sub_question(page: Any, serve: Serve, tmp_path: Path) -> None:
+    server = serve("main")
+    open_view(page, server, "compare")
+    page.wait_for_selector("#compare-right option[value='profile:alpha']", state="attached")
+    page.fill("#compare-question", LEASE)
+    choose_entity(page, "compare", "Banda Lane")
+    page.select_option("#compare-left", "uncompiled")
+    page.select_option("#compare-right", "profile:alpha")
+    page.click("#compare-button")
+    page.wait_for_selector("#compare-result .ab-row:not(.ab-top)")
+    rows = page.eval_on_selector_all(
+        "#compare-result .ab-row:not(.ab-top)",
+        """rows => rows.map(row => [...row.children].map(cell =>
+            cell.classList.contains('empty') ? null : cell.dataset.subQuestion))""",
+    )
+    # the uncompiled program asks the question itself; the profile also asks a second sub-question
+    assert rows == [[LEASE, LEASE], [None, SECOND_SUB_QUESTION]]
+    heads = page.eval_on_selector_all("#compare-result .ab-top h3", "hs => hs.map(h => h.textContent)")
+    assert heads == ["Uncompiled program", "Profile alpha"]
+    allowed = entity_documents(server.store, "Banda Lane")
+    sources = page.eval_on_selector_all("#compare-result .sources li", "items => items.map(i => i.dataset.documentId)")
+    assert sources and set(sources) <= allowed
+    screenshot(page, "#view-compare", "ab-view.png", tmp_path)
+
+
+def test_hostile_document_and_lm_output_stay_inert_text(page: Any, serve: Serve) -> None:
+    server = serve("main")
+    hostile = next(d.document_id for d in server.store.catalog.documents.values() if d.relpath == HOSTILE_RELPATH)
+    open_view(page, server)
+    add_chip(page, "ask", "tenant notes", hostile)
+    answer = ask(page, f"What do the {HOSTILE} tenant notes say?")
+    heading = page.text_content("#answer article.card:nth-of-type(2) h4")
+    assert '`<img src=x onerror="window.__pwned=5">`' in heading  # a code span the sanitiser keeps, as text
+    assert answer["sections"][1]["sources"] == [hostile]
+    page.click("#answer details.sources-box summary")
+    page.wait_for_selector("#answer blockquote.snippet")
+    page.locator("#answer .bullets button.citation").first.click()
+    page.wait_for_selector("#viewer-body .page-text mark.cited")
+    assert '<img src=x onerror="window.__pwned=1">' in page.text_content("#viewer-body")
+    page.hover("#viewer-body .page-text")
+    # nothing the document or the LM wrote became an element or ran
+    injected = page.evaluate(
+        """() => [...document.querySelectorAll('img, script, iframe, object, embed, b, a[href^="javascript"]')]
+            .filter(e => !(e.tagName === 'SCRIPT' && e.src.endsWith('/static/js/main.js')))
+            .map(e => e.outerHTML)"""
+    )
+    assert injected == []
+    assert page.evaluate("window.__pwned") is None
+    # markdown-it leaves a javascript: link unparsed, so the sanitiser keeps it as text: shown, never a link
+    assert "[log in](javascript:window.__pwned=7)" in heading
+
+
+def test_every_control_has_a_label_and_the_page_works_from_the_keyboard(page: Any, serve: Serve) -> None:
+    open_view(page, serve("main"))
+    unlabelled = page.evaluate(
+        """() => [...document.querySelectorAll('input, select, textarea, button')]
+            .filter(c => !(c.labels && c.labels.length) && !c.getAttribute('aria-label') && !c.textContent.trim())
+            .map(c => c.outerHTML)"""
+    )
+    assert unlabelled == []
+    page.focus("#ask-question")
+    page.keyboard.type(RENT)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(".answer-body")
+    citation = page.locator("#answer .bullets button.citation").first
+    citation.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#viewer[open] .page-text")
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.classList.contains('citation')")

@@ -1,0 +1,67 @@
+"""A real `scoperag serve` process on a free loopback port, as a user starts it, for the web page's tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+STARTUP_SECONDS = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def scoperag_command() -> list[str]:
+    """The `scoperag` console script of this environment."""
+    script = Path(sys.executable).with_name("scoperag")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "pipeline.cli"]
+
+
+@contextmanager
+def scoperag_serve(options: Sequence[str], cwd: Path) -> Iterator[str]:
+    """`scoperag serve OPTIONS --port <free>` run in `cwd` (its profiles live in cwd/.scoperag); yields its
+    base URL once /v1/health answers; stopped (SIGTERM, then SIGKILL) on exit."""
+    port = free_port()
+    env = {**os.environ, "DSPY_CACHEDIR": str(cwd / "dspy-cache"), "PYTHONUNBUFFERED": "1"}
+    log = (cwd / f"serve-{port}.log").open("wb")
+    process = subprocess.Popen(
+        [*scoperag_command(), "serve", *options, "--port", str(port)], cwd=cwd, env=env, stdout=log, stderr=log
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"scoperag serve exited with {process.returncode}: {_tail(cwd, port)}")
+            try:
+                if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"scoperag serve did not answer within {STARTUP_SECONDS} s: {_tail(cwd, port)}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+        log.close()
+
+
+def _tail(cwd: Path, port: int) -> str:
+    return (cwd / f"serve-{port}.log").read_text(errors="replace")[-2000:]
