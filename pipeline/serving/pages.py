@@ -36,7 +36,7 @@ MAX_RENDER_PIXELS = 3_000_000
 MATCH_CHARS = 40
 HIGHLIGHT_FILL = (255, 212, 0, 96)
 HIGHLIGHT_LINE = (184, 134, 11, 255)
-# PDFium is not thread-safe; the server renders from several request threads.
+# PDFium is not thread-safe; the server reads and draws PDFs from several request threads.
 _PDFIUM = threading.Lock()
 
 
@@ -176,7 +176,8 @@ def _original_page(
         return None, "the indexed text of this page (its file is not in the corpus folder)"
     stat = path.stat()
     try:
-        pages = _read_pages(str(path), document.relpath, stat.st_mtime_ns, stat.st_size)
+        with _PDFIUM:  # the reader opens PDFs with PDFium too
+            pages = _read_pages(str(path), document.relpath, stat.st_mtime_ns, stat.st_size)
     except InputFileError as exc:
         log.warning("cannot read %s: %s", path, exc)
         return None, "the indexed text of this page (its file cannot be read)"
