@@ -1,4 +1,4 @@
-"""/v1/entities and /v1/documents: what the scope picker offers (entities, and documents found by search)."""
+"""/v1/entities and /v1/documents: the scope picker's choices (entities, and documents found by search)."""
 
 from __future__ import annotations
 

@@ -111,7 +111,7 @@ PARSED = [
     (
         (
             "serve --index i --program e --lm openai/x --threads 2 --settings s.toml --host 0.0.0.0 --port 9000 "
-            "--history h"
+            "--history h --corpus c"
         ).split(),
         {
             "index": "i",
@@ -122,6 +122,7 @@ PARSED = [
             "host": "0.0.0.0",
             "port": 9000,
             "history": "h",
+            "corpus": "c",
         },
     ),
     (
@@ -135,6 +136,7 @@ PARSED = [
             "host": "127.0.0.1",
             "port": 8000,
             "history": HISTORY,
+            "corpus": None,
         },
     ),
     (

@@ -26,7 +26,7 @@ export function scopePicker(root, prefix) {
   const entityBox = el("div", { class: "scope-part", hidden: true },
     el("label", { for: id("entity") }, "Which ", el("span", { text: "entity" })),
     entitySelect);
-  const search = el("input", { type: "search", id: id("doc-search"), autocomplete: "off", placeholder: "e.g. lease" });
+  const search = el("input", { type: "search", id: id("doc-search"), autocomplete: "off", placeholder: "words of a filename or title" });
   const results = el("ul", { class: "results", id: id("doc-results"), "aria-label": "Matching documents" });
   const chips = el("ul", { class: "chips", id: id("chips"), "aria-label": "Selected documents" });
   const docsBox = el("div", { class: "scope-part", hidden: true },
