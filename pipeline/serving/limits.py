@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -76,21 +76,26 @@ class BodyLimitMiddleware:
                 return
 
     async def _reject(self, send: Send, what: str) -> None:
-        detail = f"{what}, over the {self.max_body_bytes}-byte limit; send a smaller request"
         log.info("413: %s", what)
-        body = json.dumps({"detail": detail}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body, "more_body": False})
+        detail = f"{what}, over the {self.max_body_bytes}-byte limit; send a smaller request"
+        await send_json(send, 413, detail, [(b"connection", b"close")])
+
+
+async def send_json(send: Send, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """A whole `{"detail": ...}` JSON response, sent from middleware before the app runs."""
+    body = json.dumps({"detail": detail}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _content_length(scope: MutableMapping[str, Any]) -> int | None:

@@ -5,7 +5,6 @@ inline code), no MIME sniffing, no framing, no referrer; and no state-changing r
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import MutableMapping
 from importlib import resources
@@ -15,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import Response
 
-from pipeline.serving.limits import ASGIApp, Receive, Send
+from pipeline.serving.limits import ASGIApp, Receive, Send, send_json
 
 log = logging.getLogger(__name__)
 
@@ -125,16 +124,4 @@ def _foreign_origin(scope: MutableMapping[str, Any]) -> str | None:
 
 async def _forbidden(send: Send, origin: str) -> None:
     detail = f"cross-origin request refused (origin {origin[:100]!r}); use the page this server serves"
-    body = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 403,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *SECURITY_HEADERS,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    await send_json(send, 403, detail, SECURITY_HEADERS)

@@ -12,21 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import dspy
 import httpx
 import pytest
 
 from pipeline.evaluation.history import History
-from pipeline.export import save_export
 from pipeline.export.profiles import ProfilePaths, add_profile, export_profile, profile_json
 from pipeline.intake.scope import Scope
 from pipeline.program.events import Decomposed, Event
 from pipeline.program.module import ScopedQA
 from pipeline.serving import parse_sse
 from pipeline.serving.streaming import INTERNAL_ERROR
-from pipeline.settings import Settings
 from pipeline.store import Store
 from tests.support.app_server import Start, Streamed, post, query, wait_until
+from tests.support.exports import DEMO_QUESTION, save_demo_export
 from tests.support.fakes import cooperative, cooperative_llama, embedded_lm, prompt_step
 
 MiB = 1024 * 1024
@@ -375,21 +373,8 @@ def test_openapi_lists_the_endpoints(start: Start) -> None:
     assert schema["components"]["schemas"]["QueryRequest"]["properties"]["question"]["maxLength"] == 2000
 
 
-DEMO_QUESTION = "Which demo question marks the compiled program?"
-
-
 def _profile_payload(store: Store, tmp_path: Path, trainset_hash: str = "sha256:" + "1" * 64) -> bytes:
-    program = ScopedQA(store)
-    program.decompose.demos = [dspy.Example(question=DEMO_QUESTION, sub_questions=[DEMO_QUESTION])]
-    save_export(
-        program,
-        tmp_path / "export",
-        settings=Settings(),
-        experiment_config={"optimizer": "none"},
-        trainset_hash=trainset_hash,
-        scores={"chip": {"recall": 1.0}},
-        lm_name="dummy",
-    )
+    save_demo_export(store, tmp_path / "export", trainset_hash)
     source = ProfilePaths(registry=tmp_path / "source" / "profiles.json", root=tmp_path / "source" / "programs")
     add_profile(source, "compiled", tmp_path / "export", note="from a test", confirm_overwrite=True)
     return profile_json(export_profile(source, "compiled"))

@@ -11,15 +11,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import dspy
 import httpx
 from PIL import Image
 
 from pipeline.errors import UnknownScopeError
-from pipeline.export import save_export
 from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.guards.sanitise import sanitised_text
-from pipeline.program.module import ScopedQA
 from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
 from pipeline.serving.access import cited_rows, page_refusal, shown_documents
 from pipeline.serving.pages import (
@@ -34,11 +31,11 @@ from pipeline.serving.pages import (
 )
 from pipeline.serving.schemas import QueryRequest
 from pipeline.serving.web import CONTENT_SECURITY_POLICY, static_files
-from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.reading import read_source
 from tests.conftest import DEMO_DIR
 from tests.support.app_server import Start, post, query
+from tests.support.exports import DEMO_QUESTION, save_demo_export
 from tests.support.fakes import cooperative_llama, embedded_lm
 
 DOC_A = "aaaaaaaa-1111-4111-8111-111111111111"
@@ -336,24 +333,12 @@ def test_pages_need_the_history_and_images_need_the_corpus(start: Start, tmp_pat
 
 # -- one question, two programs (A/B) -----------------------------------------------------------------
 
-DEMO_QUESTION = "Which demo question marks the compiled program?"
-
 
 def test_a_question_can_be_answered_by_a_named_profile_or_the_uncompiled_program(start: Start, tmp_path: Path) -> None:
     llama = cooperative_llama(delay=0.0)  # sees whole conversations: a profile's demo shows in them
     paths = ProfilePaths(registry=tmp_path / "profiles.json", root=tmp_path / "programs")
     server = start(lm=embedded_lm(llama), adapter=None, profiles=paths)
-    program = ScopedQA(server.store)
-    program.decompose.demos = [dspy.Example(question=DEMO_QUESTION, sub_questions=[DEMO_QUESTION])]
-    save_export(
-        program,
-        tmp_path / "export",
-        settings=Settings(),
-        experiment_config={"optimizer": "none"},
-        trainset_hash="sha256:" + "1" * 64,
-        scores={},
-    )
-    add_profile(paths, "alpha", tmp_path / "export")
+    add_profile(paths, "alpha", save_demo_export(server.store, tmp_path / "export"))
 
     def demo_shown(**body: Any) -> bool:
         before = len(llama.bodies)

@@ -16,21 +16,19 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import dspy
 import pytest
 
-from pipeline.export import save_export
 from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.guards.sanitise import sanitised_text
-from pipeline.program.module import ScopedQA
 from pipeline.serving.web import CONTENT_SECURITY_POLICY
-from pipeline.settings import DEFAULT_PROFILES, Settings
+from pipeline.settings import DEFAULT_PROFILES
 from pipeline.store import Store, open_store
 from pipeline.store.build import build_index
 from pipeline.store.embedders import HashEmbedder
 from tests.conftest import DEMO_DIR
 from tests.support.browser import chromium, skip_reason
 from tests.support.compromised_server import Failure, openai_compatible_server
+from tests.support.exports import DEMO_QUESTION, save_demo_export
 from tests.support.fakes import cooperative, field, prompt_step
 from tests.support.page_driver import (
     Served,
@@ -52,7 +50,6 @@ pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() 
 RENT = "What is the monthly rent at Banda Lane?"
 LEASE = "What does the lease say about the deposit?"
 PHASES_ONE_SECTION = ["decomposed", "retrieving", "filtering", "generating_subquestion", "completed"]
-DEMO_QUESTION = "Which demo question marks the compiled program?"
 SECOND_SUB_QUESTION = "Who is the tenant?"
 NOTHING = "zebra"  # a sub-question naming it finds nothing relevant
 HOSTILE = "hostile"
@@ -132,19 +129,7 @@ def lm_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def compiled_export(store: Store, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An export whose decomposition demo makes the fake LM ask a second sub-question."""
-    program = ScopedQA(store)
-    program.decompose.demos = [dspy.Example(question=DEMO_QUESTION, sub_questions=[DEMO_QUESTION])]
-    out = tmp_path_factory.mktemp("web-export") / "export"
-    save_export(
-        program,
-        out,
-        settings=Settings(),
-        experiment_config={"optimizer": "none"},
-        trainset_hash="sha256:" + "1" * 64,
-        scores={"chip": {"recall": 1.0}},
-        lm_name="fake",
-    )
-    return out
+    return save_demo_export(store, tmp_path_factory.mktemp("web-export") / "export")
 
 
 Serve = Callable[[str], Served]

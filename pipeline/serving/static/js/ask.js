@@ -19,6 +19,23 @@ export async function ask(body, progress) {
   return done;
 }
 
+// The question and scope fields of a request from a form, or null after saying in `error` what is missing.
+export function readQuestion(textarea, picker, error) {
+  error.textContent = "";
+  const question = textarea.value.trim();
+  if (!question) {
+    error.textContent = "Write a question first.";
+    textarea.focus();
+    return null;
+  }
+  try {
+    return { question, ...picker.request() };
+  } catch (problem) {
+    error.textContent = problem.message;
+    return null;
+  }
+}
+
 export function setUpAsk() {
   const form = byId("ask-form");
   const question = byId("ask-question");
@@ -29,26 +46,14 @@ export function setUpAsk() {
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    error.textContent = "";
-    const text = question.value.trim();
-    if (!text) {
-      error.textContent = "Write a question first.";
-      question.focus();
-      return;
-    }
-    let scope;
-    try {
-      scope = picker.request();
-    } catch (problem) {
-      error.textContent = problem.message;
-      return;
-    }
+    const body = readQuestion(question, picker, error);
+    if (body === null) return;
     clear(answer);
     const progress = stepper(byId("ask-progress"), "Question");
     button.disabled = true;
     announce("Question sent");
     try {
-      const done = await ask({ question: text, ...scope }, progress);
+      const done = await ask(body, progress);
       append(answer, renderAnswer(done, "answer"));
       announce(`Answer ready with ${done.sections.length} section${done.sections.length === 1 ? "" : "s"}`);
     } catch (problem) {

@@ -1,7 +1,7 @@
 // The Compare view: one question answered by two programs side by side, sections aligned by sub-question.
 import { getJSON } from "./api.js";
 import { announce, append, byId, clear, el } from "./dom.js";
-import { ask } from "./ask.js";
+import { ask, readQuestion } from "./ask.js";
 import { extras, metaLine, sectionCard, sourcesOf } from "./answer.js";
 import { scopePicker } from "./scope.js";
 import { stepper } from "./stepper.js";
@@ -79,19 +79,8 @@ export function setUpCompare() {
   const button = byId("compare-button");
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    error.textContent = "";
-    const question = byId("compare-question").value.trim();
-    if (!question) {
-      error.textContent = "Write a question first.";
-      return;
-    }
-    let scope;
-    try {
-      scope = picker.request();
-    } catch (problem) {
-      error.textContent = problem.message;
-      return;
-    }
+    const body = readQuestion(byId("compare-question"), picker, error);
+    if (body === null) return;
     const choices = [byId("compare-left"), byId("compare-right")].map((select) => ({
       value: select.value, label: select.selectedOptions[0] ? select.selectedOptions[0].textContent : select.value,
     }));
@@ -103,7 +92,7 @@ export function setUpCompare() {
       const holder = el("div");
       box.append(holder);
       const progress = stepper(holder, index ? "Right" : "Left");
-      return ask({ question, ...scope, ...programBody(choice.value) }, progress);
+      return ask({ ...body, ...programBody(choice.value) }, progress);
     });
     button.disabled = true;
     try {
