@@ -485,3 +485,34 @@ def test_every_control_has_a_label_and_the_page_works_from_the_keyboard(page: An
     page.wait_for_selector("#viewer[open] .page-text")
     page.keyboard.press("Escape")
     assert page.evaluate("document.activeElement.classList.contains('citation')")
+
+
+def test_notice_clarifying_questions_and_any_typed_answer_are_shown_as_text(page: Any, serve: Serve) -> None:
+    open_view(page, serve("main"))
+    done = {
+        "phase": "completed",
+        "answer": "",
+        "sections": [],
+        "strategy": "clarify_first",
+        "clarifying_questions": ["Which <b>property</b> do you mean?"],
+        "notice": "retrieve_docs was given up after 3 failures",
+        "other_entity": {"asked": "Banda Lane", "documents_are_about": ["<i>Banda Road</i>"]},
+        "lm_calls": 1,
+        "tokens": 10,
+        "seconds": 0.1,
+        "history_id": None,
+    }
+    page.evaluate(
+        """done => import('/static/js/answer.js').then(m => {
+            document.querySelector('#answer').replaceChildren(m.renderAnswer(done));
+        })""",
+        done,
+    )
+    assert page.text_content("#answer .clarify li") == "Which <b>property</b> do you mean?"
+    assert page.text_content("#answer .notice[role=note]") == "Note: retrieve_docs was given up after 3 failures"
+    typed = page.locator("#answer aside.typed[data-field='other_entity']")
+    assert typed.locator("h4").text_content() == "Other entity"
+    assert typed.locator("dt").all_text_contents() == ["Asked", "Documents are about"]
+    assert typed.locator("dd").first.text_content() == "Banda Lane"
+    assert typed.locator("li").text_content() == "<i>Banda Road</i>"
+    assert page.locator("#answer b, #answer i").count() == 0
