@@ -78,6 +78,16 @@ def test_nested_and_escaped_brackets_do_not_smuggle_a_link(link: str) -> None:
     assert_markdown_safe(f"- {bullet}")
 
 
+@pytest.mark.parametrize(
+    "link",
+    ["[click](javascript:alert(1))", "[x](data:text/html,hi)", "![a](vbscript:msgbox)", "[f](file:///etc/passwd)"],
+)
+def test_links_with_targets_commonmark_refuses_lose_their_target_too(link: str) -> None:
+    (bullet,) = _bullets(f"{CLAIM} {link}")
+    assert bullet.startswith(CLAIM) and "](" not in bullet and ":" not in bullet.removeprefix(CLAIM)
+    assert_markdown_safe(f"- {bullet}")
+
+
 # ---- 3. Rich markup is text ---------------------------------------------------------------------------
 
 
