@@ -73,9 +73,10 @@ class History:
 
     def get(self, history_id: str) -> HistoryEntry:
         """One entry by id or unique id prefix; ScopeRagError when there is none."""
+        # A prefix compared as text: LIKE would read '%' and '_' in the argument as wildcards.
         rows = self._db.execute(
-            "SELECT * FROM history WHERE history_id LIKE ? ORDER BY created_at DESC LIMIT 2",
-            (f"{history_id}%",),
+            "SELECT * FROM history WHERE substr(history_id, 1, ?) = ? ORDER BY created_at DESC LIMIT 2",
+            (len(history_id), history_id),
         ).fetchall()
         if len(rows) != 1:
             problem = "no entry" if not rows else "more than one entry"

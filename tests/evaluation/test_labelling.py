@@ -186,3 +186,17 @@ def test_append_refuses_to_touch_an_invalid_file(tmp_path: Path) -> None:
     with pytest.raises(ExamplesError, match=r"t\.jsonl:1: invalid example"):
         append_example(path, _example("What is the rent?"))
     assert path.read_text() == '{"id": "broken"}\n'
+
+
+def test_history_ids_are_prefixes_never_wildcards(tmp_path: Path) -> None:
+    from pipeline.errors import ScopeRagError
+    from pipeline.evaluation.history import History
+    from pipeline.program.trace import QuestionTrace
+
+    history = History(tmp_path / "history.sqlite")
+    first = history.record(QuestionTrace(question="one?", scope={"kind": "no_scope"}))
+    history.record(QuestionTrace(question="two?", scope={"kind": "no_scope"}))
+    assert history.get(first[:8]).question == "one?"
+    for pattern in ("%", "_", first[:7] + "_"):
+        with pytest.raises(ScopeRagError, match="no entry"):
+            history.get(pattern)
