@@ -463,8 +463,9 @@ def test_hostile_document_and_lm_output_stay_inert_text(page: Any, serve: Serve)
     )
     assert injected == []
     assert page.evaluate("window.__pwned") is None
-    # markdown-it leaves a javascript: link unparsed, so the sanitiser keeps it as text: shown, never a link
-    assert "[log in](javascript:window.__pwned=7)" in heading
+    # a javascript: link keeps its text and loses its target: shown, never a link
+    assert "log in" in heading
+    assert "javascript:" not in heading
 
 
 def test_every_control_has_a_label_and_the_page_works_from_the_keyboard(page: Any, serve: Serve) -> None:
