@@ -20,6 +20,7 @@ from pipeline.errors import ExperimentConfigError, ScopeRagError
 from pipeline.evaluation.examples import CASES, Case, Split
 from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
 from pipeline.program.lm import parse_lm_spec
+from pipeline.settings import DEFAULT_PARALLEL, available_cores
 from pipeline.types import Strict
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -58,8 +59,10 @@ class LMConfig(Strict):
     task: str = "embedded"
     teacher: str | None = None
     reflection: str | None = None
-    threads: int = Field(default=2, ge=1, le=64, description="embedded model threads")
-    num_threads: int = Field(default=1, ge=1, le=32, description="examples run in parallel")
+    threads: int = Field(default_factory=available_cores, ge=1, le=64, description="embedded model threads")
+    num_threads: int = Field(
+        default=DEFAULT_PARALLEL, ge=1, le=32, description="examples run in parallel (= embedded model slots)"
+    )
 
     @field_validator("task", "teacher", "reflection")
     @classmethod

@@ -381,4 +381,4 @@ class _LMs:
 
 def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None) -> LMFactory:
     cache_dir = model_cache_dir or default_model_cache_dir()
-    return lambda spec: make_lm(spec, cache_dir=cache_dir, threads=config.lm.threads)
+    return lambda spec: make_lm(spec, cache_dir=cache_dir, threads=config.lm.threads, parallel=config.lm.num_threads)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -79,6 +80,18 @@ class CoreConfig(Strict):
     planner: PlannerConfig = PlannerConfig()
 
 
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity mask), at least 1: the default for LM threads."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # platforms without affinity masks
+        return max(1, os.cpu_count() or 1)
+
+
+# Sequences the embedded model decodes together (llama.cpp slots); evaluations run this many
+# examples at once. Two beat one on 2 cores (benchmarks/lm_throughput.py).
+DEFAULT_PARALLEL = 2
+
 DEFAULT_INDEX_DIR = Path(".scoperag/index")
 DEFAULT_HISTORY = Path(".scoperag/history.sqlite")
 DEFAULT_PROFILES = Path(".scoperag/profiles")
@@ -89,6 +102,9 @@ class ProgramSettings(Strict):
 
     relevance_threshold: float = Field(default=5.0, ge=0.0, le=10.0)
     max_chunk_chars: int = Field(default=900, ge=50, le=20_000)
+    # The scorer judges relevance from a chunk's opening; the answer reads the whole shown text.
+    # Shorter scoring prompts are most of what a question's prompt tokens cost.
+    score_chunk_chars: int = Field(default=360, ge=50, le=20_000)
     # Output budgets per call: a small model that starts repeating itself stops here.
     max_tokens: dict[str, int] = Field(
         default_factory=lambda: {"decompose": 160, "score": 400, "answer": 900, "hyde": 200}
@@ -123,7 +139,7 @@ class Settings(Strict):
 
     index_dir: Path = DEFAULT_INDEX_DIR
     history: Path = DEFAULT_HISTORY
-    lm_threads: int = Field(default=1, ge=1, le=64)
+    lm_threads: int = Field(default_factory=available_cores, ge=1, le=64)
     core: CoreConfig = CoreConfig()
     program: ProgramSettings = ProgramSettings()
     lm_requests: LMRequestSettings = LMRequestSettings()

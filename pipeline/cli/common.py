@@ -156,7 +156,10 @@ def lm_option() -> argparse.ArgumentParser:
 
 def lm_threads_option() -> argparse.ArgumentParser:
     """--threads: threads of the embedded model."""
-    return _option("--threads", type=int, default=1, help="embedded model threads (default: 1)")
+    from pipeline.settings import available_cores
+
+    cores = available_cores()
+    return _option("--threads", type=int, default=cores, help=f"embedded model threads (default: every core, {cores})")
 
 
 def settings_option() -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ from pipeline.cli.common import (
     program_option,
     styled,
 )
+from pipeline.settings import DEFAULT_PARALLEL
 
 if TYPE_CHECKING:
     from pipeline.types import SearchMode
@@ -41,8 +42,10 @@ def register(commands: Commands) -> None:
     )
     p.add_argument("--split", choices=SPLITS, default=None)
     p.add_argument("--case", action="append", choices=CASES)
-    p.add_argument("--lm-threads", type=int, default=1)
-    p.add_argument("--threads", type=int, default=1, help="examples evaluated in parallel")
+    p.add_argument("--lm-threads", type=int, default=None, help="embedded model threads (default: every core)")
+    p.add_argument(
+        "--threads", type=int, default=DEFAULT_PARALLEL, help="examples evaluated in parallel (default: %(default)s)"
+    )
     p.add_argument("--retrieval-only", action="store_true", help="score retrieval and guards, no LM call")
     p.add_argument(
         "--mode",
@@ -79,7 +82,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         from pipeline.program.lm import make_lm
 
         program = load_program(store, args.program, notices)
-        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads)
+        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
     for mode in modes:
         with StageProgress(notices) as bar:

@@ -277,7 +277,11 @@ class ScopedQA(dspy.Module):
                 sub_question_index=i,
                 sub_question=sq,
                 chunks=[
-                    ChunkForScoring(chunk_index=j, source=citation_label(h.filename, h.chunk.page), text=self._shown(h))
+                    ChunkForScoring(
+                        chunk_index=j,
+                        source=citation_label(h.filename, h.chunk.page),
+                        text=self._shown(h, self.settings.program.score_chunk_chars),
+                    )
                     for j, h in enumerate(groups[i])
                 ],
             )
@@ -311,7 +315,14 @@ class ScopedQA(dspy.Module):
             SectionContext(
                 sub_question_index=i,
                 sub_question=sq,
-                chunks=[SourceChunk(filename=h.filename, page=h.chunk.page, text=self._shown(h)) for h in kept[i]],
+                chunks=[
+                    SourceChunk(
+                        filename=h.filename,
+                        page=h.chunk.page,
+                        text=self._shown(h, self.settings.program.max_chunk_chars),
+                    )
+                    for h in kept[i]
+                ],
             )
             for i, sq in enumerate(sub_questions)
             if kept[i]
@@ -350,5 +361,5 @@ class ScopedQA(dspy.Module):
             index=index, sub_question=sub_question, bullets=verdict.bullets, sources=refs, status=verdict.status
         )
 
-    def _shown(self, hit: ChunkHit) -> str:
-        return defuse_field_markers(hit.chunk.text[: self.settings.program.max_chunk_chars])
+    def _shown(self, hit: ChunkHit, limit: int) -> str:
+        return defuse_field_markers(hit.chunk.text[:limit])

@@ -76,7 +76,7 @@ def build_app(
     program_dir: Path | None = None,
     profiles: ProfilePaths | None = None,
     history: Path | None = None,
-    lm_threads: int = 1,
+    lm_threads: int | None = None,
     settings: Settings | None = None,
     announce: Callable[[str], None] = log.info,
     corpus: Path | None = None,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli.main import COMMAND_GROUP, build_parser, main
-from pipeline.settings import DEFAULT_HISTORY, DEFAULT_INDEX_DIR
+from pipeline.settings import DEFAULT_HISTORY, DEFAULT_INDEX_DIR, DEFAULT_PARALLEL, available_cores
 from tests.conftest import ROOT
 
 INDEX = str(DEFAULT_INDEX_DIR)
@@ -100,8 +100,8 @@ PARSED = [
             "case": None,
             "program": None,
             "lm": None,
-            "lm_threads": 1,
-            "threads": 1,
+            "lm_threads": None,  # every core: make_lm resolves it
+            "threads": DEFAULT_PARALLEL,
             "retrieval_only": False,
             "mode": None,
             "limit": None,
@@ -131,7 +131,7 @@ PARSED = [
             "index": INDEX,
             "program": None,
             "lm": None,
-            "threads": 1,
+            "threads": available_cores(),
             "settings": None,
             "host": "127.0.0.1",
             "port": 8000,

@@ -5,7 +5,10 @@ DSPy 3.4 calls a custom engine as `engine.complete(dspy.lm15.Request) -> dspy.lm
 when a caller streams. DSPy owns its response cache, retries and history around the engine; it
 reads adapter capability hints (`supports_response_schema`, `supported_params`) from the engine.
 
-One generation runs at a time: a lock per loaded model serialises callers from any thread.
+A loaded model has `parallel` llama.cpp slots sharing one KV cache: up to that many generations
+run at once (continuous batching), callers beyond them wait. On a CPU, batching two sequences
+costs little more than one token step, so two examples evaluated at once finish sooner than one
+after the other (benchmarks/lm_throughput.py).
 """
 
 from __future__ import annotations
@@ -40,23 +43,25 @@ class ChatServer(Protocol):
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """How the model is loaded: CPU threads and context window (tokens)."""
+    """How the model is loaded: CPU threads, context window per sequence (tokens), parallel slots."""
 
     threads: int = 1
     context_size: int = 8192
+    parallel: int = 1
 
 
 class LocalModel:
-    """A loaded chat model plus the lock that lets one generation run at a time."""
+    """A loaded chat model plus a semaphore letting `parallel` generations run at once."""
 
-    def __init__(self, server: ChatServer, name: str) -> None:
+    def __init__(self, server: ChatServer, name: str, parallel: int = 1) -> None:
         self.server = server
         self.name = name
-        self._lock = threading.Lock()
+        self.parallel = parallel
+        self._slots = threading.BoundedSemaphore(parallel)
 
     def chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The raw llama.cpp chat completion for `body`; waits for any running generation first."""
-        with self._lock:
+        """The raw llama.cpp chat completion for `body`; waits while every slot is busy."""
+        with self._slots:
             try:
                 return self.server.handle_chat_completions(body)
             except ValueError as exc:
@@ -77,7 +82,7 @@ def load_local_model(model_path: Path, name: str, options: LoadOptions) -> Local
     key = (model_path.resolve(), options)
     with _loading:
         if key not in _loaded:
-            _loaded[key] = LocalModel(_start_server(model_path, options), name)
+            _loaded[key] = LocalModel(_start_server(model_path, options), name, options.parallel)
         return _loaded[key]
 
 
@@ -87,8 +92,10 @@ def _start_server(model_path: Path, options: LoadOptions) -> ChatServer:
 
     params = xllamacpp.CommonParams()
     params.model.path = str(model_path)
-    params.n_ctx = options.context_size
-    params.n_parallel = 1
+    # One KV cache shared by the slots: each sequence may still use the whole context_size.
+    params.n_ctx = options.context_size * options.parallel
+    params.kv_unified = True
+    params.n_parallel = options.parallel
     params.cpuparams.n_threads = options.threads
     params.cpuparams_batch.n_threads = options.threads
     params.cache_prompt = True

@@ -16,7 +16,7 @@ import dspy
 from pipeline.errors import ScopeRagError
 from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, load_local_model
 from pipeline.program.lm.model_file import QWEN_CODER_05B, ShippedModel, ensure_model_file
-from pipeline.settings import LMRequestSettings
+from pipeline.settings import DEFAULT_PARALLEL, LMRequestSettings, available_cores
 
 EMBEDDED = "embedded"
 DEFAULT_MAX_TOKENS = 1024
@@ -55,18 +55,27 @@ def embedded_model_name(model: ShippedModel = QWEN_CODER_05B) -> str:
 def make_embedded_lm(
     *,
     cache_dir: Path,
-    threads: int = 1,
+    threads: int | None = None,
     context_size: int = 8192,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     temperature: float = DEFAULT_TEMPERATURE,
     cache: bool = True,
+    parallel: int = DEFAULT_PARALLEL,
 ) -> dspy.LM:
-    """The embedded model as a dspy.LM: weights assembled/verified in `cache_dir`, loaded once."""
-    if threads < 1 or context_size < 512:
-        raise ScopeRagError(f"embedded LM needs threads >= 1 and context_size >= 512, got {threads}, {context_size}")
+    """The embedded model as a dspy.LM: weights assembled/verified in `cache_dir`, loaded once.
+
+    `threads` None: every core this process may use; `parallel`: sequences decoded together.
+    """
+    threads = available_cores() if threads is None else threads
+    if threads < 1 or context_size < 512 or parallel < 1:
+        raise ScopeRagError(
+            "embedded LM needs threads >= 1, context_size >= 512 and parallel >= 1, "
+            f"got {threads}, {context_size}, {parallel}"
+        )
     path = ensure_model_file(cache_dir, QWEN_CODER_05B)
     name = embedded_model_name(QWEN_CODER_05B)
-    model = load_local_model(path, name, LoadOptions(threads=threads, context_size=context_size))
+    options = LoadOptions(threads=threads, context_size=context_size, parallel=parallel)
+    model = load_local_model(path, name, options)
     engine = EmbeddedEngine(model, max_tokens=max_tokens, temperature=temperature)
     # A local model has no transient network faults worth retrying.
     return dspy.LM(
@@ -84,7 +93,7 @@ def make_lm(
     spec: str | None,
     *,
     cache_dir: Path,
-    threads: int = 1,
+    threads: int | None = None,
     context_size: int = 8192,
     max_tokens: int | None = None,
     temperature: float | None = None,
@@ -92,13 +101,14 @@ def make_lm(
     api_key: str = "local",
     cache: bool = True,
     requests: LMRequestSettings | None = None,
+    parallel: int = DEFAULT_PARALLEL,
 ) -> dspy.LM:
     """A dspy.LM for `spec`: None/"embedded", "provider/model" (LiteLLM) or an http(s):// base URL.
 
-    `threads`, `context_size` and `cache_dir` apply to the embedded model only; `model_name` and
-    `api_key` to a base URL. `max_tokens`/`temperature` of None mean the backend's default
-    (embedded: 1024 tokens at temperature 0). A remote LM makes one HTTP request per call, within
-    `requests.timeout_seconds`: retries are the program's (`call_once`), each one a counted call.
+    `threads` (None: every core), `context_size`, `parallel` and `cache_dir` apply to the embedded
+    model only; `model_name` and `api_key` to a base URL. `max_tokens`/`temperature` of None mean the
+    backend's default (embedded: 1024 tokens at temperature 0). A remote LM makes one HTTP request per
+    call, within `requests.timeout_seconds`: retries are the program's (`call_once`), each one a counted call.
     """
     parsed = parse_lm_spec(spec)
     if parsed.kind == "embedded":
@@ -109,6 +119,7 @@ def make_lm(
             max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
             cache=cache,
+            parallel=parallel,
         )
     # DSPy's own retries (3 by default) would make one counted call cost up to four requests.
     remote = {"num_retries": 0, "timeout": (requests or LMRequestSettings()).timeout_seconds}
