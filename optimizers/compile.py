@@ -16,11 +16,13 @@ from typing import Any
 
 import dspy
 
-from optimizers.objective import gated_metric, gepa_metric
+from optimizers.objective import Metric, gated_metric, gepa_metric
 from optimizers.params import BootstrapParams, GepaParams, MiproParams, OptimizerParams, RandomSearchParams
+from optimizers.stages import StageProgram, stage_gepa_metric, stage_metric
 from optimizers.trainable import TrainableView
 from pipeline.errors import BudgetExceededError
 from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
+from pipeline.evaluation.stage_metrics import Stage
 from pipeline.program.calls import BudgetExhausted, LMCallCounter, counting
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
@@ -44,6 +46,14 @@ class CompileSpec:
     log_dir: Path | None = None
 
 
+@dataclass(frozen=True)
+class _Metrics:
+    """The metric an optimizer scores with, and GEPA's metric with feedback."""
+
+    scored: Metric
+    gepa: Metric
+
+
 def compile_program(
     spec: CompileSpec,
     student: ScopedQA,
@@ -52,23 +62,36 @@ def compile_program(
     *,
     store: Store,
     counter: LMCallCounter | None = None,
+    stage: Stage | None = None,
 ) -> ScopedQA:
     """A new ScopedQA compiled by `spec.params.kind`; BudgetExceededError when the counter's limit is reached.
 
-    `trainset`/`valset` come from `optimizers.objective.to_training_examples`. Every LM call inside is
-    counted by `counter` (which also holds the budget).
+    End to end (`stage` None): `trainset`/`valset` come from `optimizers.objective.to_training_examples`
+    and the metric is the gated composite. A `stage` compiles that step alone (optimizers.stages) on
+    examples from `optimizers.stages.to_stage_examples`, against the stage's metric. Every LM call
+    inside is counted by `counter` (which also holds the budget).
     """
     if not trainset or not valset:
         raise ValueError("compile_program needs a non-empty trainset and valset")
     counter = counter if counter is not None else LMCallCounter()
-    view = TrainableView(student.deepcopy(), spec.modules)
+    examples = max(len(trainset), len(valset))
+    view: TrainableView | StageProgram
+    if stage is None:
+        view = TrainableView(student.deepcopy(), spec.modules)
+        metrics = _Metrics(
+            gated_metric(store, spec.weights, examples=examples, threshold=spec.bootstrap_threshold),
+            gepa_metric(store, spec.weights, examples=examples),
+        )
+    else:
+        view = StageProgram(student.deepcopy(), stage)
+        metrics = _Metrics(stage_metric(examples, spec.bootstrap_threshold), stage_gepa_metric(examples))
     compile_one = _COMPILERS[spec.params.kind]
     try:
         with counting(counter):
-            compiled = compile_one(spec, view, list(trainset), list(valset), store)
+            compiled = compile_one(spec, view, list(trainset), list(valset), metrics)
     except BudgetExhausted as stop:
         raise BudgetExceededError(stop.limit, stop.calls) from None
-    if not isinstance(compiled, TrainableView):
+    if not isinstance(compiled, type(view)):
         raise TypeError(f"{spec.params.kind} returned {type(compiled).__name__}, not the program it was given")
     program = compiled.unwrap()
     for name, predictor in student.named_predictors():
@@ -77,21 +100,17 @@ def compile_program(
     return program
 
 
-def _examples(trainset: Sequence[dspy.Example], valset: Sequence[dspy.Example]) -> int:
-    return max(len(trainset), len(valset))
-
-
 def _teacher_settings(spec: CompileSpec) -> dict[str, Any]:
     return {"lm": spec.teacher_lm} if spec.teacher_lm is not None else {}
 
 
 def _bootstrap(
-    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+    spec: CompileSpec, view: dspy.Module, trainset: list[dspy.Example], valset: list[dspy.Example], metrics: _Metrics
 ) -> Any:
     params = spec.params
     if not isinstance(params, BootstrapParams):
         raise TypeError(type(params).__name__)
-    metric = gated_metric(store, spec.weights, examples=_examples(trainset, valset), threshold=spec.bootstrap_threshold)
+    metric = metrics.scored
     optimizer = dspy.BootstrapFewShot(
         metric=metric,
         teacher_settings=_teacher_settings(spec),
@@ -104,12 +123,12 @@ def _bootstrap(
 
 
 def _random_search(
-    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+    spec: CompileSpec, view: dspy.Module, trainset: list[dspy.Example], valset: list[dspy.Example], metrics: _Metrics
 ) -> Any:
     params = spec.params
     if not isinstance(params, RandomSearchParams):
         raise TypeError(type(params).__name__)
-    metric = gated_metric(store, spec.weights, examples=_examples(trainset, valset), threshold=spec.bootstrap_threshold)
+    metric = metrics.scored
     optimizer = dspy.BootstrapFewShotWithRandomSearch(
         metric=metric,
         teacher_settings=_teacher_settings(spec),
@@ -125,12 +144,12 @@ def _random_search(
 
 
 def _mipro(
-    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+    spec: CompileSpec, view: dspy.Module, trainset: list[dspy.Example], valset: list[dspy.Example], metrics: _Metrics
 ) -> Any:
     params = spec.params
     if not isinstance(params, MiproParams):
         raise TypeError(type(params).__name__)
-    metric = gated_metric(store, spec.weights, examples=_examples(trainset, valset), threshold=spec.bootstrap_threshold)
+    metric = metrics.scored
     optimizer = dspy.MIPROv2(
         metric=metric,
         prompt_model=spec.teacher_lm,
@@ -162,13 +181,13 @@ def _mipro(
 
 
 def _gepa(
-    spec: CompileSpec, view: TrainableView, trainset: list[dspy.Example], valset: list[dspy.Example], store: Store
+    spec: CompileSpec, view: dspy.Module, trainset: list[dspy.Example], valset: list[dspy.Example], metrics: _Metrics
 ) -> Any:
     params = spec.params
     if not isinstance(params, GepaParams):
         raise TypeError(type(params).__name__)
     optimizer = dspy.GEPA(
-        metric=gepa_metric(store, spec.weights, examples=_examples(trainset, valset)),
+        metric=metrics.gepa,
         auto=params.auto,
         max_metric_calls=params.max_metric_calls,
         max_full_evals=params.max_full_evals,
@@ -187,7 +206,7 @@ def _gepa(
     return optimizer.compile(view, trainset=trainset, valset=valset)
 
 
-_COMPILERS: dict[str, Callable[[CompileSpec, TrainableView, list[dspy.Example], list[dspy.Example], Store], Any]] = {
+_COMPILERS: dict[str, Callable[[CompileSpec, dspy.Module, list[dspy.Example], list[dspy.Example], _Metrics], Any]] = {
     "bootstrap_few_shot": _bootstrap,
     "bootstrap_random_search": _random_search,
     "mipro_v2": _mipro,

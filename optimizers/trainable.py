@@ -16,7 +16,7 @@ from pipeline.intake.scope import Scope
 from pipeline.program.module import ScopedQA
 
 
-class _Holder:
+class Holder:
     """Hides the whole program from DSPy's parameter walk (it only looks into modules, lists and dicts)."""
 
     def __init__(self, program: ScopedQA) -> None:
@@ -32,7 +32,7 @@ class TrainableView(dspy.Module):
         unknown = [m for m in modules if m not in known]
         if unknown or not modules:
             raise ValueError(f"modules must be a non-empty subset of {known}, got {list(modules)}")
-        self._holder = _Holder(program)
+        self._holder = Holder(program)
         self._modules = tuple(modules)
         for name in self._modules:
             setattr(self, name, getattr(program, name))

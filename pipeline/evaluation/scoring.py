@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.errors import LMFailure, ScopeRagError
 from pipeline.evaluation.examples import LabelledExample
@@ -40,6 +40,8 @@ from pipeline.types import SearchMode
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -203,15 +205,24 @@ def evaluate(
             log.warning("example %s failed: %s", item.example.id, exc)
             return ExampleResult(item.example, _empty_scores(), 0.0, error=str(exc))
 
-    # Each worker runs in a copy of the caller's context, so dspy.context(lm=...) reaches it.
-    contexts = [contextvars.copy_context() for _ in resolved]
-    results: list[ExampleResult] = []
+    return map_in_context(one, resolved, threads, progress)
+
+
+def map_in_context(
+    function: Callable[[T], R], items: Sequence[T], threads: int, progress: Progress | None = None
+) -> list[R]:
+    """`function` applied to every item on `threads` worker threads, results in input order.
+
+    Each worker runs in a copy of the caller's context, so dspy.context(lm=...) reaches it.
+    """
+    contexts = [contextvars.copy_context() for _ in items]
+    results: list[R] = []
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        runs = pool.map(lambda pair: pair[0].run(one, pair[1]), zip(contexts, resolved, strict=True))
+        runs = pool.map(lambda pair: pair[0].run(function, pair[1]), zip(contexts, items, strict=True))
         for done, result in enumerate(runs, start=1):
             results.append(result)
             if progress:
-                progress(done, len(resolved))
+                progress(done, len(items))
     return results
 
 

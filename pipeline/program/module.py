@@ -69,15 +69,17 @@ from signatures.shapes import exact_scores_type, exact_sections_type
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_BULLETS", "MAX_SUB_QUESTIONS", "ScopedQA"]
+__all__ = ["MAX_BULLETS", "MAX_SUB_QUESTIONS", "QuestionRun", "ScopedQA"]
 
 
 @dataclass
-class _Question:
+class QuestionRun:
     """One question's plan and record, passed between the steps (the program itself is shared)."""
 
     plan: PlannerState
     trace: QuestionTrace
+    # The question asks for reasoning only (arithmetic on given numbers): answered without documents.
+    reasoning_only: bool = False
 
 
 class ScopedQA(dspy.Module):
@@ -115,27 +117,18 @@ class ScopedQA(dspy.Module):
         carries the question's trace."""
         started = time.perf_counter()
         arrived = self.clock()
-        # what a user wrote is display text from here on: the record, the plan and every prompt see it sanitised
-        clean = sanitise_question(question)
-        question = clean.text
-        trace = QuestionTrace(question=question, scope=scope.model_dump(mode="json"))
-        record_question(trace, clean, MAX_QUESTION_CHARS)
-        if not question:
+        trace = self._new_trace(question, scope)
+        if not trace.question:
             yield Failed(message="the question is empty once markup and control characters are removed", trace=trace)
             return
-        config = self.settings.core
-        catalog = self.store.catalog
-        intake, plan = analyse_and_plan(
-            question, scope, catalog.entities, self._doc_types, config.planner, vocabulary=catalog.vocabulary
-        )
-        trace.planner = plan.model_dump(mode="json")
+        run = self._plan(trace, scope)
+        plan, config = run.plan, self.settings.core
         if plan.strategy != "retrieve_then_answer":
-            yield self._without_retrieval(plan, intake.answerability == "reasoning_only", trace, started)
+            yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        run = _Question(plan, trace)
         try:
             passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
-            sub_questions = self._decompose(run)
+            sub_questions = self.decompose_step(run)
             yield Decomposed(sub_questions=tuple(sub_questions))
             yield Retrieving()
             retrieval = QuestionRetrieval(
@@ -144,7 +137,7 @@ class ScopedQA(dspy.Module):
             groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
             record_tool_loop(trace, retrieval)
             yield Filtering()
-            kept = self._score(run, sub_questions, groups)
+            kept = self.score_step(run, sub_questions, groups)
             sections_out: list[Section] = []
             answered = self._generate(run, sub_questions, kept)
             allowed = allowed_document_ids(scope, self.store.entity_document_ids)
@@ -207,9 +200,41 @@ class ScopedQA(dspy.Module):
             trace=trace,
         )
 
-    # -- steps --------------------------------------------------------------------------------
+    # -- steps (each learned step is also run alone by stage-wise optimisation) ----------------
 
-    def _call(self, name: str, predictor: dspy.Predict, run: _Question, **inputs: Any) -> dspy.Prediction | None:
+    def start(self, question: str, scope: Scope) -> QuestionRun:
+        """The plan and a fresh trace for `question` in `scope` (every step below continues them)."""
+        return self._plan(self._new_trace(question, scope), scope)
+
+    def _new_trace(self, question: str, scope: Scope) -> QuestionTrace:
+        """A trace holding the question as sanitised (what a user wrote is display text from here on:
+        the record, the plan and every prompt see it sanitised)."""
+        clean = sanitise_question(question)
+        trace = QuestionTrace(question=clean.text, scope=scope.model_dump(mode="json"))
+        record_question(trace, clean, MAX_QUESTION_CHARS)
+        return trace
+
+    def _plan(self, trace: QuestionTrace, scope: Scope) -> QuestionRun:
+        catalog = self.store.catalog
+        planner = self.settings.core.planner
+        intake, plan = analyse_and_plan(
+            trace.question, scope, catalog.entities, self._doc_types, planner, vocabulary=catalog.vocabulary
+        )
+        trace.planner = plan.model_dump(mode="json")
+        return QuestionRun(plan, trace, intake.answerability == "reasoning_only")
+
+    def answer_sections(
+        self, run: QuestionRun, scope: Scope, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
+    ) -> list[Section]:
+        """The answer step alone: one LM call, then every section through the citation guard."""
+        answered = self._generate(run, sub_questions, kept)
+        allowed = allowed_document_ids(scope, self.store.entity_document_ids)
+        return [
+            self._section(index, sub_question, kept[index], answered, allowed, run.trace)
+            for index, sub_question in enumerate(sub_questions)
+        ]
+
+    def _call(self, name: str, predictor: dspy.Predict, run: QuestionRun, **inputs: Any) -> dspy.Prediction | None:
         """One LM call, counted with its tokens; None when the output could not be parsed, or when
         the plan's output-token budget is spent (the call is then skipped and the fallback recorded)."""
         trace = run.trace
@@ -232,7 +257,7 @@ class ScopedQA(dspy.Module):
         record_call(trace, name, outcome)
         return outcome.prediction
 
-    def _decompose(self, run: _Question) -> list[str]:
+    def decompose_step(self, run: QuestionRun) -> list[str]:
         """Sub-questions from the LM, plus any of the question's own it missed (up to the cap)."""
         goal, trace = run.plan.goal, run.trace
         result = self._call("decompose", self.decompose, run, question=goal)
@@ -252,7 +277,7 @@ class ScopedQA(dspy.Module):
             trace.interventions.append(Intervention(guard="plan", target=f"sub_question:{missed}", reason=reason))
         return sub_questions
 
-    def _hyde(self, run: _Question) -> str | None:
+    def _hyde(self, run: QuestionRun) -> str | None:
         result = self._call("hyde", self.hyde, run, question=run.plan.goal)
         passage = getattr(result, "passage", None)
         return valid_text(passage.strip()) if isinstance(passage, str) and passage.strip() else None
@@ -266,8 +291,8 @@ class ScopedQA(dspy.Module):
         record_retrieval(trace, index, result)
         return list(result.chunks)
 
-    def _score(
-        self, run: _Question, sub_questions: Sequence[str], groups: list[list[ChunkHit]]
+    def score_step(
+        self, run: QuestionRun, sub_questions: Sequence[str], groups: list[list[ChunkHit]]
     ) -> list[list[ChunkHit]]:
         if not any(groups):
             return groups
@@ -309,7 +334,7 @@ class ScopedQA(dspy.Module):
         return kept
 
     def _generate(
-        self, run: _Question, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
+        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
     ) -> dict[int, AnswerSection]:
         contexts = [
             SectionContext(

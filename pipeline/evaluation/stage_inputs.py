@@ -1,0 +1,147 @@
+"""What each learned stage takes as input when it is optimised alone, built from the labels and the
+store with no LM call: the sub-questions, the guarded retrieval's chunks, the chunks on gold pages,
+and the answer's context (gold chunks plus retrieved distractors).
+
+Retrieval here is the program's own (pipeline.execution.rounds.QuestionRetrieval, the plan from
+pipeline.intake.planner) on a fixed clock, so the same labels always give the same inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pipeline.errors import ExperimentConfigError
+from pipeline.evaluation.examples import LabelledExample
+from pipeline.evaluation.labels import ResolvedExample
+from pipeline.evaluation.metrics import fact_present
+from pipeline.evaluation.stage_metrics import Stage
+from pipeline.execution.rounds import QuestionRetrieval, SubQuestionRetrieval
+from pipeline.intake.planner import analyse_and_plan
+from pipeline.intake.planner_state import PlannerState
+from pipeline.settings import CoreConfig
+from pipeline.store import Store
+from pipeline.types import ChunkHit
+
+# Gold chunks put into the answer's context; the rest of chunks_k are retrieved distractors.
+MAX_GOLD_CHUNKS = 3
+# The label a stage cannot be scored without, per stage (what an error names).
+REQUIRED_LABEL: dict[Stage, str] = {"decompose": "gold_documents", "score": "gold_pages", "answer": "answer_facts"}
+
+
+@dataclass(frozen=True)
+class StageExample:
+    """One labelled example with the inputs every stage takes, derived from its labels."""
+
+    resolved: ResolvedExample
+    sub_questions: tuple[str, ...]
+    retrieval: tuple[SubQuestionRetrieval, ...]
+    gold_rows: frozenset[int]
+    context: tuple[ChunkHit, ...]
+
+    @property
+    def example(self) -> LabelledExample:
+        return self.resolved.example
+
+
+def fixed_clock() -> float:
+    """A clock that never moves: stage inputs do not depend on how busy the machine is."""
+    return 0.0
+
+
+def plan_for(store: Store, resolved: ResolvedExample, core: CoreConfig) -> PlannerState:
+    """The plan the program makes for the example's question and scope."""
+    catalog = store.catalog
+    doc_types = frozenset(d.doc_type for d in catalog.documents.values())
+    _, plan = analyse_and_plan(
+        resolved.example.question,
+        resolved.scope,
+        catalog.entities,
+        doc_types,
+        core.planner,
+        vocabulary=catalog.vocabulary,
+    )
+    return plan
+
+
+def retrieve_all(
+    store: Store, resolved: ResolvedExample, plan: PlannerState, sub_questions: Sequence[str], core: CoreConfig
+) -> list[SubQuestionRetrieval]:
+    """The guarded retrieval of each sub-question through one QuestionRetrieval (as the program runs it)."""
+    retrieval = QuestionRetrieval(store, resolved.scope, plan, core, clock=fixed_clock)
+    return [retrieval.retrieve(sq) for sq in sub_questions]
+
+
+def gold_chunk_rows(store: Store, resolved: ResolvedExample) -> frozenset[int]:
+    """Rows of the chunks on gold pages; for a gold document without page labels, its chunks stating most facts."""
+    catalog = store.catalog
+    units = catalog.vocabulary.unit_words
+    facts = resolved.example.answer_facts
+    rows: set[int] = set()
+    for document, pages in sorted(resolved.gold_pages.items()):
+        chunks = catalog.chunks([int(row) for row in catalog.rows_for_documents([document])])
+        if pages is not None:
+            rows.update(c.row for c in chunks if c.page in pages)
+            continue
+        stating = sorted(
+            ((sum(fact_present(f, c.text, units) for f in facts), c.row) for c in chunks), key=lambda t: (-t[0], t[1])
+        )
+        rows.update(row for count, row in stating[:MAX_GOLD_CHUNKS] if count > 0)
+    return frozenset(rows)
+
+
+def answer_context(
+    store: Store, resolved: ResolvedExample, gold_rows: frozenset[int], retrieved: Sequence[ChunkHit], size: int
+) -> tuple[ChunkHit, ...]:
+    """Up to MAX_GOLD_CHUNKS gold chunks plus retrieved non-gold chunks, `size` in all, in a seeded order."""
+    catalog = store.catalog
+    gold = [
+        ChunkHit(chunk=c, filename=catalog.documents[c.document_id].filename, score=0.0)
+        for c in catalog.chunks(sorted(gold_rows)[:MAX_GOLD_CHUNKS])
+    ]
+    distractors = [h for h in retrieved if h.chunk.row not in gold_rows][: max(0, size - len(gold))]
+    context = gold + distractors
+    random.Random(resolved.example.id).shuffle(context)
+    return tuple(context)
+
+
+def stage_example(store: Store, resolved: ResolvedExample, core: CoreConfig | None = None) -> StageExample:
+    """The example's stage inputs: labelled sub-questions (else the question), their retrieval, gold rows, context."""
+    core = core or CoreConfig()
+    view = dataclasses.replace(store, call_log=[])
+    example = resolved.example
+    plan = plan_for(view, resolved, core)
+    sub_questions = tuple(example.gold_sub_questions) or (plan.goal,)
+    retrieval = retrieve_all(view, resolved, plan, sub_questions, core)
+    gold_rows = gold_chunk_rows(view, resolved)
+    question_chunks = retrieve_all(view, resolved, plan, [plan.goal], core)[0].chunks
+    context = answer_context(view, resolved, gold_rows, question_chunks, core.chunks_k)
+    return StageExample(resolved, sub_questions, tuple(retrieval), gold_rows, context)
+
+
+def missing_label(stage: Stage, example: StageExample) -> str | None:
+    """The label field `stage` needs and this example lacks (None when it can be scored)."""
+    labels = example.example
+    if stage == "decompose":
+        return None if labels.gold_documents else REQUIRED_LABEL[stage]
+    if stage == "score":
+        return None if example.gold_rows else REQUIRED_LABEL[stage]
+    if labels.expect_not_found:
+        return None
+    return None if labels.answer_facts and example.gold_rows else REQUIRED_LABEL[stage]
+
+
+def labelled_for(stage: Stage, examples: Sequence[StageExample], needed: int, file: str) -> list[StageExample]:
+    """The examples `stage` can score; ExperimentConfigError naming the file and field when fewer than `needed`."""
+    usable = [e for e in examples if missing_label(stage, e) is None]
+    if len(usable) < needed:
+        field = REQUIRED_LABEL[stage]
+        raise ExperimentConfigError(
+            file,
+            f"stage {stage} needs {needed} examples labelled with {field}, but only {len(usable)} of "
+            f"{len(examples)} are: label {field} in more examples or lower the data size",
+            field,
+        )
+    return usable
