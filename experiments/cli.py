@@ -8,8 +8,12 @@ import contextlib
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pipeline.cli.common import Commands, configure_dspy, console, json_option, mlruns_option, model_cache_dir
+from pipeline.cli.common import Commands, configure_dspy, console, json_option, mlruns_option, model_cache_dir, plain
+
+if TYPE_CHECKING:
+    from experiments.job import RunSummary
 
 
 def register(commands: Commands) -> None:
@@ -28,6 +32,12 @@ def register(commands: Commands) -> None:
         help="table of optimisation runs: per-case metrics and prompt versions",
     )
     p.add_argument("--experiment", help="only this MLflow experiment")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("RUN_A", "RUN_B"),
+        help="B's compiled program minus A's, paired per example, with a 95%% bootstrap CI per case",
+    )
     p.set_defaults(func=cmd_runs)
 
     p = commands.add_parser(
@@ -69,31 +79,20 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                 Path(args.config), mlruns=Path(args.mlruns), progress=progress, model_cache_dir=model_cache_dir()
             )
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "run_id": summary.run_id,
-                    "experiment": summary.experiment,
-                    "selected": summary.selected,
-                    "rejection": summary.rejection,
-                    "lm_calls": summary.lm_calls,
-                    "new_lm_calls": summary.new_lm_calls,
-                    "tokens": summary.tokens,
-                    "export_dir": str(summary.export_dir),
-                    "prompt_versions": summary.prompt_versions,
-                    "baseline": json.loads(summary.baseline.to_json(orient="index")),
-                    "result": json.loads(summary.result.to_json(orient="index")),
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(summary_json(summary), indent=2))
         return 0
     columns = ["n", "composite", "wrong_property_citations", "invalid_ids", "fact_recall", "failed"]
-    notices.print("\n[bold]baseline[/] (validation)")
-    notices.print(summary.baseline[columns].to_string(), highlight=False)
-    notices.print("\n[bold]compiled[/] (validation)")
-    notices.print(summary.result[columns].to_string(), highlight=False)
-    verdict = "selected" if summary.selected else f"[red]rejected[/]: {summary.rejection}; the baseline was kept"
+    label = "validation" if summary.stage == "end_to_end" else "end to end, validation sample"
+    for title, table in (("baseline", summary.baseline), ("compiled", summary.result)):
+        if table is not None:
+            notices.print(f"\n[bold]{title}[/] ({label})")
+            notices.print(table[columns].to_string(), highlight=False)
+    metric = "composite" if summary.stage == "end_to_end" else f"{summary.stage} stage metric"
+    for title, table in (("validation", summary.comparison), ("test", summary.test_comparison)):
+        if table is not None:
+            notices.print(f"\n[bold]compiled - baseline[/], {metric}, {title} (paired, 95% bootstrap CI)")
+            notices.print(table.to_string(index=False), highlight=False)
+    verdict = "selected" if summary.selected else f"[red]rejected[/]: {plain(summary.rejection)}; the baseline was kept"
     notices.print(
         f"\nrun {summary.run_id} ({summary.experiment}): candidate {verdict}\n"
         f"LM calls {summary.lm_calls} ({summary.new_lm_calls} not from cache), tokens {summary.tokens}\n"
@@ -104,9 +103,45 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_runs(args: argparse.Namespace) -> int:
-    from experiments.runs import list_runs
+def summary_json(summary: RunSummary) -> dict[str, object]:
+    """A job's summary as JSON-ready values (tables as {row: {column: value}})."""
 
+    def table(frame: object) -> object:
+        return None if frame is None else json.loads(frame.to_json(orient="index"))  # type: ignore[attr-defined]
+
+    return {
+        "run_id": summary.run_id,
+        "experiment": summary.experiment,
+        "stage": summary.stage,
+        "selected": summary.selected,
+        "rejection": summary.rejection,
+        "lm_calls": summary.lm_calls,
+        "new_lm_calls": summary.new_lm_calls,
+        "tokens": summary.tokens,
+        "export_dir": str(summary.export_dir),
+        "prompt_versions": summary.prompt_versions,
+        "baseline": table(summary.baseline),
+        "result": table(summary.result),
+        "comparison": None if summary.comparison is None else json.loads(summary.comparison.to_json(orient="records")),
+        "test_comparison": None
+        if summary.test_comparison is None
+        else json.loads(summary.test_comparison.to_json(orient="records")),
+    }
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from experiments.runs import compare_runs, list_runs
+
+    if args.compare:
+        run_a, run_b = args.compare
+        compared = compare_runs(run_a, run_b, Path(args.mlruns))
+        if args.json:
+            print(compared.to_json(orient="records", indent=2))
+        else:
+            metric = compared.attrs.get("metric", "")
+            console().print(f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)")
+            print(compared.to_string(index=False))
+        return 0
     table = list_runs(Path(args.mlruns), experiment=args.experiment)
     if args.json:
         print(table.to_json(orient="records", indent=2))

@@ -10,7 +10,7 @@ import hashlib
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -38,6 +38,11 @@ class DataConfig(Strict):
     cases: tuple[Case, ...] = CASES
     corpus_dir: Path = Path("datasets/demo")
     index_dir: Path = Path(".scoperag/index")
+    # After selection (never used for it): uncompiled vs compiled on this split, logged as test.*.
+    test_split: Split | None = None
+    test_size: int = Field(default=10_000, ge=1, le=10_000)
+    # A stage job still reports the assembled program end to end on this many validation examples.
+    end_to_end_size: int = Field(default=8, ge=0, le=10_000)
 
     @model_validator(mode="after")
     def _stratifiable(self) -> DataConfig:
@@ -45,6 +50,10 @@ class DataConfig(Strict):
             raise ValueError(f"cases must be distinct and non-empty, got {list(self.cases)}")
         if self.train_split == self.val_split:
             raise ValueError(f"train_split and val_split are both {self.train_split!r}; validate on another split")
+        if self.test_split in (self.train_split, self.val_split):
+            raise ValueError(
+                f"test_split {self.test_split!r} is also used for training or selection; name a third split"
+            )
         for name in ("train_size", "val_size"):
             if getattr(self, name) < len(self.cases):
                 raise ValueError(
@@ -113,6 +122,8 @@ class ExperimentConfig(Strict):
     name: str = Field(pattern=NAME_PATTERN)
     description: str = Field(default="", max_length=2000)
     optimizer: OptimizerName
+    # What is compiled and scored: the whole program, or one learned step against its own metric.
+    stage: Literal["end_to_end", "decompose", "score", "answer"] = "end_to_end"
     modules: tuple[ModuleName, ...]
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
     data: DataConfig
@@ -138,6 +149,11 @@ class ExperimentConfig(Strict):
     def _consistent(self) -> ExperimentConfig:
         if not self.modules or len(set(self.modules)) != len(self.modules):
             raise ValueError(f"modules must be distinct and non-empty, a subset of {', '.join(MODULES)}")
+        if self.stage != "end_to_end" and self.modules != (self.stage,):
+            raise ValueError(
+                f"a {self.stage} stage job compiles that module only: set modules = [{self.stage!r}] "
+                f"(got {list(self.modules)})"
+            )
         if self.optimizer == "gepa" and self.lm.teacher is not None:
             raise ValueError("GEPA takes no teacher LM; set lm.reflection for the model that proposes instructions")
         if self.optimizer != "gepa" and self.lm.reflection is not None:

@@ -11,6 +11,7 @@ from experiments.config import ExperimentConfig
 from pipeline.errors import ExperimentConfigError, IndexNotFoundError
 from pipeline.evaluation.examples import LabelledExample, load_examples, missing_cases, stratified_sample
 from pipeline.evaluation.labels import ResolvedExample, resolve_example
+from pipeline.evaluation.stage_inputs import REQUIRED_LABEL, StageExample, gold_chunk_rows, labelled_for, stage_example
 from pipeline.store import Store, open_store
 
 
@@ -28,14 +29,7 @@ class JobData:
 def load_job_data(config: ExperimentConfig, config_path: Path, store: Store) -> JobData:
     """The job's examples; ExperimentConfigError when a case is missing or the traces do not fit the index."""
     train, val = _load_splits(config, config_path)
-    other = sorted({e.corpus for e in (*train, *val)} - {store.manifest.corpus})
-    if other:
-        raise ExperimentConfigError(
-            str(config_path),
-            f"the traces are about corpus {', '.join(other)} but the index holds {store.manifest.corpus!r}; "
-            "point data.index_dir at an index of the traces' corpus",
-            "data.index_dir",
-        )
+    _check_corpus([*train, *val], store, config_path)
     return JobData(
         train=train,
         val=val,
@@ -84,12 +78,76 @@ def _load_splits(config: ExperimentConfig, config_path: Path) -> tuple[list[Labe
     return train, val
 
 
-def _data_hash(train: Sequence[LabelledExample], val: Sequence[LabelledExample], store: Store) -> str:
-    """sha256 over the train and validation examples (full content) and the index generation."""
+def _data_hash(
+    train: Sequence[LabelledExample], val: Sequence[LabelledExample], store: Store, stage: str = "end_to_end"
+) -> str:
+    """sha256 over the train and validation examples (full content), the index generation and a stage's name."""
     digest = hashlib.sha256()
+    if stage != "end_to_end":
+        digest.update(stage.encode())
     for name, examples in (("train", train), ("val", val)):
         digest.update(name.encode())
         for example in examples:
             digest.update(example.model_dump_json().encode())
     digest.update(store.manifest.generation.encode())
     return "sha256:" + digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class StageData:
+    """A stage job's train, validation and (optional) test examples with their stage inputs, and their hash."""
+
+    train: list[StageExample]
+    val: list[StageExample]
+    test: list[StageExample]
+    data_hash: str
+
+
+def load_stage_data(config: ExperimentConfig, config_path: Path, store: Store) -> StageData:
+    """Case-stratified examples labelled for the config's stage; ExperimentConfigError naming the trace file
+    and the label field when a split has too few, or lacks a case."""
+    stage = config.stage
+    if stage == "end_to_end":
+        raise ValueError("load_stage_data is for stage jobs; end-to-end jobs use load_job_data")
+    data = config.data
+    roles: list[tuple[str, str, int, int]] = [
+        ("train", data.train_split, data.train_size, config.seed),
+        ("val", data.val_split, data.val_size, config.seed + 1),
+    ]
+    if data.test_split is not None:
+        roles.append(("test", data.test_split, data.test_size, config.seed + 2))
+    picked: dict[str, list[StageExample]] = {"test": []}
+    for role, split, size, seed in roles:
+        path = data.traces_dir / f"{split}.jsonl"
+        examples = load_examples(path, cases=data.cases)
+        _check_corpus(examples, store, config_path)
+        resolved = [resolve_example(e, store) for e in examples]
+        rows = [gold_chunk_rows(store, r) for r in resolved]
+        needed = size if role != "test" else 1
+        usable = labelled_for(stage, examples, rows, needed, str(path))
+        missing = missing_cases([examples[i] for i in usable], data.cases)
+        if missing:
+            raise ExperimentConfigError(
+                str(path),
+                f"no example of case(s) {', '.join(missing)} is labelled for stage {stage} "
+                f"({REQUIRED_LABEL[stage]}): narrow data.cases or label them",
+                "data.cases",
+            )
+        by_id = {examples[i].id: i for i in usable}
+        sample = stratified_sample([examples[i] for i in usable], size, seed)
+        picked[role] = [stage_example(store, resolved[by_id[e.id]], rows[by_id[e.id]]) for e in sample]
+    train, val, test = picked["train"], picked["val"], picked["test"]
+    return StageData(
+        train, val, test, _data_hash([i.example for i in train], [i.example for i in val], store, stage=stage)
+    )
+
+
+def _check_corpus(examples: Sequence[LabelledExample], store: Store, config_path: Path) -> None:
+    other = sorted({e.corpus for e in examples} - {store.manifest.corpus})
+    if other:
+        raise ExperimentConfigError(
+            str(config_path),
+            f"the traces are about corpus {', '.join(other)} but the index holds {store.manifest.corpus!r}; "
+            "point data.index_dir at an index of the traces' corpus",
+            "data.index_dir",
+        )

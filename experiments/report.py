@@ -65,16 +65,13 @@ def gate_failures(table: Any) -> int:
     return int(finite_number(row["wrong_property_citations"]) or 0) + int(finite_number(row["invalid_ids"]) or 0)
 
 
-def comparison_frame(baseline: Any, result: Any) -> Any:
-    """Per case: composite and safety counts before and after, side by side."""
-    import pandas as pd
-
-    columns = ("composite", "wrong_property_citations", "invalid_ids", "fact_recall", "failed")
-    frame = pd.DataFrame(index=baseline.index)
-    for column in columns:
-        frame[f"{column}_before"] = baseline[column]
-        frame[f"{column}_after"] = result[column].reindex(baseline.index)
-    return frame
+def safety_counts(table: Any) -> dict[str, int]:
+    """The safety counts of a per-case table's `all` row, named as a rejection reason names them."""
+    row = table.loc["all"]
+    return {
+        "wrong-property citations": int(finite_number(row["wrong_property_citations"]) or 0),
+        "invalid ids": int(finite_number(row["invalid_ids"]) or 0),
+    }
 
 
 def module_prompts(state: Mapping[str, Any], optimised: tuple[str, ...]) -> dict[str, str]:

@@ -1,43 +1,48 @@
 """run_experiment: one optimisation job from a TOML config to a logged, exported MLflow run.
 
 load config -> stratified train/val -> baseline on val -> compile (budgeted) -> result on val ->
-select (a candidate with any wrong-property citation or invalid id is rejected; the baseline is
-kept) -> export -> log params, per-case metrics, artifacts, prompt versions -> finish the run.
+paired comparison with a bootstrap interval -> select (pipeline.evaluation.compare.select_candidate:
+no safety gate failed or got worse, and the interval's lower end above 0; else the baseline is
+kept) -> optionally both on the test split -> export -> log params, per-case metrics, comparisons,
+artifacts, prompt versions -> finish the run. A stage job (`stage = "decompose"`, ...) runs the
+same steps on one learned module (experiments.stage_job).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
-import json
 import logging
 import shutil
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import dspy
 
 import experiments.report as report
-from experiments.config import ExperimentConfig, config_hash, flatten, load_config
-from experiments.data import JobData, load_job_data, open_index
+from experiments.config import ExperimentConfig, config_hash, load_config
+from experiments.data import JobData, load_job_data, load_stage_data, open_index
+from experiments.job import (
+    Job,
+    LMFactory,
+    LMs,
+    Progress,
+    ProgressEvent,
+    RunSummary,
+    comparison_metrics,
+    evaluate_program,
+    export_and_log,
+    log_costs,
+    log_inputs,
+)
+from experiments.stage_job import run_stage_job
 from experiments.tracking import (
     TAG_CONFIG_HASH,
     TAG_CONFIG_NAME,
     TAG_OPTIMIZER,
     TAG_REJECTION,
     TAG_SELECTED,
-    Tracker,
-    artifact_dir,
     dspy_autolog,
     experiment_id,
     finish_run,
-    log_artifacts,
     log_metrics,
-    log_params,
-    log_text,
     open_tracker,
     reap_stale_runs,
     register_prompts,
@@ -47,69 +52,17 @@ from experiments.tracking import (
 from optimizers import compile_program, to_training_examples
 from optimizers.params import GepaParams
 from pipeline.errors import BudgetExceededError
-from pipeline.evaluation.examples import LabelledExample
-from pipeline.evaluation.scoring import ExampleResult, evaluate
+from pipeline.evaluation.compare import Difference, compare_paired, differences_frame, select_candidate
+from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
-from pipeline.export import program_state, render_prompts, save_export
-from pipeline.program.calls import LMCallCounter, counting
-from pipeline.program.lm import default_model_cache_dir, make_lm, parse_lm_spec
+from pipeline.export import program_state
+from pipeline.program.lm import default_model_cache_dir, make_lm
 from pipeline.program.module import ScopedQA
-from pipeline.settings import Settings
 from pipeline.store import Store
 
+__all__ = ["ProgressEvent", "RunSummary", "run_experiment"]
+
 log = logging.getLogger(__name__)
-
-LMFactory = Callable[[str], Any]
-
-
-@dataclass(frozen=True)
-class ProgressEvent:
-    """Where a job is: phase (setup, baseline, compile, result, log, done), done of total, a message."""
-
-    phase: str
-    done: int = 0
-    total: int | None = None
-    message: str = ""
-
-
-Progress = Callable[[ProgressEvent], None]
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """What a job did: its run, per-case tables before/after, LM cost, the export and the selection."""
-
-    run_id: str
-    experiment: str
-    config_hash: str
-    baseline: Any
-    result: Any
-    lm_calls: int
-    new_lm_calls: int
-    tokens: int
-    export_dir: Path
-    selected: bool
-    rejection: str | None
-    prompt_versions: dict[str, int] = field(default_factory=dict)
-    reaped: tuple[str, ...] = ()
-
-
-@dataclass
-class _Job:
-    config: ExperimentConfig
-    config_path: Path
-    tracker: Tracker
-    store: Store
-    run_id: str
-    progress: Progress
-    counters: dict[str, LMCallCounter] = field(default_factory=dict)
-
-    def counter(self, phase: str, limit: int | None = None) -> LMCallCounter:
-        def seen(calls: int) -> None:
-            self.progress(ProgressEvent(phase, calls, limit, "LM calls"))
-
-        self.counters[phase] = LMCallCounter(limit, on_call=seen if phase == "compile" else None)
-        return self.counters[phase]
 
 
 def run_experiment(
@@ -132,9 +85,10 @@ def run_experiment(
     report_progress = progress or (lambda event: None)
     report_progress(ProgressEvent("setup", message=f"{config.name}: {config.optimizer} on {', '.join(config.modules)}"))
     store = store if store is not None else open_index(config, config_path)
-    data = load_job_data(config, config_path, store)
+    data = load_job_data(config, config_path, store) if config.stage == "end_to_end" else None
+    stage_data = load_stage_data(config, config_path, store) if data is None else None
     digest = config_hash(config)
-    lms = _LMs(config, lm_factory or _default_factory(config, model_cache_dir))
+    lms = LMs(config, lm_factory or _default_factory(config, model_cache_dir))
     tracker = open_tracker(mlruns)
     reaped = tuple(reap_stale_runs(tracker))
     for stale in reaped:  # the scratch export of a job killed while logging (its process is gone)
@@ -150,13 +104,16 @@ def run_experiment(
             "mlflow.note.content": config.description,
         },
     )
-    job = _Job(config, config_path, tracker, store, run_id, report_progress)
+    job = Job(config, config_path, tracker, store, run_id, report_progress)
     report_progress(ProgressEvent("setup", message=f"MLflow run {run_id} in {tracker.uri}"))
     with dspy_autolog(tracker, run_id, config.tracking.dspy_autolog):
         try:
-            summary = _run(job, lms, data, digest)
+            if stage_data is not None:
+                summary = run_stage_job(job, lms, stage_data, digest)
+            elif data is not None:
+                summary = _run(job, lms, data, digest)
         except BudgetExceededError as exc:
-            _log_costs(job)
+            log_costs(job)
             finish_run(tracker, run_id, "FAILED", str(exc))
             raise
         except KeyboardInterrupt:
@@ -169,19 +126,14 @@ def run_experiment(
     return dataclasses.replace(summary, reaped=reaped)
 
 
-def _run(job: _Job, lms: _LMs, data: JobData, digest: str) -> RunSummary:
+def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
     config, tracker, run_id = job.config, job.tracker, job.run_id
     train, val, data_hash = data.train, data.val, data.data_hash
-    params = flatten(config.model_dump(mode="json"))
-    params.update({"config_hash": digest, "data_hash": data_hash, "index_generation": job.store.manifest.generation})
-    params.update({"train_examples": str(len(train)), "val_examples": str(len(val))})
-    log_params(tracker, run_id, params)
-    log_text(tracker, run_id, job.config_path.read_text(encoding="utf-8"), "config.toml")
     splits = {"train": [e.id for e in train], "val": [e.id for e in val]}
-    log_text(tracker, run_id, json.dumps(splits, indent=2), "data/splits.json")
+    log_inputs(job, digest, data_hash, splits)
 
     student = ScopedQA(job.store)
-    baseline = _evaluate(job, "baseline", student, val, lms)
+    baseline = evaluate_program(job, "baseline", student, val, lms)
     log_dir = _gepa_dir(job, digest, data_hash)
     spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection, log_dir=log_dir)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
@@ -195,25 +147,35 @@ def _run(job: _Job, lms: _LMs, data: JobData, digest: str) -> RunSummary:
             store=job.store,
             counter=compile_counter,
         )
-    result = _evaluate(job, "result", candidate, val, lms)
+    result = evaluate_program(job, "result", candidate, val, lms)
 
-    baseline_table = per_case_table(results_frame(baseline))
-    result_table = per_case_table(results_frame(result))
+    baseline_frame, result_frame = results_frame(baseline), results_frame(result)
+    baseline_table, result_table = per_case_table(baseline_frame), per_case_table(result_frame)
     failures = report.gate_failures(result_table)
     before = report.finite_number(baseline_table.loc["all", "composite"]) or 0.0
     after = report.finite_number(result_table.loc["all", "composite"]) or 0.0
-    rejection = None
-    if failures:
-        rejection = f"{failures} wrong-property citation(s) or invalid id(s) on validation"
-    elif job.config.require_improvement and after <= before:
-        rejection = f"no improvement on validation (composite {before:.4f} -> {after:.4f})"
-    selected = rejection is None
+    cases = [r.example.case for r in baseline]
+    differences = compare_paired(
+        cases, [r.composite for r in baseline], [r.composite for r in result], seed=config.seed
+    )
+    selection = select_candidate(differences, report.safety_counts(baseline_table), report.safety_counts(result_table))
+    # require_improvement = false keeps only the safety part of the rule.
+    selected = selection.selected or (not config.require_improvement and not failures)
+    rejection = None if selected else selection.reason
     if not selected:
         log.warning("run %s: candidate rejected (%s); the baseline is kept", run_id, rejection)
     chosen = candidate if selected else student
+    test_differences = _test_split(job, lms, student, candidate) if config.data.test_split else []
     job.progress(ProgressEvent("log", message="export, tables, prompts"))
     tables = {"baseline": baseline_table, "result": result_table}
-    export_dir = _export_and_log(job, chosen, candidate, baseline, result, tables, data_hash, digest, selected)
+    frames = {
+        "baseline-examples": baseline_frame,
+        "result-examples": result_frame,
+        "baseline-cases": baseline_table,
+        "result-cases": result_table,
+    }
+    comparisons = {"comparison": differences} | ({"test-comparison": test_differences} if test_differences else {})
+    export_dir = export_and_log(job, chosen, candidate, frames, comparisons, tables, data_hash, digest, selected)
     candidate_state = program_state(candidate)
     scores_tag = {
         "baseline_composite": f"{before:.4f}",
@@ -230,8 +192,10 @@ def _run(job: _Job, lms: _LMs, data: JobData, digest: str) -> RunSummary:
     metrics: dict[str, float | int | None] = {**report.case_metrics("baseline", baseline_table)}
     metrics.update(report.case_metrics("result", result_table))
     metrics.update({"selected": float(selected), "gate_failures": failures})
+    metrics.update(comparison_metrics("compare", differences))
+    metrics.update(comparison_metrics("test.compare", test_differences))
     log_metrics(tracker, run_id, metrics)
-    totals = _log_costs(job)
+    totals = log_costs(job)
     finish_run(tracker, run_id, "FINISHED")
     return RunSummary(
         run_id=run_id,
@@ -246,96 +210,31 @@ def _run(job: _Job, lms: _LMs, data: JobData, digest: str) -> RunSummary:
         selected=selected,
         rejection=rejection,
         prompt_versions=versions,
+        comparison=differences_frame(differences),
+        test_comparison=differences_frame(test_differences) if test_differences else None,
     )
 
 
-def _evaluate(job: _Job, phase: str, program: ScopedQA, val: list[LabelledExample], lms: _LMs) -> list[ExampleResult]:
-    counter = job.counter(phase)
-    job.progress(ProgressEvent(phase, 0, len(val), "validation examples"))
-
-    def advance(done: int, total: int) -> None:
-        job.progress(ProgressEvent(phase, done, total, "validation examples"))
-
-    with lms.task_context(), counting(counter):
-        return evaluate(
-            val,
-            job.store,
-            program=program,
-            threads=job.config.lm.num_threads,
-            progress=advance,
-            weights=job.config.metric.weights,
-        )
-
-
-def _export_and_log(
-    job: _Job,
-    chosen: ScopedQA,
-    candidate: ScopedQA,
-    baseline: list[ExampleResult],
-    result: list[ExampleResult],
-    tables: dict[str, Any],
-    data_hash: str,
-    digest: str,
-    selected: bool,
-) -> Path:
-    config, tracker, run_id = job.config, job.tracker, job.run_id
-    staging = tracker.root / ".staging" / run_id
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        experiment_config = {
-            **config.model_dump(mode="json"),
-            "config_hash": digest,
-            "selected": selected,
-            "program": "candidate" if selected else "baseline (candidate rejected: see the run's rejection tag)",
-        }
-        save_export(
-            chosen,
-            staging / "export",
-            settings=Settings(index_dir=config.data.index_dir, lm_threads=config.lm.threads),
-            experiment_config=experiment_config,
-            trainset_hash=data_hash,
-            scores=report.export_scores(tables),
-            run_id=run_id,
-            lm_name=config.lm.task,
-        )
-        log_artifacts(tracker, run_id, staging / "export", "export")
-        log_text(tracker, run_id, (staging / "export" / "prompts.md").read_text(encoding="utf-8"), "prompts.md")
-        if not selected:
-            log_text(tracker, run_id, render_prompts(program_state(candidate)), "candidate/prompts.md")
-        tables_dir = staging / "evaluation"
-        tables_dir.mkdir(parents=True)
-        for phase, results in (("baseline", baseline), ("result", result)):
-            results_frame(results).to_csv(tables_dir / f"{phase}-examples.csv", index=False)
-            tables[phase].to_csv(tables_dir / f"{phase}-cases.csv")
-            (tables_dir / f"{phase}-cases.json").write_text(tables[phase].to_json(orient="index", indent=2))
-        report.comparison_frame(tables["baseline"], tables["result"]).to_csv(tables_dir / "comparison.csv")
-        log_artifacts(tracker, run_id, tables_dir, "evaluation")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return artifact_dir(tracker, run_id, "export", tracker.root / ".staging")
+def _test_split(job: Job, lms: LMs, student: ScopedQA, candidate: ScopedQA) -> list[Difference]:
+    """Uncompiled vs compiled on the test split, after selection (the test split never selects anything)."""
+    config = job.config
+    split = config.data.test_split
+    if split is None:
+        return []
+    examples = stratified_sample(
+        load_examples(config.data.traces_dir / f"{split}.jsonl", cases=config.data.cases),
+        config.data.test_size,
+        config.seed + 2,
+    )
+    before = evaluate_program(job, "test_baseline", student, examples, lms)
+    after = evaluate_program(job, "test_result", candidate, examples, lms)
+    log_metrics(job.tracker, job.run_id, report.case_metrics("test.baseline", per_case_table(results_frame(before))))
+    log_metrics(job.tracker, job.run_id, report.case_metrics("test.result", per_case_table(results_frame(after))))
+    cases = [r.example.case for r in before]
+    return compare_paired(cases, [r.composite for r in before], [r.composite for r in after], seed=config.seed)
 
 
-def _log_costs(job: _Job) -> dict[str, int]:
-    """LM calls (all / not from cache) and tokens per phase and in total, logged as metrics."""
-    totals = {"lm_calls.total": 0, "lm_calls.new": 0, "tokens.total": 0}
-    metrics: dict[str, float | int | None] = {}
-    for phase, counter in job.counters.items():
-        metrics.update(
-            {
-                f"lm_calls.{phase}": counter.calls,
-                f"lm_calls_new.{phase}": counter.new_calls,
-                f"tokens.{phase}": counter.tokens,
-            }
-        )
-        totals["lm_calls.total"] += counter.calls
-        totals["lm_calls.new"] += counter.new_calls
-        totals["tokens.total"] += counter.tokens
-    metrics.update(totals)
-    log_metrics(job.tracker, job.run_id, metrics)
-    return totals
-
-
-def _gepa_dir(job: _Job, digest: str, data_hash: str) -> Path | None:
+def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:
     """GEPA's state directory, one per (config hash `digest`, data): an interrupted job with the same both resumes."""
     params = job.config.optimizer_params
     if not isinstance(params, GepaParams):
@@ -349,34 +248,6 @@ def _gepa_dir(job: _Job, digest: str, data_hash: str) -> Path | None:
         job.progress(ProgressEvent("compile", message=f"resuming GEPA from {directory}"))
         set_tags(job.tracker, job.run_id, {"scoperag.gepa_resumed_from": str(directory)})
     return directory
-
-
-class _LMs:
-    """The job's LMs, each spec made once (the embedded model is loaded once for task and teacher)."""
-
-    def __init__(self, config: ExperimentConfig, factory: LMFactory) -> None:
-        made: dict[str, Any] = {}
-
-        def get(spec: str | None) -> Any:
-            if spec is None:
-                return None
-            if spec not in made:
-                made[spec] = factory(spec)
-            return made[spec]
-
-        self.task = get(config.lm.task)
-        self.teacher = get(config.lm.teacher)
-        self.reflection = get(config.lm.reflection)
-        self.embedded = parse_lm_spec(config.lm.task).kind == "embedded"
-
-    @contextlib.contextmanager
-    def task_context(self) -> Iterator[None]:
-        """The task LM (JSON adapter for the embedded model, whose decoding is schema-constrained)."""
-        settings: dict[str, Any] = {"lm": self.task}
-        if self.embedded:
-            settings["adapter"] = dspy.JSONAdapter()
-        with dspy.context(**settings):
-            yield
 
 
 def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None) -> LMFactory:

@@ -104,3 +104,42 @@ def export_run(run_id: str, out_dir: Path, mlruns: Path, *, overwrite: bool = Fa
 def champion(run_id: str, mlruns: Path) -> dict[str, int]:
     """Move alias `champion` of each module's prompt to the versions run `run_id` registered."""
     return set_champion(open_existing(mlruns), run_id)
+
+
+def run_examples(tracker: Tracker, run_id: str, scratch: Path) -> tuple[Any, str]:
+    """A run's per-example results of its compiled program (DataFrame) and the metric column they rank by."""
+    import pandas as pd
+
+    path = artifact_dir(tracker, run_id, "evaluation", scratch) / "result-examples.csv"
+    if not path.is_file():
+        raise TrackingError(f"run {run_id} logged no evaluation/result-examples.csv (did it finish?)")
+    frame = pd.read_csv(path, dtype={"id": str})
+    metric = "value" if "value" in frame.columns else "composite"
+    return frame, metric
+
+
+def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0) -> Any:
+    """Run B's compiled program minus run A's, paired over the validation examples both scored (DataFrame
+    with a 95% bootstrap CI per case and overall); TrackingError when they share no example or metric."""
+    from pipeline.evaluation.compare import compare_paired, differences_frame
+
+    tracker = open_existing(mlruns)
+    with tempfile.TemporaryDirectory(prefix="scoperag-compare-") as scratch:
+        frame_a, metric_a = run_examples(tracker, run_a, Path(scratch) / "a")
+        frame_b, metric_b = run_examples(tracker, run_b, Path(scratch) / "b")
+    if metric_a != metric_b:
+        raise TrackingError(
+            f"run {run_a} is scored by {metric_a!r} and run {run_b} by {metric_b!r}: compare runs of the same stage"
+        )
+    paired = frame_a[["id", "case", metric_a]].merge(frame_b[["id", metric_b]], on="id", suffixes=("_a", "_b"))
+    if paired.empty:
+        raise TrackingError(f"runs {run_a} and {run_b} scored no example in common: compare runs on the same data")
+    differences = compare_paired(
+        list(paired["case"]),
+        [float(v) for v in paired[f"{metric_a}_a"]],
+        [float(v) for v in paired[f"{metric_b}_b"]],
+        seed=seed,
+    )
+    table = differences_frame(differences)
+    table.attrs["metric"] = metric_a  # type: ignore[attr-defined]
+    return table

@@ -108,20 +108,20 @@ def overall(differences: Sequence[Difference]) -> Difference:
 def select_candidate(
     differences: Sequence[Difference], baseline_safety: Mapping[str, int], candidate_safety: Mapping[str, int]
 ) -> Selection:
-    """Selected only when the candidate fails no safety gate, no safety count grew, and the lower end of the
-    interval of its overall difference is above zero."""
+    """Selected only when every safety count of the candidate is zero (so none got worse than the
+    baseline's, whatever those were) and the lower end of the interval of its overall difference is
+    above zero. The reason names the baseline's counts when the candidate fails a gate."""
     failures = {name: count for name, count in candidate_safety.items() if count > 0}
     if failures:
-        listed = ", ".join(f"{name} {count}" for name, count in sorted(failures.items()))
-        return Selection(False, f"safety gate failed on validation ({listed})")
-    worse = sorted(name for name, count in candidate_safety.items() if count > baseline_safety.get(name, 0))
-    if worse:
-        return Selection(False, f"safety got worse: {', '.join(worse)}")
+        listed = ", ".join(
+            f"{name} {count} (baseline {baseline_safety.get(name, 0)})" for name, count in sorted(failures.items())
+        )
+        return Selection(False, f"safety gate failed on validation: {listed}")
     total = overall(differences)
     if total.low <= 0:
         return Selection(
             False,
-            f"no significant improvement: difference {total.difference:+.4f}, "
+            f"no improvement on validation: difference {total.difference:+.4f}, "
             f"95% CI [{total.low:+.4f}, {total.high:+.4f}] does not lie above 0",
         )
     return Selection(True, None)

@@ -107,7 +107,9 @@ def answer_context(
     return tuple(context)
 
 
-def stage_example(store: Store, resolved: ResolvedExample, core: CoreConfig | None = None) -> StageExample:
+def stage_example(
+    store: Store, resolved: ResolvedExample, gold_rows: frozenset[int] | None = None, core: CoreConfig | None = None
+) -> StageExample:
     """The example's stage inputs: labelled sub-questions (else the question), their retrieval, gold rows, context."""
     core = core or CoreConfig()
     view = dataclasses.replace(store, call_log=[])
@@ -115,27 +117,35 @@ def stage_example(store: Store, resolved: ResolvedExample, core: CoreConfig | No
     plan = plan_for(view, resolved, core)
     sub_questions = tuple(example.gold_sub_questions) or (plan.goal,)
     retrieval = retrieve_all(view, resolved, plan, sub_questions, core)
-    gold_rows = gold_chunk_rows(view, resolved)
+    gold_rows = gold_chunk_rows(view, resolved) if gold_rows is None else gold_rows
     question_chunks = retrieve_all(view, resolved, plan, [plan.goal], core)[0].chunks
     context = answer_context(view, resolved, gold_rows, question_chunks, core.chunks_k)
     return StageExample(resolved, sub_questions, tuple(retrieval), gold_rows, context)
 
 
-def missing_label(stage: Stage, example: StageExample) -> str | None:
-    """The label field `stage` needs and this example lacks (None when it can be scored)."""
-    labels = example.example
+def missing_label(stage: Stage, example: LabelledExample, gold_rows: frozenset[int]) -> str | None:
+    """The label field `stage` needs and this example lacks (None when it can be scored).
+
+    decompose: gold documents; score: chunks on gold pages (`gold_rows`); answer: answer facts and
+    their chunks, or an example that expects 'not found'.
+    """
     if stage == "decompose":
-        return None if labels.gold_documents else REQUIRED_LABEL[stage]
+        return None if example.gold_documents else REQUIRED_LABEL[stage]
     if stage == "score":
-        return None if example.gold_rows else REQUIRED_LABEL[stage]
-    if labels.expect_not_found:
+        return None if gold_rows else REQUIRED_LABEL[stage]
+    if example.expect_not_found:
         return None
-    return None if labels.answer_facts and example.gold_rows else REQUIRED_LABEL[stage]
+    return None if example.answer_facts and gold_rows else REQUIRED_LABEL[stage]
 
 
-def labelled_for(stage: Stage, examples: Sequence[StageExample], needed: int, file: str) -> list[StageExample]:
-    """The examples `stage` can score; ExperimentConfigError naming the file and field when fewer than `needed`."""
-    usable = [e for e in examples if missing_label(stage, e) is None]
+def labelled_for(
+    stage: Stage, examples: Sequence[LabelledExample], gold_rows: Sequence[frozenset[int]], needed: int, file: str
+) -> list[int]:
+    """Indices of the examples `stage` can score; ExperimentConfigError naming the file and field when fewer
+    than `needed` are."""
+    usable = [
+        i for i, (e, rows) in enumerate(zip(examples, gold_rows, strict=True)) if missing_label(stage, e, rows) is None
+    ]
     if len(usable) < needed:
         field = REQUIRED_LABEL[stage]
         raise ExperimentConfigError(

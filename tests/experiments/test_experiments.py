@@ -18,7 +18,7 @@ from dspy.clients.cache import Cache
 
 from experiments.config import ExperimentConfig, load_config, parse_config
 from experiments.runner import ProgressEvent, RunSummary, run_experiment
-from experiments.runs import champion, export_run, list_runs
+from experiments.runs import champion, compare_runs, export_run, list_runs
 from experiments.tracking import (
     TAG_HOST,
     TAG_PID,
@@ -459,3 +459,71 @@ def test_a_candidate_that_does_not_improve_is_not_selected(tmp_path: Path, mlflo
     summary = run(config, mlruns, store)
     assert not summary.selected and summary.rejection is not None
     assert summary.rejection.startswith("no improvement on validation")
+
+
+# -- stage jobs -------------------------------------------------------------------------------------
+
+
+def test_a_stage_job_compiles_one_module_against_its_own_metric_and_logs_the_paired_comparison(
+    tmp_path: Path, mlflow_template: Path, store: Store
+) -> None:
+    mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
+    traces = write_data(tmp_path / "traces")
+    write_examples(traces / "test.jsonl", [e for i, e in enumerate(demo_examples()) if i % 2 == 1])
+    config = write_config(
+        tmp_path,
+        traces,
+        data='test_split = "test"\nend_to_end_size = 4',
+        stage='"decompose"',
+        modules='["decompose"]',
+    )
+    summary = run(config, mlruns, store)
+    assert summary.stage == "decompose" and summary.selected  # require_improvement = false: gates only
+    assert list(summary.comparison["case"]) == [*sorted(CASES), "all"]
+    assert list(summary.test_comparison["case"]) == [*sorted(CASES), "all"]
+    # the scripted LM answers the same with or without demos: the paired difference is exactly 0
+    assert (summary.comparison[["difference", "ci_low", "ci_high"]] == 0).all().all()
+    assert summary.result is not None and summary.result.loc["all", "n"] == 4  # end to end, reported
+
+    client = open_tracker(mlruns).client
+    logged = client.get_run(summary.run_id)
+    metrics, tags = logged.data.metrics, logged.data.tags
+    assert metrics["lm_calls.baseline"] == metrics["lm_calls.result"] == 4  # one decompose call per example
+    assert metrics["lm_calls.test_baseline"] == 4 and metrics["lm_calls.e2e_result"] >= 4
+    assert 0 < metrics["stage.baseline.all.value"] <= 1 and metrics["stage.baseline.all.wrong_property"] == 0
+    assert metrics["compare.all.ci_low"] == 0 and "test.compare.all.difference" in metrics
+    assert "result.all.composite" in metrics and tags["scoperag.stage"] == "decompose"
+    assert {f.path for f in client.list_artifacts(summary.run_id, "evaluation")} >= {
+        "evaluation/comparison.csv",
+        "evaluation/test-comparison.csv",
+        "evaluation/result-examples.csv",
+        "evaluation/e2e-result-cases.csv",
+    }
+    loaded, manifest = load_export(summary.export_dir, ScopedQA(store))
+    assert manifest.config.experiment["stage"] == "decompose" and loaded.answer.demos == []
+
+    compared = compare_runs(summary.run_id, summary.run_id, mlruns)
+    assert compared.attrs["metric"] == "value" and (compared["difference"] == 0).all()
+
+
+def test_a_stage_without_its_labels_is_an_error_naming_the_file_and_field(tmp_path: Path, store: Store) -> None:
+    traces = write_data(tmp_path / "traces")  # gold documents, but no answer facts and no gold pages
+    config = write_config(tmp_path, traces, stage='"answer"', modules='["answer"]')
+    with pytest.raises(ExperimentConfigError) as caught:
+        run(config, tmp_path / "mlruns", store)
+    assert caught.value.file == str(traces / "train.jsonl") and caught.value.field == "answer_facts"
+    assert not (tmp_path / "mlruns").exists()
+
+
+def test_a_stage_job_compiles_only_its_own_module(tmp_path: Path) -> None:
+    path = tmp_path / "stage.toml"
+    path.write_text(BASE.replace('modules = ["answer"]', 'stage = "decompose"\nmodules = ["answer"]'))
+    with pytest.raises(ExperimentConfigError, match=r"set modules = \['decompose'\]"):
+        load_config(path)
+    path.write_text(BASE.replace('modules = ["answer"]', 'stage = "plan"\nmodules = ["answer"]'))
+    with pytest.raises(ExperimentConfigError) as caught:
+        load_config(path)
+    assert caught.value.field == "stage"
+    path.write_text(BASE.replace("val_size = 4", 'val_size = 4\ntest_split = "dev"'))
+    with pytest.raises(ExperimentConfigError, match="name a third split"):
+        load_config(path)

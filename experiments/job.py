@@ -1,0 +1,242 @@
+"""What every optimisation job shares: its progress events and summary, its LMs, its MLflow run and
+counters, the export of the chosen program, the paired comparison and the cost record."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+import experiments.report as report
+from experiments.config import ExperimentConfig, flatten
+from experiments.tracking import Tracker, artifact_dir, log_artifacts, log_metrics, log_params, log_text
+from pipeline.evaluation.compare import Difference, differences_frame
+from pipeline.evaluation.examples import LabelledExample
+from pipeline.evaluation.scoring import ExampleResult, evaluate
+from pipeline.export import program_state, render_prompts, save_export
+from pipeline.program.calls import LMCallCounter, counting
+from pipeline.program.lm import parse_lm_spec
+from pipeline.program.module import ScopedQA
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+LMFactory = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """Where a job is: phase (setup, baseline, compile, result, log, done), done of total, a message."""
+
+    phase: str
+    done: int = 0
+    total: int | None = None
+    message: str = ""
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a job did: its run, per-case tables before/after, the paired comparison, LM cost, export, selection.
+
+    `baseline`/`result` are the end-to-end per-case tables (for a stage job: on its end-to-end
+    sample, None when it has none); `comparison` is the paired difference of the job's metric on
+    validation (the stage's metric for a stage job) and `test_comparison` the same on the test split.
+    """
+
+    run_id: str
+    experiment: str
+    config_hash: str
+    baseline: Any
+    result: Any
+    lm_calls: int
+    new_lm_calls: int
+    tokens: int
+    export_dir: Path
+    selected: bool
+    rejection: str | None
+    prompt_versions: dict[str, int] = field(default_factory=dict)
+    reaped: tuple[str, ...] = ()
+    stage: str = "end_to_end"
+    comparison: Any = None
+    test_comparison: Any = None
+
+
+@dataclass
+class Job:
+    """One running job: its config, MLflow run, index, progress callback and LM-call counters per phase."""
+
+    config: ExperimentConfig
+    config_path: Path
+    tracker: Tracker
+    store: Store
+    run_id: str
+    progress: Progress
+    counters: dict[str, LMCallCounter] = field(default_factory=dict)
+
+    def counter(self, phase: str, limit: int | None = None) -> LMCallCounter:
+        def seen(calls: int) -> None:
+            self.progress(ProgressEvent(phase, calls, limit, "LM calls"))
+
+        self.counters[phase] = LMCallCounter(limit, on_call=seen if phase == "compile" else None)
+        return self.counters[phase]
+
+
+class LMs:
+    """The job's LMs, each spec made once (the embedded model is loaded once for task and teacher)."""
+
+    def __init__(self, config: ExperimentConfig, factory: LMFactory) -> None:
+        made: dict[str, Any] = {}
+
+        def get(spec: str | None) -> Any:
+            if spec is None:
+                return None
+            if spec not in made:
+                made[spec] = factory(spec)
+            return made[spec]
+
+        self.task = get(config.lm.task)
+        self.teacher = get(config.lm.teacher)
+        self.reflection = get(config.lm.reflection)
+        self.embedded = parse_lm_spec(config.lm.task).kind == "embedded"
+
+    @contextlib.contextmanager
+    def task_context(self) -> Iterator[None]:
+        """The task LM (JSON adapter for the embedded model, whose decoding is schema-constrained)."""
+        settings: dict[str, Any] = {"lm": self.task}
+        if self.embedded:
+            settings["adapter"] = dspy.JSONAdapter()
+        with dspy.context(**settings):
+            yield
+
+
+def comparison_metrics(prefix: str, differences: Sequence[Difference]) -> dict[str, float | int | None]:
+    """`<prefix>.<case>.difference|ci_low|ci_high|n` for every row of a paired comparison."""
+    out: dict[str, float | int | None] = {}
+    for d in differences:
+        out.update(
+            {
+                f"{prefix}.{d.case}.difference": d.difference,
+                f"{prefix}.{d.case}.ci_low": d.low,
+                f"{prefix}.{d.case}.ci_high": d.high,
+                f"{prefix}.{d.case}.n": d.n,
+            }
+        )
+    return out
+
+
+def export_and_log(
+    job: Job,
+    chosen: ScopedQA,
+    candidate: ScopedQA,
+    frames: Mapping[str, Any],
+    comparisons: Mapping[str, Sequence[Difference]],
+    scores: Mapping[str, Any],
+    data_hash: str,
+    digest: str,
+    selected: bool,
+) -> Path:
+    """Export the chosen program and log it, its prompts and every table as artifacts; the export's directory.
+
+    `frames` are DataFrames written as `evaluation/<name>.csv`; `comparisons` as
+    `evaluation/<name>.csv` too (the paired differences with their intervals); `scores` are the
+    per-case tables the export's manifest records.
+    """
+    config, tracker, run_id = job.config, job.tracker, job.run_id
+    staging = tracker.root / ".staging" / run_id
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        experiment_config = {
+            **config.model_dump(mode="json"),
+            "config_hash": digest,
+            "selected": selected,
+            "program": "candidate" if selected else "baseline (candidate rejected: see the run's rejection tag)",
+        }
+        save_export(
+            chosen,
+            staging / "export",
+            settings=Settings(index_dir=config.data.index_dir, lm_threads=config.lm.threads),
+            experiment_config=experiment_config,
+            trainset_hash=data_hash,
+            scores=report.export_scores(scores),
+            run_id=run_id,
+            lm_name=config.lm.task,
+        )
+        log_artifacts(tracker, run_id, staging / "export", "export")
+        log_text(tracker, run_id, (staging / "export" / "prompts.md").read_text(encoding="utf-8"), "prompts.md")
+        if not selected:
+            log_text(tracker, run_id, render_prompts(program_state(candidate)), "candidate/prompts.md")
+        tables_dir = staging / "evaluation"
+        tables_dir.mkdir(parents=True)
+        for name, frame in frames.items():
+            frame.to_csv(tables_dir / f"{name}.csv", index=not _is_example_rows(frame))
+        for name, differences in comparisons.items():
+            differences_frame(differences).to_csv(tables_dir / f"{name}.csv", index=False)  # type: ignore[attr-defined]
+        log_artifacts(tracker, run_id, tables_dir, "evaluation")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return artifact_dir(tracker, run_id, "export", tracker.root / ".staging")
+
+
+def _is_example_rows(frame: Any) -> bool:
+    """Per-example tables carry an `id` column; per-case tables are indexed by case."""
+    return "id" in frame.columns
+
+
+def log_costs(job: Job) -> dict[str, int]:
+    """LM calls (all / not from cache) and tokens per phase and in total, logged as metrics."""
+    totals = {"lm_calls.total": 0, "lm_calls.new": 0, "tokens.total": 0}
+    metrics: dict[str, float | int | None] = {}
+    for phase, counter in job.counters.items():
+        metrics.update(
+            {
+                f"lm_calls.{phase}": counter.calls,
+                f"lm_calls_new.{phase}": counter.new_calls,
+                f"tokens.{phase}": counter.tokens,
+            }
+        )
+        totals["lm_calls.total"] += counter.calls
+        totals["lm_calls.new"] += counter.new_calls
+        totals["tokens.total"] += counter.tokens
+    metrics.update(totals)
+    log_metrics(job.tracker, job.run_id, metrics)
+    return totals
+
+
+def log_inputs(job: Job, digest: str, data_hash: str, splits: Mapping[str, Sequence[str]]) -> None:
+    """The flattened config, hashes and sizes as params; the TOML and the example ids as artifacts."""
+    config = job.config
+    params = flatten(config.model_dump(mode="json"))
+    params.update({"config_hash": digest, "data_hash": data_hash, "index_generation": job.store.manifest.generation})
+    params.update({f"{name}_examples": str(len(ids)) for name, ids in splits.items()})
+    log_params(job.tracker, job.run_id, params)
+    log_text(job.tracker, job.run_id, job.config_path.read_text(encoding="utf-8"), "config.toml")
+    log_text(job.tracker, job.run_id, json.dumps({k: list(v) for k, v in splits.items()}, indent=2), "data/splits.json")
+
+
+def evaluate_program(
+    job: Job, phase: str, program: ScopedQA, examples: Sequence[LabelledExample], lms: LMs
+) -> list[ExampleResult]:
+    """The program end to end on `examples`, its LM calls counted under `phase`."""
+    counter = job.counter(phase)
+    job.progress(ProgressEvent(phase, 0, len(examples), "examples"))
+
+    def advance(done: int, total: int) -> None:
+        job.progress(ProgressEvent(phase, done, total, "examples"))
+
+    with lms.task_context(), counting(counter):
+        return evaluate(
+            examples,
+            job.store,
+            program=program,
+            threads=job.config.lm.num_threads,
+            progress=advance,
+            weights=job.config.metric.weights,
+        )
