@@ -107,8 +107,11 @@ class ProgramSettings(Strict):
     score_chunk_chars: int = Field(default=360, ge=50, le=20_000)
     # Output budgets per call: a small model that starts repeating itself stops here.
     max_tokens: dict[str, int] = Field(
-        default_factory=lambda: {"decompose": 160, "score": 400, "answer": 900, "hyde": 200}
+        default_factory=lambda: {"decompose": 160, "score": 400, "answer": 900, "hyde": 200, "select": 200}
     )
+    # How the answer is made: "write" (the LM writes cited bullets) or "select" (the LM chooses
+    # sentences of the kept chunks by id; code quotes them with their citation).
+    answer_mode: Literal["write", "select"] = "write"
 
 
 class LMRequestSettings(Strict):

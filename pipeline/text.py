@@ -141,3 +141,37 @@ def strip_hidden(text: str) -> tuple[str, dict[str, int]]:
         kind = hidden_kind(match.group(0))
         found[kind] = found.get(kind, 0) + 1
     return (_HIDDEN.sub("", text), found) if found else (text, found)
+
+
+# A sentence ends at . ! ? (or a line break) before an upper-case letter, a digit or a quote,
+# unless the word before the stop is a short abbreviation ("L.R. No. 12", "Mr. Otieno").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])|\n+")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]{1,3}|(?:[A-Za-z]\.)+[A-Za-z]?)\.$")
+MAX_SENTENCE_CHARS = 400
+
+
+def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> list[str]:
+    """The sentences of `text` in order, whitespace collapsed, none empty, each at most `max_chars` long
+    (a longer one is cut at a word boundary into pieces)."""
+    pieces: list[str] = []
+    current = ""
+    for part in _SENTENCE_END.split(text):
+        part = " ".join(part.split())
+        if not part:
+            continue
+        current = f"{current} {part}" if current else part
+        if not _ABBREVIATION.search(current):
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    out: list[str] = []
+    for sentence in pieces:
+        while len(sentence) > max_chars:
+            cut = sentence.rfind(" ", 0, max_chars)
+            cut = cut if cut > 0 else max_chars
+            out.append(sentence[:cut])
+            sentence = sentence[cut:].strip()
+        if sentence:
+            out.append(sentence)
+    return out

@@ -4,5 +4,6 @@ from signatures.decompose import Decompose
 from signatures.hyde import HyDE
 from signatures.score_relevance import ScoreRelevance
 from signatures.sectioned_answer import SectionedAnswer
+from signatures.select_sentences import SelectSentences
 
-__all__ = ["Decompose", "HyDE", "ScoreRelevance", "SectionedAnswer"]
+__all__ = ["Decompose", "HyDE", "ScoreRelevance", "SectionedAnswer", "SelectSentences"]

@@ -80,3 +80,30 @@ class AnswerSection(_Model):
 
     sub_question_index: int
     bullets: list[Bullet] = Field(json_schema_extra={"minItems": 1, "maxItems": 5})
+
+
+class NumberedSentence(_Model):
+    """One sentence of a chunk the answer may use, numbered within its sub-question's section."""
+
+    sentence_id: int
+    source: str = Field(description="[filename, page N]")
+    text: str
+
+
+class SentenceSection(_Model):
+    """A sub-question and the numbered sentences of the chunks kept for it."""
+
+    sub_question_index: int
+    sub_question: str
+    sentences: list[NumberedSentence]
+
+
+class SectionChoice(_Model):
+    """The sentences chosen to answer one sub-question, by id, in the order they should be shown."""
+
+    sub_question_index: int
+    sentence_ids: list[int] = Field(
+        default_factory=list,
+        description="ids of the sentences that state the answer; empty when none does",
+        json_schema_extra={"maxItems": 5},
+    )

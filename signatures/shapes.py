@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter, WithJsonSchema, create_model
 from pydantic_core import core_schema
 
-from signatures.models import AnswerSection, Bullet, Citation, GroupScores, Score
+from signatures.models import AnswerSection, Bullet, Citation, GroupScores, Score, SectionChoice
 
 MAX_BULLET_CHARS = 300
 
@@ -143,3 +143,19 @@ def exact_sections_type(shown: Sequence[tuple[int, Sequence[tuple[str, int]]]], 
             )
         )
     return shaped_list(AnswerSection, _tuple_of(sections), "AnswerSectionList")
+
+
+def exact_choices_type(sections: Sequence[tuple[int, int]], max_bullets: int = 5) -> Any:
+    """tuple[Choice...]: one per (sub-question index, number of sentences shown), choosing only shown ids."""
+    choices = []
+    for index, count in sections:
+        ids = _enum(int, list(range(count)))
+        choices.append(
+            create_model(
+                f"ChoiceForSection{index}",
+                __base__=SectionChoice,
+                sub_question_index=(_const(index), ...),
+                sentence_ids=(_list_of(ids), Field(json_schema_extra={"minItems": 0, "maxItems": max_bullets})),
+            )
+        )
+    return shaped_list(SectionChoice, _tuple_of(choices), "SectionChoiceList")

@@ -10,15 +10,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pipeline.export.schema import FORMAT, PREDICTORS
+from pipeline.export.schema import FORMAT, FORMAT_PREDICTORS, PREDICTORS
 
 
-def render_prompts(state: Mapping[str, Any]) -> str:
-    """The prompts.md text of a validated program state (deterministic: same state, same text)."""
+def render_prompts(state: Mapping[str, Any], format: str = FORMAT) -> str:
+    """The prompts.md text of a validated program state in `format` (deterministic: same state, same text)."""
     parts = [
-        f"# scoperag program prompts ({FORMAT})",
+        f"# scoperag program prompts ({format})",
         "Generated from program.json by `scoperag export`; edit the program, not this file.",
-        *(render_module(name, state[name], level=2) for name in PREDICTORS),
+        *(render_module(name, state[name], level=2) for name in FORMAT_PREDICTORS[format]),
     ]
     return "\n\n".join(parts) + "\n"
 

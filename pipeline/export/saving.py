@@ -125,16 +125,22 @@ def load_export(export_dir: Path, program: ScopedQA, *, max_file_bytes: int = MA
 
 
 def apply_state(program: ScopedQA, state: Mapping[str, Any], file: str) -> ScopedQA:
-    """A deep copy of `program` with a validated program.json state loaded; ExportError if it does not fit."""
+    """A deep copy of `program` with a validated program.json state loaded; ExportError if it does not fit.
+
+    A predictor the state does not carry (`select` in a v1 export) keeps `program`'s own state.
+    """
     _check_shape(program, file)
     fresh: ScopedQA = program.deepcopy()
-    dspy_state = {name: {**state[name], "lm": None} for name in PREDICTORS}
+    own = predictor_states(fresh)
+    loaded = [name for name in PREDICTORS if name in state]
+    dspy_state = {name: {**(state[name] if name in state else own[name]), "lm": None} for name in PREDICTORS}
     dspy_state[METADATA] = dict(state[METADATA])
     try:
         fresh.load_state(dspy_state)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ExportError(file, f"DSPy could not load the state ({type(exc).__name__}: {exc!s:.300})", _FIX) from exc
-    if predictor_states(fresh) != {name: dspy_state[name] for name in PREDICTORS}:
+    after = predictor_states(fresh)
+    if {name: after[name] for name in loaded} != {name: dspy_state[name] for name in loaded}:
         raise ExportError(file, "does not load faithfully into this program (DSPy changed the state)", _FIX)
     return fresh
 

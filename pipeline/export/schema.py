@@ -1,4 +1,8 @@
-"""The `scoperag-program/v1` schemas: manifest.json and each predictor's state in program.json."""
+"""The `scoperag-program/v2` schemas: manifest.json and each predictor's state in program.json.
+
+v2 added the `select` predictor (the chosen answer). A v1 export, which has none, still loads: its
+predictors are loaded and `select` keeps the program's own (uncompiled) state.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints,
 
 from pipeline.errors import ExportError
 from pipeline.types import StrictJson
-from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
+from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer, SelectSentences
 
-FORMAT = "scoperag-program/v1"
+FORMAT = "scoperag-program/v2"
+FORMAT_V1 = "scoperag-program/v1"
+FORMATS = (FORMAT_V1, FORMAT)
 FORMAT_FAMILY = "scoperag-program/"
 MANIFEST = "manifest.json"
 PROGRAM = "program.json"
@@ -23,6 +29,12 @@ PREDICTORS: dict[str, type[dspy.Signature]] = {
     "score": ScoreRelevance,
     "answer": SectionedAnswer,
     "hyde": HyDE,
+    "select": SelectSentences,
+}
+# The predictors each format version carries.
+FORMAT_PREDICTORS: dict[str, tuple[str, ...]] = {
+    FORMAT_V1: ("decompose", "score", "answer", "hyde"),
+    FORMAT: tuple(PREDICTORS),
 }
 METADATA = "metadata"
 
@@ -67,7 +79,7 @@ class ExportConfig(StrictJson):
 class ExportManifest(StrictJson):
     """manifest.json: provenance, config, scores and the hashes of program.json and prompts.md."""
 
-    format: Literal["scoperag-program/v1"]
+    format: Literal["scoperag-program/v1", "scoperag-program/v2"]
     created_at: str
     versions: Versions
     config: ExportConfig

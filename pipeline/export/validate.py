@@ -11,6 +11,8 @@ from pipeline.export.prompts import render_prompts
 from pipeline.export.schema import (
     FORMAT,
     FORMAT_FAMILY,
+    FORMAT_PREDICTORS,
+    FORMATS,
     MANIFEST,
     METADATA,
     PREDICTORS,
@@ -52,12 +54,12 @@ def validate_export_bytes(
     manifest = validate_manifest(manifest_json, manifest_file)
     _check_file(program_file, program_bytes, manifest.files.program, PROGRAM)
     _check_file(prompts_file, prompts_bytes, manifest.files.prompts, PROMPTS)
-    state = validate_program(strict_loads(program_bytes, program_file), program_file)
+    state = validate_program(strict_loads(program_bytes, program_file), program_file, manifest.format)
     try:
         prompts = prompts_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ExportError(prompts_file, f"is not UTF-8 text (byte {exc.start})", _REEXPORT) from None
-    if prompts != render_prompts(state):
+    if prompts != render_prompts(state, manifest.format):
         raise ExportError(
             prompts_file,
             "does not match program.json (prompts.md is generated from it and must not be edited)",
@@ -73,9 +75,9 @@ def validate_manifest(value: Any, file: str) -> ExportManifest:
     if not isinstance(value, dict):
         raise ExportError(file, f"must be a JSON object, not {type(value).__name__}", _REEXPORT)
     found = value.get("format")
-    if found != FORMAT:
+    if found not in FORMATS:
         if isinstance(found, str) and found.startswith(FORMAT_FAMILY):
-            problem = f"format {found!r} is not supported (this scoperag reads {FORMAT!r})"
+            problem = f"format {found!r} is not supported (this scoperag reads {' and '.join(map(repr, FORMATS))})"
             fix = "Load it with the scoperag version that wrote it, or re-export it with this one"
         else:
             problem = f"format is {found!r}, not {FORMAT!r}: this is not a scoperag program export"
@@ -88,11 +90,11 @@ def validate_manifest(value: Any, file: str) -> ExportManifest:
     return manifest
 
 
-def validate_program(value: Any, file: str) -> dict[str, Any]:
-    """`value` unchanged if it is a valid program.json state; ExportError naming the key path otherwise."""
+def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, Any]:
+    """`value` unchanged if it is a valid program.json state of `format`; ExportError naming the key path otherwise."""
     if not isinstance(value, dict):
         raise ExportError(file, f"must be a JSON object, not {type(value).__name__}", _REEXPORT)
-    known = list(PREDICTORS)
+    known = list(FORMAT_PREDICTORS[format])
     unknown = sorted(set(value) - set(known) - {METADATA})
     if unknown:
         raise ExportError(
@@ -113,7 +115,8 @@ def validate_program(value: Any, file: str) -> dict[str, Any]:
         raise ExportError(file, "has no 'metadata' entry (DSPy dependency versions)", _REEXPORT, key_path=METADATA)
     check_no_lm_keys(value[METADATA], file, METADATA)
     validate_model(ProgramMetadata, value[METADATA], file, METADATA)
-    for name, signature in PREDICTORS.items():
+    for name in known:
+        signature = PREDICTORS[name]
         predictor = value[name]
         if not isinstance(predictor, dict):
             raise ExportError(

@@ -30,6 +30,7 @@ from pipeline.guards.sanitise import (
     sanitised_text,
     valid_text,
 )
+from pipeline.guards.selection import numbered, offered_sentences, render_choice
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import Scope, allowed_document_ids
@@ -63,9 +64,17 @@ from pipeline.program.trace import (
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
-from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
-from signatures.models import AnswerSection, ChunkForScoring, ScoringGroup, SectionContext, SourceChunk
-from signatures.shapes import exact_scores_type, exact_sections_type
+from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer, SelectSentences
+from signatures.models import (
+    AnswerSection,
+    ChunkForScoring,
+    ScoringGroup,
+    SectionChoice,
+    SectionContext,
+    SentenceSection,
+    SourceChunk,
+)
+from signatures.shapes import exact_choices_type, exact_scores_type, exact_sections_type
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +106,7 @@ class ScopedQA(dspy.Module):
         self.score = dspy.Predict(ScoreRelevance)
         self.answer = dspy.Predict(SectionedAnswer)
         self.hyde = dspy.Predict(HyDE)
+        self.select = dspy.Predict(SelectSentences)
         self._doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
         self._name_terms = name_terms(store.catalog.entities.values())
 
@@ -336,6 +346,9 @@ class ScopedQA(dspy.Module):
     def _generate(
         self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
     ) -> dict[int, AnswerSection]:
+        """One section per sub-question with kept chunks: written by `answer`, or chosen by `select`."""
+        if self.settings.program.answer_mode == "select":
+            return self._choose(run, sub_questions, kept)
         contexts = [
             SectionContext(
                 sub_question_index=i,
@@ -365,6 +378,35 @@ class ScopedQA(dspy.Module):
         for section in sections if isinstance(sections, list | tuple) else []:
             if isinstance(section, AnswerSection) and section.sub_question_index not in answered:
                 answered[section.sub_question_index] = section
+        return answered
+
+    def _choose(
+        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
+    ) -> dict[int, AnswerSection]:
+        """Sections quoting the sentences the LM chose by id, each cited with its own chunk's page."""
+        limit = self.settings.program.max_chunk_chars
+        offered = {i: offered_sentences(kept[i], limit) for i, _ in enumerate(sub_questions) if kept[i]}
+        offered = {i: sentences for i, sentences in offered.items() if sentences}
+        if not offered:
+            return {}
+        contexts = [
+            SentenceSection(sub_question_index=i, sub_question=sub_questions[i], sentences=numbered(sentences))
+            for i, sentences in offered.items()
+        ]
+        shape = exact_choices_type([(i, len(s)) for i, s in offered.items()], max_bullets=MAX_BULLETS)
+        signature = self.select.signature.with_updated_fields("choices", type_=shape)
+        result = self._call("select", self.select, run, sections_context=contexts, signature=signature)
+        choices = getattr(result, "choices", None)
+        answered: dict[int, AnswerSection] = {}
+        for choice in choices if isinstance(choices, list | tuple) else []:
+            index = choice.sub_question_index if isinstance(choice, SectionChoice) else None
+            if index not in offered or index in answered:
+                continue
+            rendered = render_choice(index, choice.sentence_ids, offered[index], MAX_BULLETS)
+            if rendered.unknown_ids:
+                reason = f"sentence ids {list(rendered.unknown_ids)[:10]} were not offered: ignored"
+                run.trace.interventions.append(Intervention(guard="select", target=f"section:{index}", reason=reason))
+            answered[index] = rendered.section
         return answered
 
     def _section(

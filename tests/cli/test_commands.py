@@ -175,7 +175,11 @@ PARSED = [
     ),
     (["optimize", "c.toml", "--mlruns", "m", "--json"], {"config": "c.toml", "mlruns": "m", "json": True}),
     (["optimize", "c.toml"], {"config": "c.toml", "mlruns": "mlruns", "json": False}),
-    (["runs", "--experiment", "x", "--mlruns", "m", "--json"], {"experiment": "x", "mlruns": "m", "json": True}),
+    (
+        ["runs", "--experiment", "x", "--mlruns", "m", "--json"],
+        {"experiment": "x", "mlruns": "m", "json": True, "compare": None},
+    ),
+    (["runs", "--compare", "a", "b"], {"experiment": None, "mlruns": "mlruns", "json": False, "compare": ["a", "b"]}),
     (
         ["export", "r", "--out", "o", "--mlruns", "m", "--overwrite"],
         {"run_id": "r", "out": "o", "mlruns": "m", "overwrite": True},

@@ -1,4 +1,4 @@
-"""The scoperag-program/v1 export: round trips, atomic writes, and one test per rejection."""
+"""The scoperag-program/v2 export (v1 still loads): round trips, atomic writes, and one test per rejection."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def test_export_load_export_is_byte_identical(export_dir: Path, tmp_path: Path, 
 
 def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) -> None:
     manifest = _read_json(export_dir / MANIFEST)
-    assert manifest["format"] == "scoperag-program/v1"
+    assert manifest["format"] == "scoperag-program/v2"
     assert manifest["versions"]["dspy"] == dspy.__version__
     assert manifest["versions"]["lm"] == "embedded:qwen2.5-coder-0.5b"
     assert manifest["config"]["settings"] == Settings().model_dump(mode="json")
@@ -151,7 +151,7 @@ def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) ->
 
 def test_program_json_is_dspy_state_without_lm(export_dir: Path) -> None:
     state = _read_json(export_dir / PROGRAM)
-    assert set(state) == {"decompose", "score", "answer", "hyde", "metadata"}
+    assert set(state) == {"decompose", "score", "answer", "hyde", "select", "metadata"}
     assert set(state["decompose"]) == {"traces", "train", "demos", "signature", "lm"}
     assert all(state[name]["lm"] is None for name in ("decompose", "score", "answer", "hyde"))
     assert state["decompose"]["demos"][1] == {
@@ -324,7 +324,7 @@ def test_rejects_program_json_not_in_canonical_form(export_dir: Path, demo_store
     [
         (lambda m: m.update(extra=1), "unknown key", "extra"),
         (lambda m: m["versions"].update(endpoint="http://x"), "unknown key", "versions.endpoint"),
-        (lambda m: m.update(format="scoperag-program/v2"), "'scoperag-program/v2' is not supported", "format"),
+        (lambda m: m.update(format="scoperag-program/v3"), "'scoperag-program/v3' is not supported", "format"),
         (lambda m: m.update(format="legco-reranker-profile/v1"), "not a scoperag program export", "format"),
         (lambda m: m.pop("format"), "not a scoperag program export", "format"),
         (lambda m: m["files"].pop(PROMPTS), "Field required", "files.prompts.md"),
@@ -495,3 +495,42 @@ def test_scratch_directories_of_dead_exports_are_removed(tmp_path: Path, program
     _save(program, out)
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted(p.name for p in (alive, elsewhere, unowned, out))
+
+
+def _as_v1(export_dir: Path) -> dict[str, Any]:
+    """Rewrite an export as scoperag-program/v1 wrote it: no `select` predictor, v1 prompts.md and format."""
+    state = _read_json(export_dir / PROGRAM)
+    del state["select"]
+    program_bytes = canonical_json(state)
+    prompts = render_prompts(state, "scoperag-program/v1").encode("utf-8")
+    (export_dir / PROGRAM).write_bytes(program_bytes)
+    (export_dir / PROMPTS).write_bytes(prompts)
+    manifest = _read_json(export_dir / MANIFEST)
+    manifest["format"] = "scoperag-program/v1"
+    for name, data in ((PROGRAM, program_bytes), (PROMPTS, prompts)):
+        manifest["files"][name] = {"sha256": sha256_hex(data), "size": len(data)}
+    (export_dir / MANIFEST).write_bytes(canonical_json(manifest))
+    return state
+
+
+def test_a_v1_export_loads_and_select_keeps_the_programs_own_state(
+    export_dir: Path, program: ScopedQA, demo_store: Store
+) -> None:
+    state = _as_v1(export_dir)
+    fresh = ScopedQA(demo_store)
+    loaded, manifest = load_export(export_dir, fresh)
+    assert manifest.format == "scoperag-program/v1"
+    assert loaded.decompose.dump_state()["demos"] == state["decompose"]["demos"] and len(loaded.answer.demos) == 1
+    assert loaded.select.dump_state() == fresh.select.dump_state()  # not in v1: uncompiled
+    assert (
+        "## select" not in (export_dir / PROMPTS).read_text()
+        and "(scoperag-program/v1)" in (export_dir / PROMPTS).read_text()
+    )
+
+
+def test_a_v1_export_carrying_select_is_rejected(export_dir: Path, demo_store: Store) -> None:
+    state = _read_json(export_dir / PROGRAM)
+    _as_v1(export_dir)
+    _edit_program(export_dir, lambda s: s.update(select=state["select"]))
+    error = _rejects(export_dir, demo_store, "unknown predictor")
+    assert error.key_path == "select"

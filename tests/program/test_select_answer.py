@@ -1,0 +1,116 @@
+"""The chosen answer: sentences split from the kept chunks, chosen by id, quoted with their own citation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+import pytest
+
+from pipeline.guards.citations import citation_label
+from pipeline.guards.selection import NOTHING_CHOSEN, offered_sentences, render_choice
+from pipeline.intake.scope import resolve_scope
+from pipeline.program.events import Completed
+from pipeline.program.module import ScopedQA
+from pipeline.settings import ProgramSettings, Settings
+from pipeline.store import Store
+from pipeline.text import split_sentences
+from pipeline.types import Chunk, ChunkHit
+from tests.support.fakes import Responder, cooperative, field, scripted_lm
+
+
+def test_split_sentences_keeps_abbreviations_and_caps_length() -> None:
+    text = "The land is L.R. NO: 1159/215 in Karen. The rent is KSH 285,000.\nTenant: Mr. Otieno!  "
+    assert split_sentences(text) == [
+        "The land is L.R. NO: 1159/215 in Karen.",
+        "The rent is KSH 285,000.",
+        "Tenant: Mr. Otieno!",
+    ]
+    long = " ".join(["word"] * 200)
+    pieces = split_sentences(long, max_chars=100)
+    assert all(len(p) <= 100 for p in pieces) and " ".join(pieces) == long
+    assert split_sentences("   \n ") == []
+
+
+def _hit(row: int, text: str, page: int = 1) -> ChunkHit:
+    return ChunkHit(chunk=Chunk(row, f"doc-{row}", page, 0, text), filename=f"f{row}.pdf", score=1.0)
+
+
+def test_render_choice_quotes_chosen_sentences_with_their_own_citation() -> None:
+    offered = offered_sentences(
+        [_hit(1, "Rent is KSH 5. Paid monthly."), _hit(2, "Rent is KSH 5. Tenant: Ann Wairimu.", 3)], 900
+    )
+    assert [s.sentence_id for s in offered] == [0, 1, 2]  # the repeated sentence is offered once
+    rendered = render_choice(0, [2, 0, 2, 7], offered, max_bullets=5)
+    bullets = rendered.section.bullets
+    assert [b.text for b in bullets] == ["Tenant: Ann Wairimu.", "Rent is KSH 5."]
+    assert [(c.filename, c.page) for b in bullets for c in b.citations] == [("f2.pdf", 3), ("f1.pdf", 1)]
+    assert rendered.unknown_ids == (7,)
+    assert render_choice(0, [0, 1, 2], offered, max_bullets=2).section.bullets[-1].text == "Paid monthly."
+    nothing = render_choice(0, [9], offered, max_bullets=5).section.bullets
+    assert [(b.text, b.citations) for b in nothing] == [(NOTHING_CHOSEN, [])]
+
+
+def _choosing(pick: Any) -> Responder:
+    """Cooperative, except that the answer chooses sentence ids with `pick(sentences)`."""
+    inner = cooperative()
+
+    def respond(prompt: str) -> Any:
+        if "[[ ## sections_context ## ]]" in prompt and "sentence_id" in prompt:
+            sections = field(prompt, "sections_context")
+            return {
+                "choices": [
+                    {"sub_question_index": s["sub_question_index"], "sentence_ids": pick(s["sentences"])}
+                    for s in sections
+                ]
+            }
+        return inner(prompt)
+
+    return respond
+
+
+def _ask(store: Store, respond: Responder) -> Completed:
+    program = ScopedQA(store, Settings(program=ProgramSettings(answer_mode="select")))
+    with dspy.context(lm=scripted_lm(respond)):
+        events = list(program.stream("What is the monthly rent?", resolve_scope(store, property_ref="Banda Lane")))
+    assert isinstance(events[-1], Completed)
+    return events[-1]
+
+
+def test_select_mode_answers_with_the_chosen_sentences_cited_by_code(demo_store: Store) -> None:
+    rent = [None]
+
+    def pick(sentences: list[dict[str, Any]]) -> list[int]:
+        chosen = [s for s in sentences if "KSH" in s["text"]][:1]
+        rent[0] = chosen[0] if chosen else None
+        return [s["sentence_id"] for s in chosen] + [999]
+
+    done = _ask(demo_store, _choosing(pick))
+    assert rent[0] is not None
+    (section,) = done.sections
+    assert section.status == "answered" and section.bullets == (f"{rent[0]['text']} {rent[0]['source']}",)
+    (source,) = section.sources
+    assert citation_label(source.filename, source.page) == rent[0]["source"]
+    assert any(i.guard == "select" and "999" in i.reason for i in done.trace.interventions)
+    assert done.trace.lm_calls == 3 and "select" in done.trace.timings
+
+
+def test_select_mode_choosing_nothing_abstains_without_citing(demo_store: Store) -> None:
+    done = _ask(demo_store, _choosing(lambda sentences: []))
+    (section,) = done.sections
+    assert section.bullets == (NOTHING_CHOSEN,) and section.sources == ()
+
+
+@pytest.mark.parametrize("mode", ["write", "select"])
+def test_only_the_predictor_of_the_answer_mode_is_called(demo_store: Store, mode: str) -> None:
+    prompts: list[str] = []
+
+    def respond(prompt: str) -> Any:
+        prompts.append(prompt)
+        return _choosing(lambda s: [0])(prompt)
+
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(answer_mode=mode)))  # type: ignore[arg-type]
+    with dspy.context(lm=scripted_lm(respond)):
+        list(program.stream("What is the monthly rent?", resolve_scope(demo_store, property_ref="Banda Lane")))
+    answering = [p for p in prompts if "[[ ## sections_context ## ]]" in p]
+    assert len(answering) == 1 and ("sentence_id" in answering[0]) == (mode == "select")
