@@ -20,7 +20,7 @@ from pipeline.errors import ExperimentConfigError, ScopeRagError
 from pipeline.evaluation.examples import CASES, Case, Split
 from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
 from pipeline.program.lm import parse_lm_spec
-from pipeline.settings import DEFAULT_PARALLEL, available_cores
+from pipeline.settings import DEFAULT_PARALLEL, ProgramSettings, Settings, available_cores
 from pipeline.types import Strict
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -132,6 +132,8 @@ class ExperimentConfig(Strict):
     budget: BudgetConfig
     tracking: TrackingConfig = TrackingConfig()
     optimizer_params: OptimizerParams
+    # The program's own settings (e.g. answer_mode = "select"); recorded in the export.
+    program: ProgramSettings = ProgramSettings()
     # Keep the uncompiled program unless the candidate's validation composite is higher.
     require_improvement: bool = True
 
@@ -149,9 +151,9 @@ class ExperimentConfig(Strict):
     def _consistent(self) -> ExperimentConfig:
         if not self.modules or len(set(self.modules)) != len(self.modules):
             raise ValueError(f"modules must be distinct and non-empty, a subset of {', '.join(MODULES)}")
-        if self.stage != "end_to_end" and self.modules != (self.stage,):
+        if self.stage != "end_to_end" and self.modules != (self.stage_module,):
             raise ValueError(
-                f"a {self.stage} stage job compiles that module only: set modules = [{self.stage!r}] "
+                f"a {self.stage} stage job compiles that module only: set modules = [{self.stage_module!r}] "
                 f"(got {list(self.modules)})"
             )
         if self.optimizer == "gepa" and self.lm.teacher is not None:
@@ -161,6 +163,17 @@ class ExperimentConfig(Strict):
                 f"lm.reflection is used by GEPA only, not by {self.optimizer}; remove it or use lm.teacher"
             )
         return self
+
+    @property
+    def stage_module(self) -> str:
+        """The predictor a stage job compiles: the stage's own, `select` for the answer stage in select mode."""
+        if self.stage == "answer" and self.program.answer_mode == "select":
+            return "select"
+        return self.stage
+
+    def settings(self) -> Settings:
+        """The settings the job's program runs with."""
+        return Settings(index_dir=self.data.index_dir, lm_threads=self.lm.threads, program=self.program)
 
     def compile_spec(
         self, *, teacher_lm: Any = None, reflection_lm: Any = None, log_dir: Path | None = None

@@ -23,7 +23,6 @@ from pipeline.export import program_state, render_prompts, save_export
 from pipeline.program.calls import LMCallCounter, counting
 from pipeline.program.lm import parse_lm_spec
 from pipeline.program.module import ScopedQA
-from pipeline.settings import Settings
 from pipeline.store import Store
 
 LMFactory = Callable[[str], Any]
@@ -162,7 +161,7 @@ def export_and_log(
         save_export(
             chosen,
             staging / "export",
-            settings=Settings(index_dir=config.data.index_dir, lm_threads=config.lm.threads),
+            settings=config.settings(),
             experiment_config=experiment_config,
             trainset_hash=data_hash,
             scores=report.export_scores(scores),

@@ -132,7 +132,7 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
     splits = {"train": [e.id for e in train], "val": [e.id for e in val]}
     log_inputs(job, digest, data_hash, splits)
 
-    student = ScopedQA(job.store)
+    student = ScopedQA(job.store, config.settings())
     baseline = evaluate_program(job, "baseline", student, val, lms)
     log_dir = _gepa_dir(job, digest, data_hash)
     spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection, log_dir=log_dir)

@@ -108,7 +108,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
         splits["test"] = [i.example.id for i in data.test]
     log_inputs(job, digest, data.data_hash, splits)
 
-    student = ScopedQA(job.store)
+    student = ScopedQA(job.store, config.settings())
     baseline = _evaluate(job, lms, "baseline", student, data.val)
     spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
@@ -175,7 +175,8 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
         "selected": str(selected).lower(),
         "config_hash": digest,
     }
-    versions = register_prompts(tracker, run_id, report.module_prompts(program_state(candidate), (stage,)), scores_tag)
+    optimised = (config.stage_module,)
+    versions = register_prompts(tracker, run_id, report.module_prompts(program_state(candidate), optimised), scores_tag)
     tags = {TAG_SELECTED: str(selected).lower(), "scoperag.stage": stage}
     if rejection:
         tags[TAG_REJECTION] = rejection

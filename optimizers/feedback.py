@@ -11,6 +11,7 @@ MODULE_GUARDS: dict[str, frozenset[str]] = {
     "score": frozenset({"score"}),
     "answer": frozenset({"answer", "citation"}),
     "hyde": frozenset({"hyde"}),
+    "select": frozenset({"select", "answer", "citation"}),
 }
 MAX_FEEDBACK_CHARS = 2000
 MAX_LISTED = 6

@@ -31,6 +31,11 @@ from pipeline.program.trace import record_retrieval
 log = logging.getLogger(__name__)
 
 
+def stage_predictor(program: ScopedQA, stage: Stage) -> str:
+    """The predictor that makes `stage`'s output: the stage's own, or `select` when answers are chosen."""
+    return "select" if stage == "answer" and program.settings.program.answer_mode == "select" else stage
+
+
 class StageProgram(dspy.Module):
     """`program`'s step `stage` alone; `unwrap()` gives the program holding the (compiled) predictor."""
 
@@ -38,7 +43,8 @@ class StageProgram(dspy.Module):
         super().__init__()
         self._holder = Holder(program)
         self._stage = stage
-        setattr(self, stage, getattr(program, stage))
+        self._predictor = stage_predictor(program, stage)
+        setattr(self, self._predictor, getattr(program, self._predictor))
 
     @property
     def stage(self) -> Stage:
@@ -47,7 +53,7 @@ class StageProgram(dspy.Module):
     def unwrap(self) -> ScopedQA:
         """The program, holding this view's predictor (re-attached in case an optimizer replaced it)."""
         program = self._holder.program
-        setattr(program, self._stage, getattr(self, self._stage))
+        setattr(program, self._predictor, getattr(self, self._predictor))
         return program
 
     def forward(self, item: StageExample) -> dspy.Prediction:

@@ -91,7 +91,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
     settings = read_settings(args.settings)
     with notices.status("loading the language model...") as status:
-        program = load_program(store, args.program, notices, settings)
+        program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled)
         lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads, requests=settings.lm_requests)
         final: Completed | Failed | None = None
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):

@@ -107,11 +107,15 @@ def profile_paths() -> ProfilePaths:
     return ProfilePaths(registry=DEFAULT_PROFILES / "profiles.json", root=DEFAULT_PROFILES / "programs")
 
 
-def load_program(store: Store, program_dir: str | None, notices: Console, settings: Settings | None = None) -> ScopedQA:
-    """The program `choose_program` picks (--program, else the active profile, else uncompiled); says which."""
+def load_program(
+    store: Store, program_dir: str | None, notices: Console, settings: Settings | None = None, uncompiled: bool = False
+) -> ScopedQA:
+    """The program `choose_program` picks (--program, else the active profile, else the shipped compiled
+    program, else uncompiled; `uncompiled` drops the compiled state); says which."""
     from pipeline.export.choice import choose_program
 
-    choice = choose_program(store, Path(program_dir) if program_dir else None, profile_paths(), settings)
+    program_path = Path(program_dir) if program_dir else None
+    choice = choose_program(store, program_path, profile_paths(), settings, uncompiled=uncompiled)
     notices.print(styled(("program: " + choice.source, "dim")))
     return choice.program
 
@@ -168,8 +172,13 @@ def settings_option() -> argparse.ArgumentParser:
 
 
 def program_option() -> argparse.ArgumentParser:
-    """--program: an exported program directory."""
-    return _option("--program", help="an exported program directory (default: the active profile, if any)")
+    """--program: an exported program directory; --uncompiled: none, the program as written."""
+    parser = _option(
+        "--program",
+        help="an exported program directory (default: the active profile, else the shipped compiled program)",
+    )
+    parser.add_argument("--uncompiled", action="store_true", help="run the uncompiled program (to compare)")
+    return parser
 
 
 def history_option() -> argparse.ArgumentParser:

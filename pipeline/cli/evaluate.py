@@ -81,7 +81,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.retrieval_only:
         from pipeline.program.lm import make_lm
 
-        program = load_program(store, args.program, notices)
+        program = load_program(store, args.program, notices, uncompiled=args.uncompiled)
         lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
     for mode in modes:

@@ -55,6 +55,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         lm_spec=args.lm,
         cache_dir=model_cache_dir(),
         program_dir=Path(args.program) if args.program else None,
+        uncompiled=args.uncompiled,
         profiles=profile_paths(),
         history=Path(args.history),
         host=args.host,

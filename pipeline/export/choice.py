@@ -1,4 +1,6 @@
-"""Which program answers: an export named on the command line, else the active profile's, else the uncompiled one."""
+"""Which program answers: an export named on the command line, else the active profile's, else the program
+shipped with scoperag (pipeline/export/shipped/), else the uncompiled one; `uncompiled` drops the compiled
+state and keeps the settings."""
 
 from __future__ import annotations
 
@@ -6,11 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.export.profiles import ProfilePaths, active_profile
-from pipeline.export.saving import load_export
+from pipeline.export.saving import load_export_with_settings
 from pipeline.export.schema import ExportManifest
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
+
+# The compiled program `ask`, `serve` and `make demo` use by default (made by the command in
+# README.md "Results"); absent, the default is the uncompiled program.
+SHIPPED_PROGRAM = Path(__file__).parent / "shipped"
 
 
 @dataclass(frozen=True)
@@ -24,20 +30,44 @@ class ProgramChoice:
 
 
 def choose_program(
-    store: Store, program_dir: Path | None, profiles: ProfilePaths | None, settings: Settings | None = None
+    store: Store,
+    program_dir: Path | None,
+    profiles: ProfilePaths | None,
+    settings: Settings | None = None,
+    *,
+    shipped: Path | None = SHIPPED_PROGRAM,
+    uncompiled: bool = False,
 ) -> ProgramChoice:
-    """`program_dir`'s export, else the active profile's (when `profiles` is given), else an uncompiled
-    ScopedQA; the program runs with `settings` (default: Settings()).
+    """`program_dir`'s export, else the active profile's (when `profiles` is given), else the `shipped` one
+    (when that directory exists), else an uncompiled ScopedQA; the program runs with `settings` (default:
+    Settings()), its program section replaced by the one the export was compiled under.
 
-    Each export is loaded strictly (load_export); a broken one is an error, never a silent fallback.
+    Each export is loaded strictly; a broken one is an error, never a silent fallback. `uncompiled` runs
+    the program as written (no instructions or demos from any export) with the settings of the export
+    that would have been chosen, so that the two differ by compiling only.
     """
-    base = ScopedQA(store, settings)
+    settings = settings or Settings()
+    chosen = _choose_export(program_dir, profiles, shipped)
+    if chosen is None:
+        why = "--uncompiled" if uncompiled else "no exported program given and no active profile"
+        return ProgramChoice(ScopedQA(store, settings), None, None, f"uncompiled ({why})")
+    directory, profile, source = chosen
+    loaded = load_export_with_settings(directory, store, settings)
+    if uncompiled:
+        plain = ScopedQA(store, loaded.program.settings)
+        return ProgramChoice(plain, None, None, f"uncompiled (--uncompiled), settings of {source}")
+    return ProgramChoice(loaded.program, loaded.manifest, profile, source)
+
+
+def _choose_export(
+    program_dir: Path | None, profiles: ProfilePaths | None, shipped: Path | None
+) -> tuple[Path, str | None, str] | None:
+    """(export directory, profile name, where it came from) of the export that runs; None: no export."""
     if program_dir is not None:
-        loaded = load_export(program_dir, base)
-        return ProgramChoice(loaded.program, loaded.manifest, None, f"export {program_dir}")
+        return program_dir, None, f"export {program_dir}"
     active = active_profile(profiles) if profiles is not None else None
     if active is not None:
-        loaded = load_export(active.program, base)
-        source = f"profile '{active.name}' ({active.program})"
-        return ProgramChoice(loaded.program, loaded.manifest, active.name, source)
-    return ProgramChoice(base, None, None, "uncompiled (no exported program given and no active profile)")
+        return active.program, active.name, f"profile '{active.name}' ({active.program})"
+    if shipped is not None and shipped.is_dir():
+        return shipped, None, f"the shipped compiled program ({shipped.name})"
+    return None

@@ -12,15 +12,26 @@ from typing import Any, NamedTuple
 
 import dspy
 from dspy.utils.saving import get_dependency_versions
+from pydantic import ValidationError
 
 from pipeline.errors import ExportError
 from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, canonical_json, read_limited, sha256_hex, strict_loads
 from pipeline.export.prompts import render_prompts
-from pipeline.export.schema import FORMAT, MANIFEST, METADATA, PREDICTORS, PROGRAM, PROMPTS, ExportManifest
+from pipeline.export.schema import (
+    FORMAT,
+    MANIFEST,
+    METADATA,
+    PREDICTORS,
+    PROGRAM,
+    PROMPTS,
+    ExportManifest,
+    schema_error,
+)
 from pipeline.export.validate import ExportContents, validate_export_bytes
 from pipeline.program.module import ScopedQA
-from pipeline.settings import Settings
+from pipeline.settings import ProgramSettings, Settings
+from pipeline.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +131,26 @@ def load_export(export_dir: Path, program: ScopedQA, *, max_file_bytes: int = MA
             contents.manifest.versions.dspy,
             dspy.__version__,
         )
+    loaded = apply_state(program, contents.program_state, f"{export_dir}/{PROGRAM}")
+    return LoadedExport(program=loaded, manifest=contents.manifest)
+
+
+def export_program_settings(manifest: ExportManifest) -> ProgramSettings:
+    """The program settings an export was compiled under; a v1 export (which predates answer_mode) wrote."""
+    try:
+        return ProgramSettings.model_validate({"answer_mode": "write", **manifest.config.program})
+    except ValidationError as exc:
+        raise schema_error(exc, MANIFEST, "config.program") from None
+
+
+def load_export_with_settings(
+    export_dir: Path, store: Store, settings: Settings | None = None, *, max_file_bytes: int = MAX_FILE_BYTES
+) -> LoadedExport:
+    """A ScopedQA over `store` holding the export's state, run with `settings` (default Settings()) whose
+    program section is the one the export was compiled under (answer_mode, thresholds, sizes)."""
+    contents = read_export(export_dir, max_file_bytes=max_file_bytes)
+    base = settings or Settings()
+    program = ScopedQA(store, base.model_copy(update={"program": export_program_settings(contents.manifest)}))
     loaded = apply_state(program, contents.program_state, f"{export_dir}/{PROGRAM}")
     return LoadedExport(program=loaded, manifest=contents.manifest)
 

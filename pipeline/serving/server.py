@@ -74,6 +74,7 @@ def build_app(
     lm_spec: str | None,
     cache_dir: Path,
     program_dir: Path | None = None,
+    uncompiled: bool = False,
     profiles: ProfilePaths | None = None,
     history: Path | None = None,
     lm_threads: int | None = None,
@@ -86,7 +87,7 @@ def build_app(
     settings = settings or Settings()
     store = open_store(index_dir)
     lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests)
-    choice = choose_program(store, program_dir, profiles, settings)
+    choice = choose_program(store, program_dir, profiles, settings, uncompiled=uncompiled)
     announce(f"program: {choice.source}")
     return create_app(
         store=store,

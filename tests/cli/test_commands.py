@@ -66,6 +66,7 @@ PARSED = [
             "threads": 2,
             "program": "e",
             "settings": "s.toml",
+            "uncompiled": False,
             "history": "h",
             "json": True,
         },
@@ -82,6 +83,7 @@ PARSED = [
             "split": "dev",
             "case": ["chip", "property"],
             "program": "e",
+            "uncompiled": False,
             "lm": "openai/x",
             "lm_threads": 2,
             "threads": 3,
@@ -99,6 +101,7 @@ PARSED = [
             "split": None,
             "case": None,
             "program": None,
+            "uncompiled": False,
             "lm": None,
             "lm_threads": None,  # every core: make_lm resolves it
             "threads": DEFAULT_PARALLEL,
@@ -116,6 +119,7 @@ PARSED = [
         {
             "index": "i",
             "program": "e",
+            "uncompiled": False,
             "lm": "openai/x",
             "threads": 2,
             "settings": "s.toml",
@@ -130,6 +134,7 @@ PARSED = [
         {
             "index": INDEX,
             "program": None,
+            "uncompiled": False,
             "lm": None,
             "threads": available_cores(),
             "settings": None,

@@ -1,4 +1,4 @@
-"""Which program runs: --program's export, else the active profile's, else the uncompiled one (one test per branch)."""
+"""Which program runs: --program, else the active profile, else the shipped one, else uncompiled (a test per branch)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pipeline.export import PROGRAM, program_state, save_export
 from pipeline.export.choice import choose_program
 from pipeline.export.profiles import ProfilePaths, activate, add_profile
 from pipeline.program.module import ScopedQA
-from pipeline.settings import Settings
+from pipeline.settings import ProgramSettings, Settings
 from pipeline.store import Store
 
 
@@ -67,7 +67,7 @@ def test_uncompiled_without_program_or_active_profile(
     if registered:
         add_profile(paths, "alpha", _export(demo_store, "Never used?", tmp_path / "a"))
     for profiles in (paths, None):
-        choice = choose_program(demo_store, None, profiles)
+        choice = choose_program(demo_store, None, profiles, shipped=None)
         assert choice.manifest is None and choice.profile is None and choice.source.startswith("uncompiled")
         assert program_state(choice.program) == program_state(ScopedQA(demo_store))
 
@@ -77,3 +77,30 @@ def test_a_broken_export_is_an_error_not_a_fallback(demo_store: Store, tmp_path:
     (broken / PROGRAM).write_text("{}")
     with pytest.raises(ExportError):
         choose_program(demo_store, broken, paths)
+
+
+def test_the_shipped_program_when_no_program_dir_and_no_active_profile(
+    demo_store: Store, tmp_path: Path, paths: ProfilePaths
+) -> None:
+    shipped = _export(demo_store, "Shipped?", tmp_path / "shipped")
+    choice = choose_program(demo_store, None, paths, shipped=shipped)
+    assert _first_demo(choice.program) == "Shipped?" and choice.manifest is not None
+    assert choice.source == "the shipped compiled program (shipped)"
+    missing = choose_program(demo_store, None, paths, shipped=tmp_path / "none")
+    assert missing.manifest is None and missing.source.startswith("uncompiled")
+
+
+def test_uncompiled_wins_over_every_export(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
+    add_profile(paths, "alpha", _export(demo_store, "From the profile?", tmp_path / "a"))
+    activate(paths, "alpha")
+    given = _export(demo_store, "From the flag?", tmp_path / "b")
+    choice = choose_program(demo_store, given, paths, shipped=given, uncompiled=True)
+    assert choice.manifest is None and choice.source == "uncompiled (--uncompiled)"
+    assert program_state(choice.program) == program_state(ScopedQA(demo_store))
+
+
+def test_an_export_runs_with_the_program_settings_it_was_compiled_under(demo_store: Store, tmp_path: Path) -> None:
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(answer_mode="select", relevance_threshold=6.0)))
+    save_export(program, tmp_path / "s", settings=Settings(), experiment_config={}, trainset_hash="h", scores={})
+    chosen = choose_program(demo_store, tmp_path / "s", None).program.settings.program
+    assert chosen.answer_mode == "select" and chosen.relevance_threshold == 6.0

@@ -76,8 +76,8 @@ def make_embedded_lm(
     path = ensure_model_file(cache_dir, model)
     name = embedded_model_name(model)
     options = LoadOptions(threads=threads, context_size=context_size, parallel=parallel)
-    model = load_local_model(path, name, options)
-    engine = EmbeddedEngine(model, max_tokens=max_tokens, temperature=temperature)
+    loaded = load_local_model(path, name, options)
+    engine = EmbeddedEngine(loaded, max_tokens=max_tokens, temperature=temperature)
     # A local model has no transient network faults worth retrying.
     return dspy.LM(
         name,
