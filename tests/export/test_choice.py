@@ -95,8 +95,18 @@ def test_uncompiled_wins_over_every_export(demo_store: Store, tmp_path: Path, pa
     activate(paths, "alpha")
     given = _export(demo_store, "From the flag?", tmp_path / "b")
     choice = choose_program(demo_store, given, paths, shipped=given, uncompiled=True)
-    assert choice.manifest is None and choice.source == "uncompiled (--uncompiled)"
+    assert choice.manifest is None and choice.source == f"uncompiled (--uncompiled), settings of export {given}"
     assert program_state(choice.program) == program_state(ScopedQA(demo_store))
+    nothing = choose_program(demo_store, None, None, shipped=None, uncompiled=True)
+    assert nothing.source == "uncompiled (--uncompiled)" and nothing.manifest is None
+
+
+def test_uncompiled_keeps_the_settings_of_the_export_it_replaces(demo_store: Store, tmp_path: Path) -> None:
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(answer_mode="select")))
+    program.select.demos = [dspy.Example(sections_context=[], choices=[])]
+    save_export(program, tmp_path / "s", settings=Settings(), experiment_config={}, trainset_hash="h", scores={})
+    choice = choose_program(demo_store, None, None, shipped=tmp_path / "s", uncompiled=True)
+    assert choice.program.settings.program.answer_mode == "select" and choice.program.select.demos == []
 
 
 def test_an_export_runs_with_the_program_settings_it_was_compiled_under(demo_store: Store, tmp_path: Path) -> None:
