@@ -27,6 +27,7 @@ from typing import Any
 import dspy
 
 from optimizers.stages import StageProgram, evaluate_stage
+from pipeline.evaluation.compare import compare_paired, differences_frame
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.labels import resolve_example
 from pipeline.evaluation.stage_inputs import gold_chunk_rows, missing_label, stage_example
@@ -109,6 +110,17 @@ def main() -> None:
             f"{mode:<7} {row['n']:>3} {row['value']!s:>6} {row['fact_recall']!s:>6} "
             f"{row['citation_precision']!s:>6} {row['abstention']!s:>7} {row['seconds_per_example']:>9}"
         )
+    if len(results) == 2:
+        first, second = results
+        for metric in ("value", "fact_recall"):
+            pairs = [
+                (a["case"], a[metric], b[metric])
+                for a, b in zip(first["per_example"], second["per_example"], strict=True)
+                if a.get(metric) is not None and b.get(metric) is not None
+            ]
+            rows = compare_paired([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], seed=0)
+            print(f"\n{second['mode']} - {first['mode']}, {metric} (paired, 95% bootstrap CI)")
+            print(differences_frame(rows).to_string(index=False))  # type: ignore[attr-defined]
     if args.json:
         meta = {
             "model": args.model,
