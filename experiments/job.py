@@ -15,7 +15,7 @@ import dspy
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, flatten
-from experiments.tracking import Tracker, artifact_dir, log_artifacts, log_metrics, log_params, log_text
+from experiments.tracking import Tracker, artifact_dir, finish_run, log_artifacts, log_metrics, log_params, log_text
 from pipeline.evaluation.compare import Difference, differences_frame
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
@@ -239,3 +239,36 @@ def evaluate_program(
             progress=advance,
             weights=job.config.metric.weights,
         )
+
+
+def finish(
+    job: Job,
+    digest: str,
+    tables: tuple[Any, Any],
+    export_dir: Path,
+    rejection: str | None,
+    versions: dict[str, int],
+    comparisons: tuple[Sequence[Difference], Sequence[Difference]],
+) -> RunSummary:
+    """Log the job's LM costs, end its run FINISHED, and summarise it (`tables`: end-to-end per-case tables
+    before and after; `comparisons`: the paired differences on validation and on the test split)."""
+    totals = log_costs(job)
+    finish_run(job.tracker, job.run_id, "FINISHED")
+    differences, test_differences = comparisons
+    return RunSummary(
+        run_id=job.run_id,
+        experiment=job.config.tracking.experiment,
+        config_hash=digest,
+        baseline=tables[0],
+        result=tables[1],
+        lm_calls=totals["lm_calls.total"],
+        new_lm_calls=totals["lm_calls.new"],
+        tokens=totals["tokens.total"],
+        export_dir=export_dir,
+        selected=rejection is None,
+        rejection=rejection,
+        prompt_versions=versions,
+        stage=job.config.stage,
+        comparison=differences_frame(differences),
+        test_comparison=differences_frame(test_differences) if test_differences else None,
+    )

@@ -29,6 +29,7 @@ from experiments.job import (
     comparison_metrics,
     evaluate_program,
     export_and_log,
+    finish,
     log_costs,
     log_inputs,
 )
@@ -52,7 +53,7 @@ from experiments.tracking import (
 from optimizers import compile_program, to_training_examples
 from optimizers.params import GepaParams
 from pipeline.errors import BudgetExceededError
-from pipeline.evaluation.compare import Difference, compare_paired, differences_frame, select_candidate
+from pipeline.evaluation.compare import Difference, compare_paired, select_candidate
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
@@ -195,24 +196,8 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
     metrics.update(comparison_metrics("compare", differences))
     metrics.update(comparison_metrics("test.compare", test_differences))
     log_metrics(tracker, run_id, metrics)
-    totals = log_costs(job)
-    finish_run(tracker, run_id, "FINISHED")
-    return RunSummary(
-        run_id=run_id,
-        experiment=config.tracking.experiment,
-        config_hash=digest,
-        baseline=baseline_table,
-        result=result_table,
-        lm_calls=totals["lm_calls.total"],
-        new_lm_calls=totals["lm_calls.new"],
-        tokens=totals["tokens.total"],
-        export_dir=export_dir,
-        selected=selected,
-        rejection=rejection,
-        prompt_versions=versions,
-        comparison=differences_frame(differences),
-        test_comparison=differences_frame(test_differences) if test_differences else None,
-    )
+    tables_before_after = (baseline_table, result_table)
+    return finish(job, digest, tables_before_after, export_dir, rejection, versions, (differences, test_differences))
 
 
 def _test_split(job: Job, lms: LMs, student: ScopedQA, candidate: ScopedQA) -> list[Difference]:

@@ -23,13 +23,13 @@ from experiments.job import (
     comparison_metrics,
     evaluate_program,
     export_and_log,
-    log_costs,
+    finish,
     log_inputs,
 )
-from experiments.tracking import TAG_REJECTION, TAG_SELECTED, finish_run, log_metrics, register_prompts, set_tags
+from experiments.tracking import TAG_REJECTION, TAG_SELECTED, log_metrics, register_prompts, set_tags
 from optimizers import compile_program
 from optimizers.stages import StageProgram, StageResult, evaluate_stage, to_stage_examples
-from pipeline.evaluation.compare import Difference, compare_paired, differences_frame, overall, select_candidate
+from pipeline.evaluation.compare import Difference, compare_paired, overall, select_candidate
 from pipeline.evaluation.examples import stratified_sample
 from pipeline.evaluation.stage_inputs import StageExample
 from pipeline.evaluation.stage_metrics import STAGE_WEIGHTS, Stage
@@ -192,22 +192,5 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     metrics.update(comparison_metrics("test.compare", test_differences))
     metrics.update({"selected": float(selected), "gate_failures": gates_failed})
     log_metrics(tracker, run_id, metrics)
-    totals = log_costs(job)
-    finish_run(tracker, run_id, "FINISHED")
-    return RunSummary(
-        run_id=run_id,
-        experiment=config.tracking.experiment,
-        config_hash=digest,
-        baseline=e2e_tables.get("e2e_baseline"),
-        result=e2e_tables.get("e2e_result"),
-        lm_calls=totals["lm_calls.total"],
-        new_lm_calls=totals["lm_calls.new"],
-        tokens=totals["tokens.total"],
-        export_dir=export_dir,
-        selected=selected,
-        rejection=rejection,
-        prompt_versions=versions,
-        stage=stage,
-        comparison=differences_frame(differences),
-        test_comparison=differences_frame(test_differences) if test_differences else None,
-    )
+    tables = (e2e_tables.get("e2e_baseline"), e2e_tables.get("e2e_result"))
+    return finish(job, digest, tables, export_dir, rejection, versions, (differences, test_differences))
