@@ -144,7 +144,7 @@ def strip_hidden(text: str) -> tuple[str, dict[str, int]]:
 
 
 # A sentence ends at . ! ? (or a line break) before an upper-case letter, a digit or a quote,
-# unless the word before the stop is a short abbreviation ("L.R. No. 12", "Mr. Otieno").
+# unless the word before the stop is a short abbreviation ("No. 12", "Mr. Smith", "U.S.").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])|\n+")
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]{1,3}|(?:[A-Za-z]\.)+[A-Za-z]?)\.$")
 MAX_SENTENCE_CHARS = 400
