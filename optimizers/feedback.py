@@ -21,7 +21,8 @@ def feedback_text(result: ExampleResult, trace: QuestionTrace | None, module: st
     """What went wrong on one example, for the module being improved (all modules when None)."""
     scores = result.scores
     example = result.example
-    lines = [f"Case {example.case}: composite score {result.composite:.2f}."]
+    score = "n/a" if result.composite is None else f"{result.composite:.2f}"
+    lines = [f"Case {example.case}: composite score {score}."]
     if scores.wrong_property_citations:
         lines.append(
             f"SAFETY FAILURE: the answer cited {scores.wrong_property_citations} document(s) outside the scope or "

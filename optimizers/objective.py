@@ -32,13 +32,14 @@ def gate_penalty(examples: int) -> float:
 
 
 def metric_value(result: ExampleResult, penalty: float) -> float:
-    """The composite of a gate-clean example; `penalty` when a safety gate failed."""
-    return result.composite if result.scores.gates_passed else penalty
+    """The composite of a gate-clean example (0 when no weighted metric applies); `penalty` when a
+    safety gate failed."""
+    return (result.composite or 0.0) if result.scores.gates_passed else penalty
 
 
 def bootstrap_accept(result: ExampleResult, threshold: float) -> bool:
     """Whether a trace may become a demo: gates pass, no error, composite >= threshold."""
-    return result.scores.gates_passed and result.error is None and result.composite >= threshold
+    return result.scores.gates_passed and result.error is None and (result.composite or 0.0) >= threshold
 
 
 def to_training_examples(resolved: Sequence[ResolvedExample]) -> list[dspy.Example]:

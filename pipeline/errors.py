@@ -72,6 +72,21 @@ class UnknownScopeError(ScopeRagError):
         self.values = values
 
 
+class UnknownDocumentError(UnknownScopeError):
+    """A document reference that is neither a known document id nor a known relative path."""
+
+    def __init__(
+        self, values: list[str], example_id: str | None = None, example_path: str | None = None, where: str = ""
+    ) -> None:
+        forms = "its document id (a canonical UUID"
+        forms += f", e.g. {example_id})" if example_id else ")"
+        forms += " or its path relative to the corpus folder"
+        forms += f" (e.g. {example_path!r})" if example_path else ""
+        super().__init__("document", values)
+        place = f" in {where}" if where else ""
+        self.args = (f"unknown document{place}: {', '.join(values)}; name a document by {forms}",)
+
+
 class EmbedderError(ScopeRagError):
     """The embedding model is missing or does not match its expected hash."""
 

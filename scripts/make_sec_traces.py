@@ -33,7 +33,14 @@ from decimal import Decimal
 from pathlib import Path
 
 from pipeline.errors import ExamplesError
-from pipeline.evaluation.examples import LabelledExample, Split, counts_table, make_example, write_example_set
+from pipeline.evaluation.examples import (
+    GoldPage,
+    LabelledExample,
+    Split,
+    counts_table,
+    make_example,
+    write_example_set,
+)
 from pipeline.evaluation.metrics import number_values
 from pipeline.store.reading import read_source
 
@@ -52,6 +59,10 @@ COMPANY_NAMES: Mapping[str, tuple[str, ...]] = {
 TICKERS: tuple[str, ...] = tuple(sorted(COMPANY_NAMES))
 SEC_DOCUMENTS: tuple[str, ...] = tuple(f"{q} {t}.pdf" for t in TICKERS for q in QUARTERS)
 MAX_FACTS = 6
+# A fact locates its evidence page when each of its numbers has at least this many digits (a "5%"
+# or a "2" is on nearly every page of a filing) and it is on at most MAX_FACT_PAGES pages.
+MIN_LOCATING_DIGITS = 3
+MAX_FACT_PAGES = 4
 CSV_COLUMNS = ("Question", "Source Docs", "Question Type", "Source Chunk Type", "Answer")
 
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
@@ -178,6 +189,35 @@ def unverified_facts(facts: Sequence[str], known: AbstractSet[str]) -> list[str]
     return [f for f in facts if not _stated(f, known)]
 
 
+def locates_page(fact: str) -> bool:
+    """Whether a fact is specific enough to find its page by: a figure (no date) whose every number has
+    at least MIN_LOCATING_DIGITS digits."""
+    match = _FACT.fullmatch(fact)
+    if match is not None and match.lastgroup == "date":
+        return False
+    numbers = number_values(fact)
+    return bool(numbers) and all(len(n.replace(".", "")) >= MIN_LOCATING_DIGITS for n in numbers)
+
+
+def gold_pages(
+    facts: Sequence[str], documents: Sequence[str], pages: Mapping[str, Sequence[AbstractSet[str]]]
+) -> tuple[GoldPage, ...]:
+    """The pages of each gold filing that state one of the answer's locating facts (1-based, sorted).
+
+    A fact found on more than MAX_FACT_PAGES pages of a filing is a common figure there and locates
+    nothing; a filing none of whose facts is located gets no gold page (any page may hold the answer).
+    """
+    out: list[GoldPage] = []
+    for document in documents:
+        found: set[int] = set()
+        for fact in (f for f in facts if locates_page(f)):
+            on = [number for number, known in enumerate(pages[document], start=1) if _stated(fact, known)]
+            if len(on) <= MAX_FACT_PAGES:
+                found.update(on)
+        out.extend(GoldPage(document=document, page=page) for page in sorted(found))
+    return tuple(out)
+
+
 def names_company(question: str, ticker: str) -> bool:
     """Whether the question names the company (so another company's filings cannot answer it)."""
     words = set(re.findall(r"[a-z]+", question.casefold()))
@@ -207,13 +247,16 @@ def _other_tickers(question: str, own: Sequence[str]) -> tuple[str, str]:
 
 
 def question_examples(
-    q: SecQuestion, numbers: Mapping[str, AbstractSet[str]] | None = None, documents: Sequence[str] = SEC_DOCUMENTS
+    q: SecQuestion,
+    pages: Mapping[str, Sequence[AbstractSet[str]]] | None = None,
+    documents: Sequence[str] = SEC_DOCUMENTS,
 ) -> list[LabelledExample]:
     """The chip, property, no-scope and wrong-entity examples of one question.
 
-    `numbers` maps each filing to the number values of its text; given, it verifies the facts.
+    `pages` maps each filing to the number values of each of its pages; given, it verifies the facts
+    and locates the gold pages.
     """
-    known = set().union(*(numbers[d] for d in q.documents)) if numbers is not None else None
+    known = set().union(*(n for d in q.documents for n in pages[d])) if pages is not None else None
     facts = extract_facts(q.answer, known=known)
     tickers = q.tickers
     other_docs = tuple(d for d in documents if ticker_of(d) not in tickers)
@@ -223,6 +266,7 @@ def question_examples(
     answerable = {
         **common,
         "gold_documents": q.documents,
+        "gold_pages": gold_pages(facts, q.documents, pages) if pages is not None else (),
         "answer_facts": facts,
         "forbidden_documents": other_docs,
     }
@@ -277,14 +321,15 @@ def question_examples(
 
 
 def sec_examples(
-    csv_path: Path, texts: Mapping[str, str] | None = None, documents: Sequence[str] = SEC_DOCUMENTS
+    csv_path: Path, texts: Mapping[str, Sequence[str]] | None = None, documents: Sequence[str] = SEC_DOCUMENTS
 ) -> list[LabelledExample]:
-    """Every example of qna_data.csv, in row order; `texts` (filing -> text) verifies answer facts."""
-    numbers = {d: number_values(t) for d, t in texts.items()} if texts is not None else None
+    """Every example of qna_data.csv, in row order; `texts` (filing -> its pages' text) verifies answer
+    facts and locates gold pages."""
+    pages = {d: [number_values(page) for page in t] for d, t in texts.items()} if texts is not None else None
     examples: list[LabelledExample] = []
     seen: dict[str, int] = {}
     for q in read_questions(csv_path, documents):
-        for example in question_examples(q, numbers, documents):
+        for example in question_examples(q, pages, documents):
             if example.id in seen:
                 log.warning("row %d repeats the example of row %d (%s); kept once", q.row, seen[example.id], q.question)
                 continue
@@ -298,14 +343,14 @@ SHARED = ROOT.parent / "shared" / "data" / "sec-10q"
 DEFAULT_OUT = ROOT / "datasets" / "sec-10q" / "traces"
 
 
-def filing_texts(docs_dir: Path) -> dict[str, str]:
-    """Every known filing's text (pages joined), read the way the index reads it."""
-    return {name: "\n".join(read_source(docs_dir / name, name).pages) for name in SEC_DOCUMENTS}
+def filing_texts(docs_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Every known filing's pages, read the way the index reads them."""
+    return {name: read_source(docs_dir / name, name).pages for name in SEC_DOCUMENTS}
 
 
-def derived_facts(examples: Sequence[LabelledExample], texts: dict[str, str]) -> list[tuple[str, str]]:
+def derived_facts(examples: Sequence[LabelledExample], texts: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
     """(question, fact) for each chip example's fact whose numbers are not in its filings as written."""
-    numbers = {d: number_values(t) for d, t in texts.items()}
+    numbers = {d: number_values("\n".join(t)) for d, t in texts.items()}
     out = []
     for e in examples:
         if e.case == "chip":
@@ -317,6 +362,16 @@ def derived_facts(examples: Sequence[LabelledExample], texts: dict[str, str]) ->
 def card(examples: Sequence[LabelledExample], questions: int, derived: list[tuple[str, str]] | None) -> str:
     """The dataset card: what the examples are, counts per case and split, how to regenerate."""
     chips = [e for e in examples if e.case == "chip"]
+    located = sum(len({p.document for p in e.gold_pages}) for e in chips)
+    page_note = [
+        f"Gold pages ({located} of {sum(len(e.gold_documents) for e in chips)} gold filings of the {len(chips)} "
+        "questions have some) are",
+        "the pages of a gold filing that state one of the answer's figures: an amount, percentage or count",
+        f"whose every number has at least {MIN_LOCATING_DIGITS} digits, found on at most {MAX_FACT_PAGES} "
+        "pages of that filing (a figure",
+        "on more pages is common there and locates nothing). A filing with no such figure has no gold page:",
+        "any of its pages may hold the answer, and gold-page recall leaves it out.",
+    ]
     with_facts = sum(1 for e in chips if e.answer_facts)
     n_facts = sum(len(e.answer_facts) for e in chips)
     if derived is None:
@@ -360,6 +415,8 @@ def card(examples: Sequence[LabelledExample], questions: int, derived: list[tupl
         "amounts, percentages and numbers with units first, then period dates. Questions without figures",
         "(risk factors, qualitative changes) have no facts; they are scored on documents and citations.",
         *fact_note,
+        "",
+        *page_note,
         "",
         "Tags: `multi_doc`, `single_doc_single_chunk`, `single_doc_multi_chunk` (CSV `Question Type`),",
         "`chunk:table` / `chunk:text` (CSV `Source Chunk Type`), `wrong_entity`, `not_in_scope`,",

@@ -88,7 +88,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     notices = console()
     configure_dspy()
     store = open_store(Path(args.index))
-    scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
+    scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)
     settings = read_settings(args.settings)
     with notices.status("loading the language model...") as status:
         program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled)

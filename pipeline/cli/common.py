@@ -144,7 +144,13 @@ def index_option() -> argparse.ArgumentParser:
 
 def scope_options() -> argparse.ArgumentParser:
     """--doc-id (repeatable) and --property: the scope, resolved as `ask` resolves it (a chip wins)."""
-    parser = _option("--doc-id", action="append", default=[], metavar="ID", help="chip: only these documents")
+    parser = _option(
+        "--doc-id",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="chip: only these documents (a document id, or its path relative to the corpus folder)",
+    )
     parser.add_argument("--property", help="only this entity's documents (name, slug, alias or id)")
     return parser
 

@@ -123,7 +123,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     store = open_store(Path(args.index))
     # The rule `ask` follows: selected documents (a chip) win over a property.
-    scope = resolve_scope(store, document_ids=args.doc_id or None, property_ref=args.property)
+    scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)
     allowed = allowed_document_ids(scope, store.entity_document_ids)
     document_ids = sorted(allowed) if allowed is not None else None
     rows: list[dict[str, Any]]

@@ -38,12 +38,13 @@ class ExampleScope(Strict):
 class GoldPage(Strict):
     """A page of a gold document that supports the answer (page None: any page)."""
 
-    document: str = Field(description="relative path of the document in its corpus")
+    document: str = Field(description="relative path of the document in its corpus, or its document id")
     page: int | None = Field(default=None, ge=1)
 
 
 class LabelledExample(Strict):
-    """One labelled question. Documents are named by relative path (stable across rebuilds)."""
+    """One labelled question. Documents are named by relative path (stable across rebuilds) or by
+    document id (a UUID, stable while the corpus name and the path stay the same)."""
 
     id: str = Field(pattern=r"^[0-9a-f]{16}$")
     corpus: str

@@ -1,10 +1,10 @@
-"""Label resolution: a labelled example's relative paths and slugs turned into catalog ids."""
+"""Label resolution: a labelled example's document references (relative paths or ids) and slugs turned
+into catalog ids."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.errors import UnknownScopeError
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.intake.scope import Scope, resolve_scope
 from pipeline.store import Store
@@ -22,13 +22,11 @@ class ResolvedExample:
 
 
 def resolve_example(example: LabelledExample, store: Store) -> ResolvedExample:
-    """Catalog ids for the example's documents and scope; UnknownScopeError names what is missing."""
-    by_path = {d.relpath: d.document_id for d in store.catalog.documents.values()}
-    paths = [*example.scope.document_ids, *example.gold_documents, *example.forbidden_documents]
-    paths += [p.document for p in example.gold_pages]
-    missing = sorted({p for p in paths if p not in by_path})
-    if missing:
-        raise UnknownScopeError(f"document (example {example.id})", missing)
+    """Catalog ids for the example's documents (each named by relative path or by document id) and
+    scope; UnknownDocumentError names every reference that is neither, and the forms it takes."""
+    references = [*example.scope.document_ids, *example.gold_documents, *example.forbidden_documents]
+    references += [p.document for p in example.gold_pages]
+    by_path = dict(zip(references, store.document_ids_for(references, f"example {example.id}"), strict=True))
     scope = resolve_scope(
         store,
         document_ids=[by_path[p] for p in example.scope.document_ids] or None,

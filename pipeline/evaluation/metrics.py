@@ -39,6 +39,18 @@ def recall_at_k(ranked_documents: Sequence[str], gold: Collection[str], k: int) 
     return len(set(top) & set(gold)) / len(set(gold))
 
 
+def page_recall_at_k(
+    ranked_pages: Sequence[tuple[str, int]], gold_pages: Mapping[str, frozenset[int] | None], k: int
+) -> float | None:
+    """Share of the gold documents with known evidence pages that have one of those pages among the
+    first k ranked (document, page) chunks; None when no gold page is known."""
+    located = {d: pages for d, pages in gold_pages.items() if pages}
+    if not located:
+        return None
+    top = set(ranked_pages[:k])
+    return sum(1 for d, pages in located.items() if any((d, p) in top for p in pages)) / len(located)
+
+
 def sub_question_coverage(predicted: Sequence[str], gold: Sequence[str], threshold: float = 0.5) -> float | None:
     """Share of gold sub-questions matched (word Jaccard >= threshold) by some predicted one."""
     if not gold:
@@ -200,14 +212,17 @@ class ExampleScores:
     abstention: float
     lm_calls: int
     tokens: int
+    page_recall_at_5: float | None = None
+    page_recall_at_10: float | None = None
 
     @property
     def gates_passed(self) -> bool:
         return self.wrong_property_citations == 0 and self.invalid_ids == 0
 
 
-def composite(scores: ExampleScores, weights: Mapping[str, float] = DEFAULT_WEIGHTS) -> float:
-    """Weighted mean of the applicable quality metrics; 0 when a safety gate fails."""
+def composite(scores: ExampleScores, weights: Mapping[str, float] = DEFAULT_WEIGHTS) -> float | None:
+    """Weighted mean of the applicable quality metrics; 0 when a safety gate fails; None when no
+    weighted metric applies (the example is then left out of the composite's averages, not scored 0)."""
     if not scores.gates_passed:
         return 0.0
     total = weight = 0.0
@@ -216,4 +231,4 @@ def composite(scores: ExampleScores, weights: Mapping[str, float] = DEFAULT_WEIG
         if value is not None and w > 0:
             total += w * float(value)
             weight += w
-    return total / weight if weight else 0.0
+    return total / weight if weight else None

@@ -24,6 +24,7 @@ from pipeline.evaluation.metrics import (
     composite,
     fact_recall,
     invalid_store_ids,
+    page_recall_at_k,
     recall_at_k,
     sub_question_coverage,
     wrong_property_citations,
@@ -46,11 +47,12 @@ R = TypeVar("R")
 
 @dataclass(frozen=True)
 class ExampleResult:
-    """The outcome of one example: its scores, composite and what the answer cited."""
+    """The outcome of one example: its scores, composite (None: no weighted metric applies) and
+    what the answer cited."""
 
     example: LabelledExample
     scores: ExampleScores
-    composite: float
+    composite: float | None
     answer: str = ""
     cited: tuple[str, ...] = ()
     error: str | None = None
@@ -93,6 +95,7 @@ def score_retrieval(
     retrieval = QuestionRetrieval(view, resolved.scope, plan, config, mode=mode)
     chunks = retrieval.retrieve(plan.goal).chunks
     ranked = [hit.chunk.document_id for hit in chunks]
+    pages = [(hit.chunk.document_id, hit.chunk.page) for hit in chunks]
     shown = set(ranked)
     allowed = allowed_document_ids(resolved.scope, view.entity_document_ids)
     scores = ExampleScores(
@@ -107,6 +110,8 @@ def score_retrieval(
         abstention=1.0,
         lm_calls=0,
         tokens=0,
+        page_recall_at_5=page_recall_at_k(pages, resolved.gold_pages, 5),
+        page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
     )
     return ExampleResult(example, scores, composite(scores, {"recall_at_10": 1.0}), cited=tuple(sorted(shown)))
 
@@ -160,7 +165,9 @@ def score_prediction(
     example = resolved.example
     cited_pairs = [(s.document_id, s.page) for section in sections for s in section.sources]
     cited_docs = {d for d, _ in cited_pairs}
-    ranked = [c.document_id for sq in trace.sub_questions for c in sorted(sq.chunks, key=lambda c: -c.retrieval_score)]
+    shown = [c for sq in trace.sub_questions for c in sorted(sq.chunks, key=lambda c: -c.retrieval_score)]
+    ranked = [c.document_id for c in shown]
+    pages = [(c.document_id, c.page) for c in shown]
     allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
     sent = trace.store_document_ids if sent_ids is None else sent_ids
     scores = ExampleScores(
@@ -177,6 +184,8 @@ def score_prediction(
         abstention=float(abstention_correct(example.expect_not_found, abstained(cited_docs))),
         lm_calls=trace.lm_calls,
         tokens=trace.tokens,
+        page_recall_at_5=page_recall_at_k(pages, resolved.gold_pages, 5),
+        page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
     )
     return ExampleResult(
         example, scores, composite(scores, weights or DEFAULT_WEIGHTS), answer, tuple(sorted(cited_docs)), error

@@ -12,6 +12,8 @@ METRIC_COLUMNS = (
     "invalid_ids",
     "recall_at_5",
     "recall_at_10",
+    "page_recall_at_5",
+    "page_recall_at_10",
     "sub_question_coverage",
     "citation_precision",
     "citation_recall",
@@ -47,7 +49,9 @@ def per_case_table(frame: Any) -> Any:
                 out[name] = int(column.sum())
             else:
                 out[name] = round(float(column.mean()), 4) if column.notna().any() else None
-        out["composite"] = round(float(group["composite"].mean()), 4)
+        # Examples no weighted metric applies to (composite None) are left out of the mean.
+        applicable = pd.to_numeric(group["composite"], errors="coerce")
+        out["composite"] = round(float(applicable.mean()), 4) if applicable.notna().any() else None
         out["failed"] = int(group["failed"].sum())
         return out
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.errors import EmbedderError, IndexCorruptError, UnknownScopeError
+from pipeline.errors import EmbedderError, IndexCorruptError, UnknownDocumentError, UnknownScopeError
 from pipeline.guards.ids import id_problem
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex
@@ -69,6 +69,24 @@ class Store:
         if bad:
             raise UnknownScopeError("document id", [repr(b) for b in bad])
         return list(document_ids)
+
+    def document_ids_for(self, references: Sequence[str], where: str = "") -> list[str]:
+        """The document id of each reference, given as a document id or as a path relative to the
+        corpus folder; UnknownDocumentError names every reference that is neither, and both forms."""
+        documents = self.catalog.documents
+        by_path = {d.relpath: d.document_id for d in documents.values()}
+        out, unknown = [], []
+        for reference in references:
+            if id_problem(reference, documents.keys()) is None:
+                out.append(reference)
+            elif reference in by_path:
+                out.append(by_path[reference])
+            else:
+                unknown.append(repr(reference))
+        if unknown:
+            first = next(iter(documents.values()), None)
+            raise UnknownDocumentError(unknown, first and first.document_id, first and first.relpath, where)
+        return out
 
     def resolve_entity(self, name_or_id: str) -> Entity:
         """The entity whose id, slug, name or alias equals `name_or_id` (NFKC, case-folded)."""

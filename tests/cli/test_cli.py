@@ -52,6 +52,16 @@ def test_search_refuses_an_unknown_document_id(index_dir: Path, capsys: pytest.C
     assert missing in capsys.readouterr().err
 
 
+def test_doc_id_takes_an_id_or_a_relative_path_and_says_so(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["search", "monthly rent", "--index", str(index_dir), "-k", "3", "--json"]
+    assert main([*base, "--doc-id", "banda-road/lease.md"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {r["filename"] for r in rows} == {"lease.md"}
+    assert main([*base, "--doc-id", "lease.md"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "'lease.md'" in err and "document id (a canonical UUID" in err and "path relative to the corpus" in err
+
+
 def test_document_search_and_table_output(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "valuation", "--index", str(index_dir), "--documents", "-k", "2"]) == 0
     assert "valuation" in capsys.readouterr().out.lower()

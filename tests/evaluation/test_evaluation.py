@@ -5,7 +5,7 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from pipeline.errors import UnknownScopeError
+from pipeline.errors import UnknownDocumentError, UnknownScopeError
 from pipeline.evaluation.examples import LabelledExample, make_example
 from pipeline.evaluation.labels import resolve_example
 from pipeline.evaluation.scoring import evaluate
@@ -55,6 +55,49 @@ def test_resolve_maps_paths_and_slugs_to_ids(demo_store: Store) -> None:
     bad = make_example(corpus="demo", case="no_scope", question="q", gold_documents=("nope.md",))
     with pytest.raises(UnknownScopeError, match=r"nope\.md"):
         resolve_example(bad, demo_store)
+
+
+def test_examples_may_name_documents_by_path_or_by_id(demo_store: Store) -> None:
+    lease = next(d for d in demo_store.catalog.documents.values() if d.relpath == "banda-road/lease.md")
+    by_id = make_example(
+        corpus="demo",
+        case="chip",
+        question="Who is the tenant?",
+        scope={"document_ids": [lease.document_id]},
+        gold_documents=("banda-road/lease.md",),
+        gold_pages=({"document": lease.document_id, "page": 1},),
+    )
+    resolved = resolve_example(by_id, demo_store)
+    assert resolved.scope.document_ids == (lease.document_id,)
+    assert resolved.gold == {lease.document_id} and resolved.gold_pages == {lease.document_id: frozenset({1})}
+    # A reference that is neither says which forms are accepted, with one of each from the catalog.
+    bad = make_example(corpus="demo", case="no_scope", question="q", gold_documents=("2023 Q3 AAPL",))
+    with pytest.raises(UnknownDocumentError) as raised:
+        resolve_example(bad, demo_store)
+    message = str(raised.value)
+    assert "'2023 Q3 AAPL'" in message and f"example {bad.id}" in message
+    assert "document id (a canonical UUID" in message and "path relative to the corpus folder" in message
+
+
+def test_retrieval_only_wrong_property_examples_are_left_out_of_the_composite(demo_store: Store) -> None:
+    not_in_scope = make_example(
+        corpus="demo",
+        case="wrong_property",
+        question="What is the monthly rent at Banda Road?",
+        scope={"property": "banda-lane"},
+        forbidden_documents=("banda-road/lease.md",),
+        expect_not_found=True,
+    )
+    with dspy.context(lm=None):
+        results = evaluate([*_examples(), not_in_scope], demo_store, mode="hybrid")
+    wrong = results[-1]
+    assert wrong.scores.gates_passed and wrong.scores.recall_at_10 is None and wrong.composite is None
+    table = per_case_table(results_frame(results))
+    # Of the two wrong-property examples only the one with a gold document has a composite: the
+    # case's mean is that one's, not halved by a 0 for the other.
+    assert table.loc["wrong_property", "composite"] == pytest.approx(results[2].composite)
+    scored = [r.composite for r in results if r.composite is not None]
+    assert table.loc["all", "composite"] == pytest.approx(round(sum(scored) / len(scored), 4))
 
 
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])

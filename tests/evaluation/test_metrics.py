@@ -13,6 +13,7 @@ from pipeline.evaluation.metrics import (
     fact_present,
     fact_recall,
     invalid_store_ids,
+    page_recall_at_k,
     recall_at_k,
     sub_question_coverage,
     wrong_property_citations,
@@ -48,6 +49,17 @@ def test_recall_at_k_over_distinct_documents() -> None:
     assert recall_at_k(ranked, {C}, 3) == 1.0
     assert recall_at_k(ranked, {A, C}, 2) == 0.5
     assert recall_at_k(ranked, set(), 5) is None
+
+
+def test_page_recall_counts_gold_documents_whose_evidence_page_is_ranked() -> None:
+    ranked = [(A, 3), (B, 1), (A, 7), (C, 2)]
+    gold = {A: frozenset({7, 9}), B: frozenset({4})}
+    assert page_recall_at_k(ranked, gold, 2) == 0.0  # (A, 3) and (B, 1) are not evidence pages
+    assert page_recall_at_k(ranked, gold, 3) == 0.5  # A's page 7 is in; B's page 4 never is
+    # A gold document with no known page (None) is left out of the share; with none known, no score.
+    assert page_recall_at_k(ranked, {A: frozenset({7}), C: None}, 10) == 1.0
+    assert page_recall_at_k(ranked, {A: None}, 10) is None
+    assert page_recall_at_k(ranked, {}, 10) is None
 
 
 def test_sub_question_coverage() -> None:
@@ -121,6 +133,14 @@ def test_composite_weighted_mean_of_applicable_metrics() -> None:
     weights = {"fact_recall": 0.5, "citation_precision": 0.25, "sub_question_coverage": 0.25}
     # coverage is None: (0.5 * 1.0 + 0.25 * 0.5) / 0.75
     assert composite(_scores(), weights) == pytest.approx(0.625 / 0.75)
+
+
+def test_composite_is_none_when_no_weighted_metric_applies() -> None:
+    # A retrieval-only wrong-property example has no gold document: recall does not apply, so the
+    # example has no composite (and is left out of averages) instead of scoring 0.
+    scores = _scores(recall_at_10=None)
+    assert composite(scores, {"recall_at_10": 1.0}) is None
+    assert composite(_scores(recall_at_10=None, wrong_property_citations=1), {"recall_at_10": 1.0}) == 0.0
 
 
 @pytest.mark.parametrize("gate", [{"wrong_property_citations": 1}, {"invalid_ids": 2}])

@@ -15,6 +15,7 @@ from tests.support.scripts import load_script
 sec = load_script("make_sec_traces")
 SEC_DOCUMENTS = sec.SEC_DOCUMENTS
 extract_facts, names_company, read_questions = sec.extract_facts, sec.names_company, sec.read_questions
+gold_pages, locates_page = sec.gold_pages, sec.locates_page
 resolve_glob, sec_examples, split_of = sec.resolve_glob, sec.sec_examples, sec.split_of
 swap_company, ticker_of = sec.swap_company, sec.ticker_of
 CSV = ROOT.parent / "shared" / "data" / "sec-10q" / "qna_data.csv"
@@ -94,6 +95,33 @@ def test_stated_figures_are_preferred_to_derived_ones() -> None:
     assert extract_facts(answer, limit=3, known=known) == ("$2.294 billion", "$1,000 million", "$12 million")
     # Below the limit a derived figure stays: it may be what the question asks for.
     assert "47.55%" in extract_facts(answer, known=known)
+
+
+def test_only_specific_figures_locate_a_page() -> None:
+    assert locates_page("$82,959 million") and locates_page("46.7%") and locates_page("$6.105 billion")
+    assert not locates_page("80%") and not locates_page("2%") and not locates_page("June 25, 2022")
+
+
+def test_gold_pages_are_the_pages_stating_a_specific_figure() -> None:
+    pages = {
+        "a.pdf": [number_values(t) for t in ("cover 2022", "net sales 82,959 and 80", "total 82,959", "80 80")],
+        "b.pdf": [number_values(t) for t in ("1,000", "1,000", "1,000", "1,000", "1,000")],
+    }
+    found = gold_pages(("$82,959 million", "80%", "$1,000 million"), ("a.pdf", "b.pdf"), pages)
+    # "80%" is too common to locate anything; $1,000 million is on all five pages of b.pdf: no page.
+    assert [(p.document, p.page) for p in found] == [("a.pdf", 2), ("a.pdf", 3)]
+
+
+def test_committed_traces_carry_gold_pages_where_a_figure_locates_them() -> None:
+    sales = next(
+        e
+        for s in SPLITS
+        for e in load_examples(COMMITTED / f"{s}.jsonl")
+        if e.case == "chip" and e.question == "How has Apple's total net sales changed over time?"
+    )
+    # Hand-checked: page 4 of each filing is its condensed consolidated statement of operations.
+    assert {("2022 Q3 AAPL.pdf", 4), ("2023 Q3 AAPL.pdf", 4)} <= {(p.document, p.page) for p in sales.gold_pages}
+    assert {p.document for p in sales.gold_pages} <= set(sales.gold_documents)
 
 
 @needs_csv
