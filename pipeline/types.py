@@ -39,7 +39,9 @@ class Entity:
 
 @dataclass(frozen=True)
 class Document:
-    """A catalogued document; `entity_ids` lists its owners, primary first."""
+    """A catalogued document; `entity_ids` lists its owners, primary first; `opening` is what its first
+    pages say about it (parties clause and first page, capped), which the entity gate reads beside
+    the summary."""
 
     document_id: str
     filename: str
@@ -50,6 +52,7 @@ class Document:
     page_count: int
     entity_ids: tuple[str, ...] = ()
     attributes: tuple[tuple[str, str], ...] = ()
+    opening: str = ""
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 
 from pipeline.guards.ids import id_problem
+from pipeline.periods import find_dates
 from pipeline.text import normalise, word_set
 
 # ---- safety -------------------------------------------------------------------------------
@@ -89,49 +89,11 @@ def citation_recall(cited_documents: Iterable[str], gold: Collection[str]) -> fl
 
 # ---- answer facts ---------------------------------------------------------------------------
 
-_MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for m in names
-}
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH})\.?,?\s+(\d{{4}})\b")
-_MDY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
-_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 
 
 def _dates(text: str) -> set[str]:
-    found: set[str] = set()
-    for pattern, order in ((_DMY, "dmy"), (_MDY, "mdy"), (_ISO, "ymd")):
-        for match in pattern.finditer(text):
-            a, b, c = match.groups()
-            try:
-                if order == "dmy":
-                    found.add(date(int(c), _MONTHS[b], int(a)).isoformat())
-                elif order == "mdy":
-                    found.add(date(int(c), _MONTHS[a], int(b)).isoformat())
-                else:
-                    found.add(date(int(a), int(b), int(c)).isoformat())
-            except ValueError:
-                continue
-    return found
+    return {day.isoformat() for _, _, day in find_dates(text)}
 
 
 def number_values(text: str) -> set[str]:

@@ -23,6 +23,7 @@ from pipeline.store.embedders import Embedder
 from pipeline.store.embedding import IncrementalEmbedding
 from pipeline.store.generations import IndexManifest, build_lock, new_scratch_dir, publish_generation
 from pipeline.store.index import document_search_text
+from pipeline.store.profile import DocumentProfile, is_title, profile_document
 from pipeline.store.reading import SourceFile, read_sources
 from pipeline.store.vector_cache import CACHE_NAME, VectorCache
 from pipeline.types import Chunk, Document, Entity
@@ -220,11 +221,12 @@ def _write_catalog(
             log.warning("%s: removed hidden characters %s", rel, source.hidden)
             read.hidden.append((rel, source.hidden))
         spec = corpus.metadata_for(rel)
-        document = _document(corpus.name, spec, entities, source)
+        profile = profile_document(source.pages)
+        document = _document(corpus.name, spec, entities, source, profile)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
         row_start = len(read.chunk_texts)
         chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
-        summary_source = "extractive" if _summary_of(spec, source) is None else "metadata"
+        summary_source = "metadata" if _summary_of(spec, source) else "profile" if profile.description else "extractive"
         writer.add_document(document, summary_source, sha256_file(source_path), row_start, len(read.document_texts))
         writer.add_chunks(chunks)
         read.chunk_texts.extend(c.text for c in chunks)
@@ -264,28 +266,62 @@ def _is_excluded(relpath: str, patterns: set[str]) -> bool:
     return any(path_matches(p, relpath) for p in patterns)
 
 
+# The attribute a document's period end is kept under when its first pages state one and neither
+# the manifest nor the file sets it.
+PERIOD_END_ATTRIBUTE = "period_end"
+SUMMARY_CHARS = 360
+
+
 def _summary_of(spec: DocumentSpec | None, source: SourceFile) -> str | None:
-    """The summary the manifest or the file gives, or None (then an extractive one is made)."""
-    return (spec.summary if spec and spec.summary else None) or source.own.summary or None
+    """The summary the manifest or the file gives when it describes the document, else None (then
+    one is made from the first pages)."""
+    if spec and spec.summary:
+        return spec.summary
+    own = source.own.summary
+    return own if is_title(own, source.relpath) else None
 
 
-def _document(corpus: str, spec: DocumentSpec | None, entities: dict[str, Entity], source: SourceFile) -> Document:
-    """Catalog record of a source (`spec`: its manifest rules, which win over the file's own metadata)."""
+def _made_summary(profile: DocumentProfile, pages: tuple[str, ...]) -> str:
+    """What the first pages say the document is, then its first substantive sentences (capped)."""
+    description = profile.description
+    if not description:
+        return extractive_summary(pages, SUMMARY_CHARS)
+    rest = SUMMARY_CHARS - len(description) - 2
+    body = extractive_summary(pages, rest) if rest > 40 else ""
+    return f"{description}. {body}".strip()
+
+
+def _document(
+    corpus: str,
+    spec: DocumentSpec | None,
+    entities: dict[str, Entity],
+    source: SourceFile,
+    profile: DocumentProfile,
+) -> Document:
+    """Catalog record of a source (`spec`: its manifest rules, which win over the file's own metadata;
+    metadata that is no title, such as an accession number or a form code alone, gives way to what
+    the first pages say: `profile`)."""
     own = source.own
     slugs = (spec.entities if spec and spec.entities else None) or own.entities
     unknown = [s for s in slugs if s not in entities]
     if unknown:
         raise ManifestError(f"{source.relpath}: unknown entities {', '.join(unknown)} in front matter")
     attributes = {**own.attributes, **(spec.attributes if spec else {})}
-    title = (spec.title if spec and spec.title else None) or own.title or Path(source.relpath).stem
+    if profile.period_end and PERIOD_END_ATTRIBUTE not in attributes:
+        attributes[PERIOD_END_ATTRIBUTE] = profile.period_end
+    own_title = own.title if is_title(own.title, source.relpath) else None
+    title = (
+        (spec.title if spec and spec.title else None) or own_title or profile.description or Path(source.relpath).stem
+    )
     return Document(
         document_id=document_id(corpus, source.relpath),
         filename=Path(source.relpath).name,
         relpath=source.relpath,
         title=title,
-        summary=_summary_of(spec, source) or extractive_summary(source.pages),
+        summary=_summary_of(spec, source) or _made_summary(profile, source.pages),
         doc_type=(spec.type if spec and spec.type else None) or own.type or "document",
         page_count=len(source.pages),
         entity_ids=tuple(entities[s].entity_id for s in slugs),
         attributes=tuple(sorted(attributes.items())),
+        opening=profile.opening,
     )

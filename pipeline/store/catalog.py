@@ -41,7 +41,8 @@ CREATE TABLE documents (
     document_id TEXT PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, filename TEXT NOT NULL,
     title TEXT NOT NULL, summary TEXT NOT NULL, summary_source TEXT NOT NULL,
     doc_type TEXT NOT NULL, page_count INTEGER NOT NULL, sha256 TEXT NOT NULL,
-    row_start INTEGER NOT NULL, row_end INTEGER NOT NULL, ordinal INTEGER NOT NULL UNIQUE
+    row_start INTEGER NOT NULL, row_end INTEGER NOT NULL, ordinal INTEGER NOT NULL UNIQUE,
+    opening TEXT NOT NULL
 );
 CREATE TABLE document_entities (
     document_id TEXT NOT NULL REFERENCES documents(document_id),
@@ -82,7 +83,7 @@ class CatalogWriter:
 
     def add_document(self, document: Document, summary_source: str, sha256: str, row_start: int, ordinal: int) -> None:
         self._db.execute(
-            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 document.document_id,
                 document.relpath,
@@ -96,6 +97,7 @@ class CatalogWriter:
                 row_start,
                 row_start,
                 ordinal,
+                document.opening,
             ),
         )
         self._db.executemany(
@@ -137,6 +139,7 @@ class Catalog:
         }
         self.entity_kind = self.meta.get("entity_kind", "entity")
         self.vocabulary = self._vocabulary(path)
+        self._require_columns(path)
         owners: dict[str, list[str]] = {}
         for did, eid in self._db.execute("SELECT document_id, entity_id FROM document_entities ORDER BY rank"):
             owners.setdefault(did, []).append(eid)
@@ -146,10 +149,10 @@ class Catalog:
         self.documents: dict[str, Document] = {}
         starts, ends = [], []
         query = (
-            "SELECT document_id, filename, relpath, title, summary, doc_type, page_count, row_start, row_end"
+            "SELECT document_id, filename, relpath, title, summary, doc_type, page_count, row_start, row_end, opening"
             " FROM documents ORDER BY ordinal"
         )
-        for did, filename, relpath, title, summary, doc_type, pages, start, end in self._db.execute(query):
+        for did, filename, relpath, title, summary, doc_type, pages, start, end, opening in self._db.execute(query):
             self.documents[did] = Document(
                 did,
                 filename,
@@ -160,6 +163,7 @@ class Catalog:
                 pages,
                 tuple(owners.get(did, ())),
                 tuple(attrs.get(did, ())),
+                opening,
             )
             starts.append(start)
             ends.append(end)
@@ -182,6 +186,14 @@ class Catalog:
             return load_vocabulary(stored)
         except ValueError as exc:
             raise IndexCorruptError(str(path), [str(exc)]) from None
+
+    def _require_columns(self, path: Path) -> None:
+        """IndexCorruptError when the catalog lacks a column this version reads (an older build)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(documents)")}
+        if "opening" not in columns:
+            raise IndexCorruptError(
+                str(path), ["the catalog keeps no document openings (built by an older scoperag): rebuild the index"]
+            )
 
     def document_position(self, document_id: str) -> int:
         """Position of a document in document order (its row in the document indexes)."""

@@ -85,7 +85,9 @@ class Store:
                 unknown.append(repr(reference))
         if unknown:
             first = next(iter(documents.values()), None)
-            raise UnknownDocumentError(unknown, first and first.document_id, first and first.relpath, where)
+            raise UnknownDocumentError(
+                unknown, first.document_id if first else None, first.relpath if first else None, where
+            )
         return out
 
     def resolve_entity(self, name_or_id: str) -> Entity:
