@@ -62,18 +62,35 @@ def phrase_tokens(phrase: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=16384)
+def written_variants(entity: Entity) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """(skeleton words, words as written) of each run an entity goes by: each name, and each without a
+    leading house number."""
+    out: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for name in entity.names:
+        tokens = tokenize(name)
+        words, cased = tuple(t.folded for t in tokens), tuple(t.cased for t in tokens)
+        out.setdefault(words, cased)
+        skip = 0
+        while skip < len(words) and words[skip].isdigit():
+            skip += 1
+        if skip < len(words) and any(not w.isdigit() for w in words[skip:]):
+            out.setdefault(words[skip:], cased[skip:])
+    return tuple((w, c) for w, c in out.items() if w)
+
+
 def name_variants(entity: Entity) -> tuple[tuple[str, ...], ...]:
     """Skeleton word runs an entity goes by: each name, and each without a leading house number."""
-    out: dict[tuple[str, ...], None] = {}
-    for name in entity.names:
-        words = phrase_tokens(name)
-        out[words] = None
-        stripped = words
-        while stripped and stripped[0].isdigit():
-            stripped = stripped[1:]
-        if stripped and any(not w.isdigit() for w in stripped):
-            out[stripped] = None
-    return tuple(w for w in out if w)
+    return tuple(words for words, _ in written_variants(entity))
+
+
+def needs_case(words: Sequence[str], common: frozenset[str]) -> bool:
+    """Whether a name is made only of common words and numbers ("Best Buy", "Target"): it then names
+    its entity only when written as the name writes it (or in capitals), never as ordinary text."""
+    return all(w in common or w.isdigit() for w in words)
+
+
+def _as_written(token: str, wanted: str) -> bool:
+    return token == wanted or (len(token) > 1 and token.isupper() and token == wanted.upper())
 
 
 @dataclass(frozen=True)
@@ -153,27 +170,37 @@ def _select(candidates: list[Mention]) -> list[Mention]:
 
 
 def _name_candidates(
-    words: Sequence[str], entities: Sequence[Entity], asked: bool, skip: frozenset[tuple[str, ...]]
+    tokens: Sequence[Token],
+    entities: Sequence[Entity],
+    asked: bool,
+    skip: frozenset[tuple[str, ...]],
+    common: frozenset[str],
 ) -> list[Mention]:
+    """Whole-name runs of the entities' names; a name of common words only must be written as named."""
+    words = [t.folded for t in tokens]
     out: list[Mention] = []
     for entity in entities:
-        for name in name_variants(entity):
+        for name, cased in written_variants(entity):
             if name in skip:
                 continue
+            strict = needs_case(name, common)
             out.extend(
-                Mention(entity.name, i, i + len(name), "entity", asked, entity.entity_id) for i in _runs(words, name)
+                Mention(entity.name, i, i + len(name), "entity", asked, entity.entity_id)
+                for i in _runs(words, name)
+                if not strict or all(_as_written(tokens[i + j].cased, c) for j, c in enumerate(cased))
             )
     return out
 
 
 def find_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> list[Mention]:
-    """Catalog entities named in `text`: names, aliases and identifiers, longest first."""
+    """Catalog entities named in `text`: names, aliases and identifiers, longest first. A name matches
+    only as a whole run of words, and one made only of the corpus's common words only as written."""
     folded = fold(text)
     tokens = _words(folded)
-    words = [t.folded for t in tokens]
     owners = {v: e for e in entities for v in entity_identifiers(e, vocabulary.identifiers)}
     found = [m for m in _identifier_candidates(folded, tokens, frozenset(), owners, vocabulary) if m.entity_id]
-    return _select([*_name_candidates(words, entities, asked=False, skip=frozenset()), *found])
+    names = _name_candidates(tokens, entities, asked=False, skip=frozenset(), common=vocabulary.common_words)
+    return _select([*names, *found])
 
 
 @dataclass(frozen=True)
@@ -270,9 +297,10 @@ def scan_addresses(text: str, asked: Sequence[Entity], others: Sequence[Entity],
     owners = {v: e for e in others for v in entity_identifiers(e, identifiers) if v not in asked_values}
     asked_text = [" ".join(n) for n in asked_names - shared]
     other_text = [(" ".join(n), e) for e in others for n in name_variants(e) if n not in shared]
+    common = vocabulary.common_words
     candidates = [
-        *_name_candidates(words, asked, asked=True, skip=shared),
-        *_name_candidates(words, others, asked=False, skip=shared),
+        *_name_candidates(tokens, asked, asked=True, skip=shared, common=common),
+        *_name_candidates(tokens, others, asked=False, skip=shared, common=common),
         *_identifier_candidates(folded, tokens, asked_values, owners, vocabulary),
         *_street_candidates(tokens, vocabulary.addresses, asked_text, other_text, shared),
     ]

@@ -96,6 +96,11 @@ class IdentifierPattern(Strict):
 
 
 @lru_cache(maxsize=256)
+def _common(generic: Words, street_types: Words, ordinary: Words) -> frozenset[str]:
+    return STOPWORDS | _folded(generic) | _folded(street_types) | _folded(ordinary)
+
+
+@lru_cache(maxsize=256)
 def _street_forms(street_types: Words) -> frozenset[str]:
     return frozenset(v for t in street_types for v in (t.title(), t.upper()))
 
@@ -143,6 +148,14 @@ class Vocabulary(Strict):
     pii_terms: Words = ()
     identifiers: tuple[IdentifierPattern, ...] = ()
     addresses: AddressVocabulary = AddressVocabulary()
+    # Words of entity names that the corpus also writes as ordinary lower-case words ("best", "health",
+    # "target"): a name made only of such (or generic) words matches only as written ("Best Buy", not
+    # "the best buy"), and such a word never names an entity on its own. Computed at index time from
+    # the corpus text (pipeline/store/name_words.py) and added to any listed here.
+    ordinary_words: Words = ()
+    # Words of entity names that documents of no entity using them also write ("Texas" of "Texas
+    # Instruments", "Technologies"): such a word never names an entity on its own. Computed at index time.
+    shared_name_words: Words = ()
 
     @model_validator(mode="after")
     def _distinct_identifier_names(self) -> Vocabulary:
@@ -161,6 +174,18 @@ class Vocabulary(Strict):
     def unit_words(self) -> frozenset[str]:
         """The unit words, case-folded."""
         return _folded(self.units)
+
+    @property
+    def common_words(self) -> frozenset[str]:
+        """Case-folded words that never tell one entity from ordinary text: the stopwords, the generic
+        words, the street types and the corpus's ordinary words."""
+        return _common(self.generic_words, self.addresses.street_types, self.ordinary_words)
+
+    @property
+    def not_alone(self) -> frozenset[str]:
+        """Case-folded name words that never name an entity on their own: the common words and the
+        words other organisations' documents share."""
+        return self.common_words | _folded(self.shared_name_words)
 
 
 class StoredVocabulary(StrictJson):

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pipeline.entities import find_entity_mentions, phrase_tokens, tokenize
 from pipeline.settings import PlannerConfig
-from pipeline.text import STOPWORDS, normalise
+from pipeline.text import normalise
 from pipeline.types import Entity
 from pipeline.vocabulary import Vocabulary
 
@@ -161,8 +161,10 @@ def find_literal_terms(question: str, vocabulary: Vocabulary) -> tuple[LiteralTe
 
 
 def _word_owners(entities: Sequence[Entity], vocabulary: Vocabulary) -> dict[str, tuple[str, ...]]:
-    """Distinctive name word -> ids of the entities whose names use it (no stopword, generic noun or street type)."""
-    common = STOPWORDS | vocabulary.generic | vocabulary.addresses.street_words
+    """Distinctive name word -> ids of the entities whose names use it: no stopword, generic noun or
+    street type, and no word the corpus also writes as an ordinary word or in other organisations'
+    documents ("best", "health", "Technologies"): those never name an entity on their own."""
+    common = vocabulary.not_alone
     owners: dict[str, dict[str, None]] = {}
     for entity in entities:
         for name in entity.names:
@@ -184,9 +186,12 @@ def find_ambiguous_entities(
 def find_partial_entities(
     question: str, entities: Sequence[Entity], named: Collection[str], vocabulary: Vocabulary
 ) -> tuple[str, ...]:
-    """Entities named by a word that only their names use, given without the rest of the name."""
+    """Entities named by a word that only their names use, given without the rest of the name: written
+    as a proper noun (capitalised), since a lower-case word is ordinary text ("alpha" no, "Alpha" yes)."""
     owners = _word_owners(entities, vocabulary)
-    found = (owners[t.folded][0] for t in tokenize(question) if len(owners.get(t.folded, ())) == 1)
+    found = (
+        owners[t.folded][0] for t in tokenize(question) if len(owners.get(t.folded, ())) == 1 and t.cased[:1].isupper()
+    )
     return tuple(dict.fromkeys(e for e in found if e not in named))
 
 

@@ -16,17 +16,19 @@ from pipeline.files import sha256_file
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
 from pipeline.settings import BuildSettings
-from pipeline.store.catalog import CatalogWriter, document_id, entity_id
+from pipeline.store.catalog import VOCABULARY_KEY, CatalogWriter, document_id, entity_id
 from pipeline.store.chunking import chunk_pages, extractive_summary
 from pipeline.store.corpus import CorpusManifest, DocumentSpec, load_manifest, path_matches
 from pipeline.store.embedders import Embedder
 from pipeline.store.embedding import IncrementalEmbedding
 from pipeline.store.generations import IndexManifest, build_lock, new_scratch_dir, publish_generation
 from pipeline.store.index import document_search_text
+from pipeline.store.name_words import NameWordCounter
 from pipeline.store.profile import DocumentProfile, is_title, profile_document
 from pipeline.store.reading import SourceFile, read_sources
 from pipeline.store.vector_cache import CACHE_NAME, VectorCache
 from pipeline.types import Chunk, Document, Entity
+from pipeline.vocabulary import dump_vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +205,7 @@ def _write_catalog(
     writer = CatalogWriter(path, corpus.vocabulary)
     for entity in entities.values():
         writer.add_entity(entity, corpus.entity_kind)
+    name_words = NameWordCounter(entities.values(), corpus.vocabulary)
     read = _Read()
     if progress:
         progress("read", 0, len(files), "0 pages", rate_of=(0, "pages"))
@@ -229,9 +232,12 @@ def _write_catalog(
         summary_source = "metadata" if _summary_of(spec, source) else "profile" if profile.description else "extractive"
         writer.add_document(document, summary_source, sha256_file(source_path), row_start, len(read.document_texts))
         writer.add_chunks(chunks)
+        name_words.add(source.pages, document.entity_ids)
         read.chunk_texts.extend(c.text for c in chunks)
         embedding.add([c.text for c in chunks])
         read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
+    # The stored vocabulary adds what the corpus text says about its entities' name words.
+    writer.set_meta(VOCABULARY_KEY, dump_vocabulary(name_words.vocabulary(corpus.vocabulary)))
     for key, value in (("corpus", corpus.name), ("entity_kind", corpus.entity_kind)):
         writer.set_meta(key, value)
     writer.close()
