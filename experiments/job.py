@@ -16,7 +16,7 @@ import dspy
 import experiments.report as report
 from experiments.config import ExperimentConfig, flatten
 from experiments.tracking import Tracker, artifact_dir, finish_run, log_artifacts, log_metrics, log_params, log_text
-from pipeline.evaluation.compare import Difference, differences_frame
+from pipeline.evaluation.compare import Difference, compare_paired, differences_frame
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
 from pipeline.export import program_state, render_prompts, save_export
@@ -218,6 +218,20 @@ def log_inputs(job: Job, digest: str, data_hash: str, splits: Mapping[str, Seque
     log_params(job.tracker, job.run_id, params)
     log_text(job.tracker, job.run_id, job.config_path.read_text(encoding="utf-8"), "config.toml")
     log_text(job.tracker, job.run_id, json.dumps({k: list(v) for k, v in splits.items()}, indent=2), "data/splits.json")
+
+
+def compare_results(before: Sequence[ExampleResult], after: Sequence[ExampleResult], *, seed: int) -> list[Difference]:
+    """The paired composite differences of two runs over the same examples, over those examples
+    whose composite applies in both (a case no weighted metric applies to is left out, not 0)."""
+    cases: list[str] = []
+    baseline: list[float] = []
+    candidate: list[float] = []
+    for b, a in zip(before, after, strict=True):
+        if b.composite is not None and a.composite is not None:
+            cases.append(b.example.case)
+            baseline.append(b.composite)
+            candidate.append(a.composite)
+    return compare_paired(cases, baseline, candidate, seed=seed)
 
 
 def evaluate_program(

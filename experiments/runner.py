@@ -26,6 +26,7 @@ from experiments.job import (
     Progress,
     ProgressEvent,
     RunSummary,
+    compare_results,
     comparison_metrics,
     evaluate_program,
     export_and_log,
@@ -53,7 +54,7 @@ from experiments.tracking import (
 from optimizers import compile_program, to_training_examples
 from optimizers.params import GepaParams
 from pipeline.errors import BudgetExceededError
-from pipeline.evaluation.compare import Difference, compare_paired, select_candidate
+from pipeline.evaluation.compare import Difference, select_candidate
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
@@ -155,10 +156,7 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
     failures = report.gate_failures(result_table)
     before = report.finite_number(baseline_table.loc["all", "composite"]) or 0.0
     after = report.finite_number(result_table.loc["all", "composite"]) or 0.0
-    cases = [r.example.case for r in baseline]
-    differences = compare_paired(
-        cases, [r.composite for r in baseline], [r.composite for r in result], seed=config.seed
-    )
+    differences = compare_results(baseline, result, seed=config.seed)
     selection = select_candidate(differences, report.safety_counts(baseline_table), report.safety_counts(result_table))
     # require_improvement = false keeps only the safety part of the rule.
     selected = selection.selected or (not config.require_improvement and not failures)
@@ -215,8 +213,7 @@ def _test_split(job: Job, lms: LMs, student: ScopedQA, candidate: ScopedQA) -> l
     after = evaluate_program(job, "test_result", candidate, examples, lms)
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.baseline", per_case_table(results_frame(before))))
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.result", per_case_table(results_frame(after))))
-    cases = [r.example.case for r in before]
-    return compare_paired(cases, [r.composite for r in before], [r.composite for r in after], seed=config.seed)
+    return compare_results(before, after, seed=config.seed)
 
 
 def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:

@@ -132,6 +132,8 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0) -> Any:
             f"run {run_a} is scored by {metric_a!r} and run {run_b} by {metric_b!r}: compare runs of the same stage"
         )
     paired = frame_a[["id", "case", metric_a]].merge(frame_b[["id", metric_b]], on="id", suffixes=("_a", "_b"))
+    # An example no weighted metric applies to has no score (NaN): it is left out of the pairs.
+    paired = paired.dropna(subset=[f"{metric_a}_a", f"{metric_b}_b"])
     if paired.empty:
         raise TrackingError(f"runs {run_a} and {run_b} scored no example in common: compare runs on the same data")
     differences = compare_paired(

@@ -537,3 +537,19 @@ def test_a_stage_job_compiles_only_its_own_module(tmp_path: Path) -> None:
     path.write_text(BASE.replace("val_size = 4", 'val_size = 4\ntest_split = "dev"'))
     with pytest.raises(ExperimentConfigError, match="name a third split"):
         load_config(path)
+
+
+def test_paired_comparison_leaves_out_examples_no_metric_applies_to() -> None:
+    from experiments.job import compare_results
+    from pipeline.evaluation.metrics import ExampleScores
+    from pipeline.evaluation.scoring import ExampleResult
+
+    examples = demo_examples()[:3]
+    scores = ExampleScores(0, 0, None, None, None, None, None, None, 0.0, 0, 0)
+
+    def results(*composites: float | None) -> list[ExampleResult]:
+        return [ExampleResult(e, scores, c) for e, c in zip(examples, composites, strict=True)]
+
+    differences = compare_results(results(0.2, None, 0.4), results(0.6, 0.9, None), seed=0)
+    overall = next(d for d in differences if d.case == "all")
+    assert overall.n == 1 and overall.baseline == pytest.approx(0.2) and overall.candidate == pytest.approx(0.6)
