@@ -66,14 +66,17 @@ class BuildReport:
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
-    """(path, relpath) of candidate files, sorted; hidden files and the manifest excluded."""
+    """(path, relpath) of candidate files, sorted; hidden files, the manifest used and the folder's own
+    manifest excluded (a manifest given from elsewhere replaces the folder's, which is no document)."""
     found = []
-    manifest = manifest_path.resolve() if manifest_path is not None else None
+    manifests = {(source_dir / MANIFEST_FILENAME).resolve()}
+    if manifest_path is not None:
+        manifests.add(manifest_path.resolve())
     for path in sorted(source_dir.rglob("*")):
         rel = path.relative_to(source_dir).as_posix()
         if not path.is_file() or any(part.startswith(".") for part in Path(rel).parts):
             continue
-        if manifest is not None and path.resolve() == manifest:
+        if path.resolve() in manifests:
             continue
         found.append((path, rel))
     return found
@@ -101,8 +104,11 @@ def build_index(
     settings = settings or BuildSettings()
     if not source_dir.is_dir():
         raise ManifestError(f"source directory {source_dir} does not exist")
-    if manifest_path is None and (source_dir / MANIFEST_FILENAME).is_file():
-        manifest_path = source_dir / MANIFEST_FILENAME
+    own = source_dir / MANIFEST_FILENAME
+    if manifest_path is None and own.is_file():
+        manifest_path = own
+    elif manifest_path is not None and own.is_file() and manifest_path.resolve() != own.resolve():
+        log.info("using the manifest %s; %s is not read", manifest_path, own)
     corpus = load_manifest(manifest_path) if manifest_path else _default_manifest(source_dir)
     excluded = set(corpus.exclude)
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]

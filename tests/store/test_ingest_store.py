@@ -248,3 +248,14 @@ def test_a_second_build_into_the_same_index_is_refused(corpus: Path, tmp_path: P
     assert not list(out.glob(".building-*"))
     _build(corpus, out)  # the lock is released with its holder
     assert open_store(out, HashEmbedder(32)).manifest.generation != before
+
+
+def test_a_manifest_given_from_outside_replaces_the_folders_own(corpus: Path, tmp_path: Path) -> None:
+    """`--manifest` from elsewhere: the folder's own corpus.toml is neither read nor taken for a document."""
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text(MANIFEST.replace('name = "tiny"', 'name = "tiny-outside"'))
+    report = build_index(corpus, tmp_path / "idx", HashEmbedder(32), manifest_path=outside, strict=True)
+    assert report.skipped == () and report.documents == 3
+    store = open_store(tmp_path / "idx", HashEmbedder(32))
+    assert store.manifest.corpus == "tiny-outside"
+    assert "corpus.toml" not in {d.relpath for d in store.catalog.documents.values()}
