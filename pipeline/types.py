@@ -39,9 +39,11 @@ class Entity:
 
 @dataclass(frozen=True)
 class Document:
-    """A catalogued document; `entity_ids` lists its owners, primary first; `opening` is what its first
-    pages say about it (parties clause and first page, capped), which the entity gate reads beside
-    the summary."""
+    """A catalogued document; `entity_ids` lists its owners, primary first (both parties of a contract, a
+    filing's company and its subsidiaries); `opening` is what its first pages say about it (parties
+    clause and first page, capped), which the entity gate reads beside the summary; `outside` marks a
+    document no entity owns that lies outside every entity's scope (the manifest's default for such a
+    document, a blank form; one it shares, a common annex, is served for every entity)."""
 
     document_id: str
     filename: str
@@ -53,6 +55,7 @@ class Document:
     entity_ids: tuple[str, ...] = ()
     attributes: tuple[tuple[str, str], ...] = ()
     opening: str = ""
+    outside: bool = False
 
 
 @dataclass(frozen=True)

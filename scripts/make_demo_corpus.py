@@ -1482,14 +1482,14 @@ def build_corpus() -> Corpus:
         "mvuli-road/valuation-assumptions-annex.pdf",
         valuation_assumptions_annex(),
         [],
-        "about no property; entities = []",
+        'about no property; entities = [], unowned = "shared" (a common annex)',
     )
     c.trap(
         "generic_summary",
         assumptions,
         mv.slug,
         "keep",
-        "generic annex about no property (entities = []); names no other address, so the summary gate"
+        "generic annex about no property (entities = [], shared by every property); names no other address, so the gate"
         " keeps it, but it holds no facts about Mvuli Road",
     )
     return c
@@ -1660,6 +1660,9 @@ def render_manifest(corpus: Corpus) -> bytes:
     for doc in sorted(corpus.docs, key=lambda x: x.path):
         lines += ["", "[[documents]]", f"path = {toml_str(doc.path)}", f"type = {toml_str(doc.type)}",
                   f"entities = {toml_list(doc.entities)}"]  # fmt: skip
+        if not doc.entities:
+            # A common annex no property owns: served for every property's questions.
+            lines.append('unowned = "shared"')
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 

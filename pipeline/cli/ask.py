@@ -112,8 +112,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         return 0
     # Everything below is data: printed as Text, never as markup, Markdown or a link.
     out = output()
-    if not final.sections:  # asked back, refused or answered directly: the answer is the message
+    if not final.sections:  # asked back, refused, answered directly or about another entity: the message
         out.print(styled(final.answer))
+    elif final.scope_note is not None:
+        out.print(styled((final.scope_note.message, "yellow")))
     for section in final.sections:
         out.print(styled((f"{section.index + 1}. {section.sub_question}", "bold")))
         if section.status == "error":
@@ -125,7 +127,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
             out.print(styled((f"  sources: {names}", "dim")))
         out.print()
     # Questions asked alongside an answer, and the tool loop's message when steps were given up.
-    for note in filter(None, [*(final.clarifying_questions if final.sections else ()), final.notice]):
+    alongside = final.sections or final.scope_note is not None  # else the questions are the answer
+    for note in filter(None, [*(final.clarifying_questions if alongside else ()), final.notice]):
         out.print(styled((note, "yellow")))
     summary = f"{final.lm_calls} LM calls, {final.tokens} tokens, {final.seconds:.1f} s"
     out.print(styled((f"{summary}; scope: {scope.kind}; history: {history_id}", "dim")))

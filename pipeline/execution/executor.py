@@ -16,7 +16,7 @@ from typing import Any
 from pipeline.execution.steps import Step, Steps, ToolName
 from pipeline.execution.tool_loop import CallRecord, CallStatus, StopReason, ToolCall, ToolError, ToolLoop
 from pipeline.execution.tools import RetrievalTools, SearchSettings, SearchStore, ToolRecorder, context_sources
-from pipeline.guards.entity_gate import ChunkExclusion, Exclusion
+from pipeline.guards.entity_gate import ChunkExclusion, DocumentVerdict, Exclusion
 from pipeline.guards.ids import IdRejection, resolve_step_references
 from pipeline.intake.scope import Scope
 from pipeline.settings import CoreConfig
@@ -57,6 +57,8 @@ class ExecutionTrace:
     calls: tuple[CallRecord, ...]
     stop_reason: StopReason | None
     given_up: tuple[str, ...]
+    # Every verdict the entity gate reached in this run (kept and excluded), with its evidence.
+    gate_verdicts: tuple[DocumentVerdict, ...] = ()
 
     @property
     def rejections(self) -> tuple[IdRejection, ...]:
@@ -121,7 +123,8 @@ class StepExecutor:
         """Run `steps` with `search` (retrievers, fusion, gate inputs); the loop's counters carry on."""
         search = search or SearchSettings()
         self.tools.search = search
-        marks = (len(self.tools.gate_exclusions), len(self.tools.relaxed), len(self.tools.chunk_exclusions))
+        tools = self.tools
+        marks = (len(tools.gate_exclusions), len(tools.relaxed), len(tools.chunk_exclusions), len(tools.gate_verdicts))
         ex = _Execution(self.tools, self.loop)
         for step in steps.steps:
             ex.run_step(step)
@@ -136,6 +139,7 @@ class StepExecutor:
             calls=tuple(ex.calls),
             stop_reason=self.loop.stopped,
             given_up=self.given_up,
+            gate_verdicts=tuple(tools.gate_verdicts[marks[3] :]),
         )
         return ExecutionResult(
             tuple(ex.documents.values()), tuple(ex.chunks.values()), tuple(ex.chunk_lists), trace, self.user_message

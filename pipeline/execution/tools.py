@@ -12,7 +12,15 @@ from typing import Any, Protocol, TypeVar
 
 from pipeline.errors import RetrievalRateLimitedError, ScopeRagError, ScopeViolationError, UnknownScopeError
 from pipeline.execution.tool_loop import ContextSource, ToolResult, ToolSpec
-from pipeline.guards.entity_gate import ChunkExclusion, Exclusion, chunk_backstop, gate, gate_inputs
+from pipeline.guards.entity_gate import (
+    ChunkExclusion,
+    DocumentVerdict,
+    Exclusion,
+    chunk_backstop,
+    gate,
+    gate_inputs,
+    pair_documents,
+)
 from pipeline.guards.ids import IdRejection, filter_document_ids, id_problem
 from pipeline.intake.scope import Scope, allowed_document_ids, scope_document_ids
 from pipeline.settings import CoreConfig
@@ -129,6 +137,8 @@ class RetrievalTools:
         self.allowed = allowed_document_ids(scope, store.entity_document_ids)
         self.decided: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, bool]] = {}
         self.gate_exclusions: list[Exclusion] = []
+        self.gate_verdicts: list[DocumentVerdict] = []
+        self.selected = frozenset(scope.document_ids)
         self.relaxed: list[str] = []
         self.chunk_exclusions: list[ChunkExclusion] = []
         self.empty_searches: set[str] = set()
@@ -166,7 +176,18 @@ class RetrievalTools:
         if fresh:
             asked, others = self._gate_inputs()
             vocabulary = self.store.catalog.vocabulary
-            result = gate(fresh, asked, others, self.config.entity_gate, vocabulary, self.search.doc_type_hint)
+            pairs = pair_documents([e.entity_id for e in asked], self.store.entity_document_ids)
+            result = gate(
+                fresh,
+                asked,
+                others,
+                self.config.entity_gate,
+                vocabulary,
+                self.search.doc_type_hint,
+                pair_documents=pairs,
+                selected=self.selected,
+            )
+            self.gate_verdicts.extend(result.verdicts)
             rank = {d: i for i, d in enumerate(result.kept_ids)}
             decided.update(dict.fromkeys(result.kept_ids, True))
             decided.update({e.document_id: False for e in result.exclusions})

@@ -1,30 +1,40 @@
 """The entity gate (seed 002): no document or chunk about another property gets through.
 
-A document is judged on its summary, never on its filename alone:
+A document is judged on its summary and opening (parties clause, title block and first page),
+never on its filename alone:
 - hard exclusion, never relaxed: the summary does not name the asked entity but names
   another address (catalog entity, or from the corpus's vocabulary: a configured location, a
   "<Head> <street type>" address, an identifier such as a registry number); or
-  the summary names no address at all and the filename or title names only another one;
+  the summary names no address at all and the filename or title names only another one; or
+  the document belongs to another pair (the question names two entities that own a document
+  together, and this one is owned by one of them with someone else); or no entity owns it and
+  the manifest does not share it (a blank form lies outside every entity's scope unless the
+  question's scope selects it);
 - soft exclusion (entity required in the summary): the summary names no address at all and
   the catalog ties the document to a different entity; or the summary names the asked
   entity but another address more prominently (unless the catalog lists the asked entity
   among the document's owners: one document genuinely about two entities);
 - a summary that names no address and belongs to no other entity (a generic annex) is kept,
   ranked after documents whose summary names the entity.
-When every document would be excluded, soft exclusions come back ranked: entity in the
-filename, then neither, then (only if configured) prominence losers.
+When the summary does not name the asked entity, the opening may: a document it names there (and
+no other entity more often; the co-owners of a document the asked entity owns are its other
+parties, not "another" entity) counts as naming it, unless the catalog gives it to another entity
+only. When every document would be excluded, soft exclusions come back ranked:
+entity in the filename, then neither, then (only if configured) prominence losers.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.entities import AddressScan, scan_addresses
+from pipeline.entities import AddressScan, Mention, scan_addresses, tokenize
 from pipeline.settings import EntityGateConfig
+from pipeline.text import fold
 from pipeline.types import ChunkHit, Document, Entity
 from pipeline.vocabulary import Vocabulary
 
@@ -36,13 +46,15 @@ ExclusionReason = Literal[
     "other_address_in_filename",
     "other_address_more_prominent",
     "owned_by_other_entity",
+    "another_pair",
+    "owned_by_no_entity",
 ]
 ChunkExclusionReason = Literal["entity_not_in_chunk", "other_address_in_chunk"]
 
 
 @dataclass(frozen=True)
 class DocumentVerdict:
-    """Everything the gate found about one document and what it decided."""
+    """Everything the gate found about one document and what it decided, with the evidence."""
 
     document_id: str
     filename: str
@@ -51,6 +63,9 @@ class DocumentVerdict:
     other_addresses: tuple[str, ...]
     reasons: tuple[ExclusionReason, ...]
     hard: bool
+    entity_in_opening: bool = False
+    # Where the asked entity (or another) was found: "summary: ...", "opening: ...", "owners: ...".
+    evidence: tuple[str, ...] = ()
 
     @property
     def keep(self) -> bool:
@@ -58,10 +73,10 @@ class DocumentVerdict:
 
     @property
     def tier(self) -> int:
-        """Relaxation rank: entity in summary, in filename only, nowhere, losing on prominence."""
+        """Relaxation rank: entity in summary or opening, in filename only, nowhere, losing on prominence."""
         if "other_address_more_prominent" in self.reasons:
             return 3
-        if self.entity_in_summary:
+        if self.entity_in_summary or self.entity_in_opening:
             return 0
         return 1 if self.entity_in_filename else 2
 
@@ -99,6 +114,14 @@ def gate_inputs(
     return asked, tuple(e for e in entities.values() if e.entity_id not in wanted)
 
 
+def pair_documents(asked_ids: Sequence[str], owned: Callable[[str], Sequence[str]]) -> frozenset[str]:
+    """Documents two or more of the asked entities own together (`owned`: an entity's document ids)."""
+    if len(asked_ids) < 2:
+        return frozenset()
+    counts = Counter(d for e in dict.fromkeys(asked_ids) for d in set(owned(e)))
+    return frozenset(d for d, n in counts.items() if n >= 2)
+
+
 def _dominant_other(scan: AddressScan) -> str | None:
     """Another address that outweighs the asked entity: more mentions, or as many and earlier.
 
@@ -114,35 +137,84 @@ def _dominant_other(scan: AddressScan) -> str | None:
     return None
 
 
+# Characters of text shown either side of a mention in the gate's evidence.
+_EVIDENCE_CHARS = 60
+
+
+def _snippet(text: str, mention: Mention) -> str:
+    """The words around `mention` in `text` (folded), for the trace."""
+    tokens = tokenize(text)
+    if not tokens or mention.start >= len(tokens):
+        return ""
+    start = tokens[mention.start].start
+    end = tokens[min(mention.end, len(tokens)) - 1].end
+    folded = fold(text)
+    return " ".join(folded[max(0, start - _EVIDENCE_CHARS) : end + _EVIDENCE_CHARS].split())
+
+
+def _without(scan: AddressScan, entity_ids: AbstractSet[str]) -> AddressScan:
+    """`scan` without the other mentions of the given entities (a document's co-owners)."""
+    return AddressScan(scan.asked, tuple(m for m in scan.others if m.entity_id not in entity_ids))
+
+
 def judge_document(
     document: Document,
     asked: Sequence[Entity],
     others: Sequence[Entity],
     config: EntityGateConfig,
     vocabulary: Vocabulary,
+    pair_documents: AbstractSet[str] = frozenset(),
+    selected: AbstractSet[str] = frozenset(),
 ) -> DocumentVerdict:
-    """The gate's verdict on one document, from its summary (its filename and catalog owners
-    only decide when the summary names no address at all)."""
+    """The gate's verdict on one document, from its summary and opening (its filename and catalog
+    owners only decide when neither names an address). `pair_documents` are the documents two or more
+    asked entities own together; `selected` the ids the question's scope selects (a chip)."""
+    asked_ids = {e.entity_id for e in asked}
+    owners = set(document.entity_ids)
+    owned_by_asked = bool(asked_ids & owners)
+    owned_by_other = bool(owners) and not owned_by_asked
+    co_owners = owners - asked_ids if owned_by_asked else set()
     summary = scan_addresses(document.summary, asked, others, vocabulary)
     name = scan_addresses(f"{document.filename}\n{document.title}", asked, others, vocabulary)
     in_summary, in_name = bool(summary.asked), bool(name.asked)
-    asked_ids = {e.entity_id for e in asked}
-    owned_by_asked = bool(asked_ids & set(document.entity_ids))
-    owned_by_other = bool(document.entity_ids) and not owned_by_asked
+    evidence: list[str] = []
+    if summary.asked:
+        evidence.append(f"summary: {_snippet(document.summary, summary.asked[0])}")
+    in_opening = False
+    if not in_summary and document.opening and not owned_by_other:
+        opening = _without(scan_addresses(document.opening, asked, others, vocabulary), co_owners)
+        # Both parties of a contract are named once in its parties clause: only another entity named
+        # more often than the asked one outweighs it there.
+        most = max((sum(m.label == label for m in opening.others) for label in opening.other_labels), default=0)
+        in_opening = bool(opening.asked) and most <= len(opening.asked)
+        if in_opening:
+            evidence.append(f"opening: {_snippet(document.opening, opening.asked[0])}")
+    if owners:
+        evidence.append(f"owners: {len(owners)} in the catalog, {len(owners & asked_ids)} asked")
+    in_description = in_summary or in_opening
     # With no summary at all, the filename is the only description there is (seed 002, 1).
     filename_stands_in = in_name and not document.summary.strip()
     others_found = summary.other_labels
     reasons: tuple[ExclusionReason, ...] = ()
     hard = False
-    if not in_summary and others_found:
+    if not owners and document.document_id in selected:
+        evidence.append("owned by no entity; selected by the question's scope")
+        others_found = ()
+    elif not owners and document.outside:
+        reasons, hard = ("owned_by_no_entity",), True
+        evidence.append("owned by no entity and not shared by the manifest")
+    elif pair_documents and owned_by_asked and co_owners and document.document_id not in pair_documents:
+        reasons, hard = ("another_pair",), True
+        evidence.append("owned by one asked entity with another; the asked entities own documents together")
+    elif not in_description and others_found:
         reasons, hard = ("entity_not_in_summary", "other_address_in_summary"), True
-    elif not in_summary and not in_name and name.others:
+    elif not in_description and not in_name and name.others:
         reasons, hard, others_found = (
             ("entity_not_in_summary", "other_address_in_filename"),
             True,
             name.other_labels,
         )
-    elif not in_summary and config.require_entity_in_summary and owned_by_other and not filename_stands_in:
+    elif not in_description and config.require_entity_in_summary and owned_by_other and not filename_stands_in:
         # The catalog's relationships come from the corpus manifest: a document it gives to
         # another entity only, whose summary does not name the asked one, is never relaxed back.
         reasons, hard = ("entity_not_in_summary", "owned_by_other_entity"), True
@@ -158,6 +230,8 @@ def judge_document(
         tuple(dict.fromkeys(others_found)),
         reasons,
         hard,
+        in_opening,
+        tuple(evidence),
     )
 
 
@@ -174,6 +248,8 @@ def gate(
     config: EntityGateConfig,
     vocabulary: Vocabulary,
     doc_type_hint: AbstractSet[str] = frozenset(),
+    pair_documents: AbstractSet[str] = frozenset(),
+    selected: AbstractSet[str] = frozenset(),
 ) -> GateResult:
     """Documents about the asked entities, best first; every exclusion logged with its reason.
 
@@ -183,7 +259,7 @@ def gate(
     if not asked:
         ordered = sorted(documents, key=lambda d: d.doc_type.casefold() not in hint)
         return GateResult(tuple(ordered), (), (), ())
-    verdicts = [judge_document(d, asked, others, config, vocabulary) for d in documents]
+    verdicts = [judge_document(d, asked, others, config, vocabulary, pair_documents, selected) for d in documents]
     keep = {v.document_id for v in verdicts if v.keep}
     relaxed: list[str] = []
     if not keep and config.relax_when_all_excluded:
@@ -213,10 +289,10 @@ def gate(
     for v in verdicts:
         if v.document_id in keep:
             log.debug(
-                "entity gate kept %s (%s): entity in %s",
+                "entity gate kept %s (%s): %s",
                 v.document_id,
                 v.filename,
-                "summary" if v.entity_in_summary else "filename" if v.entity_in_filename else "neither",
+                "; ".join(v.evidence) or "entity in " + ("filename" if v.entity_in_filename else "neither"),
             )
     return GateResult(tuple(kept), exclusions, tuple(relaxed), tuple(verdicts))
 

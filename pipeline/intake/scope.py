@@ -3,13 +3,13 @@ or one property; and the document ids each scope allows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol
 
 from pydantic import model_validator
 
 from pipeline.guards.ids import is_canonical_uuid
-from pipeline.types import Entity, Strict
+from pipeline.types import Document, Entity, Strict
 
 ScopeKind = Literal["no_scope", "chip", "property"]
 # entity id -> the ids of its documents, the one catalog query (Store.entity_document_ids).
@@ -96,3 +96,69 @@ def resolve_scope(
     if entity_id is not None:
         return Scope(kind="property", entity_id=entity_id)
     return NO_SCOPE
+
+
+class ScopeNote(Strict):
+    """What the answer must say about whose documents the scope selected, decided in code.
+
+    `other_entity`: every selected document belongs to other entities than the ones the question
+    names: the answer says whose they are, with no citation. `no_entity`: the
+    selection holds documents no entity owns (a blank form), read as selected, and the answer says
+    they are not the named entity's.
+    """
+
+    kind: Literal["other_entity", "no_entity"]
+    asked: tuple[str, ...]
+    about: tuple[str, ...] = ()
+    document_ids: tuple[str, ...] = ()
+    message: str
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def scope_note(
+    scoped_ids: Sequence[str] | None,
+    asked_ids: Sequence[str],
+    documents: Mapping[str, Document],
+    entities: Mapping[str, Entity],
+    entity_kind: str = "entity",
+) -> ScopeNote | None:
+    """The note a scoped question needs when its selected documents are not the asked entities' own:
+    all another entity's (`other_entity`), or some owned by no entity (`no_entity`); None otherwise
+    (no scope, no entity asked, or a selected document the asked entities own or share)."""
+    asked = [entities[e] for e in dict.fromkeys(asked_ids) if e in entities]
+    selected = [documents[d] for d in scoped_ids or () if d in documents]
+    if not asked or not selected:
+        return None
+    wanted = {e.entity_id for e in asked}
+    if any(wanted & set(d.entity_ids) or (not d.entity_ids and not d.outside) for d in selected):
+        return None
+    asked_names = tuple(e.name for e in asked)
+    unowned = tuple(d for d in selected if not d.entity_ids)
+    if unowned:
+        files = _listed([d.filename for d in unowned])
+        message = (
+            f"The selected document {files} belongs to no {entity_kind}: it is not {_listed(asked_names)}'s;"
+            " the answer comes from it as selected."
+        )
+        return ScopeNote(
+            kind="no_entity",
+            asked=asked_names,
+            document_ids=tuple(d.document_id for d in unowned),
+            message=message,
+        )
+    owners = [entities[e].name for d in selected for e in d.entity_ids if e in entities]
+    about = tuple(dict.fromkeys(owners))
+    message = (
+        f"The selected documents are about {_listed(about)}, not {_listed(asked_names)}."
+        f" Select {_listed(asked_names)}'s documents, or ask about {_listed(about)}."
+    )
+    return ScopeNote(
+        kind="other_entity",
+        asked=asked_names,
+        about=about,
+        document_ids=tuple(d.document_id for d in selected),
+        message=message,
+    )

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from pipeline.intake.scope import ScopeNote
 from pipeline.program.trace import QuestionTrace
 from pipeline.types import Strict
 
@@ -60,6 +61,9 @@ class Completed(Strict):
     clarifying_questions: tuple[str, ...] = ()
     # The tool loop's message when steps were given up or it stopped early.
     notice: str | None = None
+    # Whose documents the scope selected when they are not the named entity's own: "other_entity"
+    # (nothing was read, the answer is the note's message) or "no_entity" (read, the answer says so).
+    scope_note: ScopeNote | None = None
     lm_calls: int
     tokens: int
     seconds: float

@@ -33,7 +33,7 @@ from pipeline.guards.sanitise import (
 from pipeline.guards.selection import numbered, offered_sentences, render_choice
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.planner_state import PlannerState
-from pipeline.intake.scope import Scope, allowed_document_ids
+from pipeline.intake.scope import Scope, ScopeNote, allowed_document_ids, scope_document_ids, scope_note
 from pipeline.program.calls import call_once
 from pipeline.program.events import (
     Completed,
@@ -136,6 +136,7 @@ class ScopedQA(dspy.Module):
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
+        note = self._scope_note(plan, scope)
         try:
             passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
             sub_questions = self.decompose_step(run)
@@ -169,6 +170,13 @@ class ScopedQA(dspy.Module):
             reason = f"{over} bullets dropped from the end: the answer was over {MAX_ANSWER_BYTES} bytes"
             trace.interventions.append(Intervention(guard="cap", target="answer", reason=reason))
         answer = render_markdown(sections_out)
+        if note is not None and note.kind == "other_entity" and any(s.sources for s in sections_out):
+            note = None  # the gate found the asked entity in a selected document after all: answered from it
+        if note is not None:
+            trace.interventions.append(Intervention(guard="scope", target=note.kind, reason=note.message))
+            # Another entity's documents: the answer is the note, typed, with no section and no citation.
+            sections_out = [] if note.kind == "other_entity" else sections_out
+            answer = note.message if note.kind == "other_entity" else f"{note.message}\n\n{answer}"
         trace.answer = answer
         trace.sections = [s.model_dump(mode="json") for s in sections_out]
         fit_trace(trace)
@@ -181,8 +189,16 @@ class ScopedQA(dspy.Module):
             strategy=plan.strategy,
             clarifying_questions=tuple(q.question for q in plan.clarifying_questions),
             notice=retrieval.user_message,
+            scope_note=note,
             trace=trace,
         )
+
+    def _scope_note(self, plan: PlannerState, scope: Scope) -> ScopeNote | None:
+        """What the answer must say about whose documents the scope selected."""
+        asked = plan.retrieval_rounds[0].filters.entities if plan.retrieval_rounds else ()
+        catalog = self.store.catalog
+        scoped = scope_document_ids(scope, self.store.entity_document_ids)
+        return scope_note(scoped, asked, catalog.documents, catalog.entities, catalog.entity_kind)
 
     def _without_retrieval(
         self, plan: PlannerState, arithmetic: bool, trace: QuestionTrace, started: float

@@ -80,6 +80,24 @@ class Intervention(Strict):
         return display_record(value)
 
 
+class GateDecision(Strict):
+    """The entity gate's decision on one document: kept or excluded, why, and what it read to decide."""
+
+    document_id: str
+    filename: str
+    kept: bool
+    reasons: list[str] = Field(default_factory=list)
+    # Where the asked entity was found ("summary: ...", "opening: ...") and what the catalog says.
+    evidence: list[str] = Field(default_factory=list)
+    other_entities: list[str] = Field(default_factory=list)
+
+    @field_validator("filename", "evidence", "other_entities")
+    @classmethod
+    def _displayable(cls, value: str | list[str]) -> str | list[str]:
+        # evidence quotes document text: the record is served as JSON and shown by `history`
+        return display_record(value) if isinstance(value, str) else [display_record(v) for v in value]
+
+
 class ToolLoopTrace(Strict):
     """The question's one tool loop at the end: why it stopped, which tools it gave up, what the user was told."""
 
@@ -107,6 +125,8 @@ class QuestionTrace(Strict):
     sub_questions: list[SubQuestionTrace] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     fallbacks: list[Intervention] = Field(default_factory=list)
+    # The entity gate's decision on each document it judged (once per document and gate input).
+    gate_decisions: list[GateDecision] = Field(default_factory=list)
     store_document_ids: list[str] = Field(default_factory=list)
     tool_loop: ToolLoopTrace | None = None
     direct_answer: DirectAnswerTrace | None = None
@@ -150,6 +170,17 @@ def _record_execution(trace: QuestionTrace, sq: SubQuestionTrace, round_id: int,
                 guard="entity_gate",
                 target=f"{exclusion.document_id} {exclusion.filename}",
                 reason=", ".join(exclusion.reasons),
+            )
+        )
+    for verdict in result.trace.gate_verdicts:
+        trace.gate_decisions.append(
+            GateDecision(
+                document_id=verdict.document_id,
+                filename=verdict.filename,
+                kept=verdict.keep or verdict.document_id in result.trace.relaxed,
+                reasons=list(verdict.reasons),
+                evidence=list(verdict.evidence),
+                other_entities=list(verdict.other_addresses),
             )
         )
     for chunk_exclusion in result.trace.chunk_exclusions:
@@ -307,6 +338,7 @@ def _drop_steps(trace: QuestionTrace, budget: int) -> None:
 def _drop_records(trace: QuestionTrace, budget: int) -> None:
     del trace.interventions[50:]
     del trace.fallbacks[50:]
+    del trace.gate_decisions[50:]
 
 
 def _drop_planner_and_chunks(trace: QuestionTrace, budget: int) -> None:
@@ -323,6 +355,7 @@ def _drop_sections(trace: QuestionTrace, budget: int) -> None:
 def _drop_everything_else(trace: QuestionTrace, budget: int) -> None:
     trace.interventions.clear()
     trace.fallbacks.clear()
+    trace.gate_decisions.clear()
     trace.sub_questions.clear()
     trace.store_document_ids.clear()
     trace.question = trace.question[: budget // 16]

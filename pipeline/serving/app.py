@@ -46,7 +46,8 @@ DEFAULT_HEARTBEAT_SECONDS = 15.0
 _STREAM_DOC = (
     "Server-sent events, one per progress step in this order: `decomposed`, `retrieving`, `filtering`, "
     "`generating_subquestion` (one per section), then `completed` (answer Markdown, sections with their "
-    "sources, and a `notice` when retrieval steps were given up) or `error`. Every event's data is JSON "
+    "sources, a `notice` when retrieval steps were given up, and a `scope_note` when the selected documents "
+    "are another entity's or no entity's) or `error`. Every event's data is JSON "
     "carrying the stream's `stream_id` and a `seq` number."
 )
 

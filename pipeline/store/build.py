@@ -231,7 +231,7 @@ def _write_catalog(
             read.hidden.append((rel, source.hidden))
         spec = corpus.metadata_for(rel)
         profile = profile_document(source.pages)
-        document = _document(corpus.name, spec, entities, source, profile)
+        document = _document(corpus.name, corpus.shared(spec), spec, entities, source, profile)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
         row_start = len(read.chunk_texts)
         chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
@@ -305,6 +305,7 @@ def _made_summary(profile: DocumentProfile, pages: tuple[str, ...]) -> str:
 
 def _document(
     corpus: str,
+    corpus_shared: bool,
     spec: DocumentSpec | None,
     entities: dict[str, Entity],
     source: SourceFile,
@@ -336,4 +337,5 @@ def _document(
         entity_ids=tuple(entities[s].entity_id for s in slugs),
         attributes=tuple(sorted(attributes.items())),
         opening=profile.opening,
+        outside=not slugs and not corpus_shared,
     )

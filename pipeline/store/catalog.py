@@ -42,7 +42,7 @@ CREATE TABLE documents (
     title TEXT NOT NULL, summary TEXT NOT NULL, summary_source TEXT NOT NULL,
     doc_type TEXT NOT NULL, page_count INTEGER NOT NULL, sha256 TEXT NOT NULL,
     row_start INTEGER NOT NULL, row_end INTEGER NOT NULL, ordinal INTEGER NOT NULL UNIQUE,
-    opening TEXT NOT NULL
+    opening TEXT NOT NULL, outside INTEGER NOT NULL
 );
 CREATE TABLE document_entities (
     document_id TEXT NOT NULL REFERENCES documents(document_id),
@@ -83,7 +83,7 @@ class CatalogWriter:
 
     def add_document(self, document: Document, summary_source: str, sha256: str, row_start: int, ordinal: int) -> None:
         self._db.execute(
-            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 document.document_id,
                 document.relpath,
@@ -98,6 +98,7 @@ class CatalogWriter:
                 row_start,
                 ordinal,
                 document.opening,
+                int(document.outside),
             ),
         )
         self._db.executemany(
@@ -149,10 +150,12 @@ class Catalog:
         self.documents: dict[str, Document] = {}
         starts, ends = [], []
         query = (
-            "SELECT document_id, filename, relpath, title, summary, doc_type, page_count, row_start, row_end, opening"
-            " FROM documents ORDER BY ordinal"
+            "SELECT document_id, filename, relpath, title, summary, doc_type, page_count, row_start, row_end, opening,"
+            " outside FROM documents ORDER BY ordinal"
         )
-        for did, filename, relpath, title, summary, doc_type, pages, start, end, opening in self._db.execute(query):
+        for did, filename, relpath, title, summary, doc_type, pages, start, end, opening, outside in self._db.execute(
+            query
+        ):
             self.documents[did] = Document(
                 did,
                 filename,
@@ -164,6 +167,7 @@ class Catalog:
                 tuple(owners.get(did, ())),
                 tuple(attrs.get(did, ())),
                 opening,
+                bool(outside),
             )
             starts.append(start)
             ends.append(end)
@@ -190,9 +194,10 @@ class Catalog:
     def _require_columns(self, path: Path) -> None:
         """IndexCorruptError when the catalog lacks a column this version reads (an older build)."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(documents)")}
-        if "opening" not in columns:
+        missing = sorted({"opening", "outside"} - columns)
+        if missing:
             raise IndexCorruptError(
-                str(path), ["the catalog keeps no document openings (built by an older scoperag): rebuild the index"]
+                str(path), [f"the catalog lacks {', '.join(missing)} (built by an older scoperag): rebuild the index"]
             )
 
     def document_position(self, document_id: str) -> int:

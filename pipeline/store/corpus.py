@@ -15,6 +15,8 @@ from pipeline.types import Strict
 from pipeline.vocabulary import Vocabulary
 
 MANIFEST_FORMAT = "scoperag-corpus/v1"
+# What a document no entity owns is: outside every entity's scope, or shared by every entity.
+UnownedRule = Literal["outside", "shared"]
 
 
 def path_matches(pattern: str, relpath: str) -> bool:
@@ -39,6 +41,8 @@ class DocumentSpec(Strict):
     summary: str | None = None
     entities: list[str] = Field(default_factory=list)
     attributes: dict[str, str] = Field(default_factory=dict)
+    # For a document no entity owns: "outside" every entity's scope, or "shared" by every entity.
+    unowned: UnownedRule | None = None
 
 
 class CorpusManifest(Strict):
@@ -53,6 +57,10 @@ class CorpusManifest(Strict):
     exclude: list[str] = Field(default_factory=list)
     # The corpus's own words and patterns; stored with the index, read by the guards and intake.
     vocabulary: Vocabulary = Vocabulary()
+    # What a document no entity owns is by default: outside every entity's scope (a blank form, a
+    # template), so a question about an entity never reads it unless its scope selects it; or shared
+    # by every entity (a common annex). A document rule's `unowned` overrides this.
+    unowned: UnownedRule = "outside"
 
     @model_validator(mode="after")
     def _references_resolve(self) -> CorpusManifest:
@@ -75,6 +83,11 @@ class CorpusManifest(Strict):
             for key, value in spec.model_dump(exclude={"path"}, exclude_defaults=True).items():
                 merged[key] = {**merged.get(key, {}), **value} if key == "attributes" else value
         return DocumentSpec(**merged)
+
+    def shared(self, spec: DocumentSpec | None) -> bool:
+        """Whether a document with these rules, if no entity owns it, is served for every entity."""
+        rule = spec.unowned if spec is not None and spec.unowned is not None else self.unowned
+        return rule == "shared"
 
 
 class FrontMatter(Strict):
