@@ -118,6 +118,18 @@ def test_wrong_property_never_cites_the_other_property(start: Start) -> None:
     assert not cited(result.last) & gardens_only
 
 
+def test_a_chip_of_another_propertys_documents_streams_a_typed_answer_without_sources(start: Start) -> None:
+    server = start()
+    chosen = sorted(entity_docs(server.store, "Banda Lane"))[:2]
+    result = query(server, question="What is the rent at 7 Banda Road?", document_ids=chosen)
+    assert_one_stream(result)
+    done = result.last
+    assert done["phase"] == "completed" and done["sections"] == [] and not cited(done)
+    assert done["scope_note"]["kind"] == "other_entity"
+    assert done["scope_note"]["about"] == ["Banda Lane"] and done["scope_note"]["asked"] == ["Banda Road"]
+    assert done["answer"].startswith("The selected documents are about Banda Lane, not Banda Road.")
+
+
 # -- limits and errors ------------------------------------------------------------------------------
 
 

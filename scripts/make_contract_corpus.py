@@ -1,0 +1,549 @@
+"""Generate the contract development corpus (datasets/contracts) and its labelled traces
+(datasets/contracts-traces/dev.jsonl).
+
+Run from the repository root:
+
+    python scripts/make_contract_corpus.py
+
+Fictional non-disclosure agreements built from one template, so the documents are near-identical:
+two-party agreements owned by both parties (one party, Northwind, signs with four others; Helix
+also signs with Aster: another pair sharing a party), blank forms naming no counterparty that no
+entity owns, and a metadata summary that names only the shared party. Deterministic; before writing,
+every answer fact is checked to occur on its gold page. Any failure stops the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.evaluation.examples import ExampleScope, GoldPage, LabelledExample, example_id, write_examples
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = "contracts"
+PAGE_BREAK = "\n<!-- pagebreak -->\n"
+
+
+@dataclass(frozen=True)
+class Party:
+    slug: str
+    name: str
+    aliases: tuple[str, ...]
+    description: str
+    notice: str
+
+
+NORTHWIND = Party(
+    "northwind",
+    "Northwind Systems Inc.",
+    ("Northwind Systems", "Northwind"),
+    "a Delaware corporation",
+    "400 Harbour Street, Wilmington",
+)
+HELIX = Party(
+    "helix",
+    "Helix Robotics Ltd",
+    ("Helix Robotics",),
+    "a company registered in England and Wales",
+    "12 Mill Lane, Cambridge",
+)
+ASTER = Party("aster", "Aster Biologics GmbH", ("Aster Biologics",), "a German limited company", "Seestrasse 8, Zurich")
+QUARRY = Party(
+    "quarry", "Quarry Analytics LLC", ("Quarry Analytics",), "a New York limited liability company", "PO Box 88, Albany"
+)
+HARBOR = Party(
+    "blue-harbor",
+    "Blue Harbor Logistics Corp.",
+    ("Blue Harbor Logistics", "Blue Harbor"),
+    "a Texas corporation",
+    "9 Dock Road, Houston",
+)
+PARTIES = (NORTHWIND, HELIX, ASTER, QUARRY, HARBOR)
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What differs between two agreements built from the template."""
+
+    date: str
+    purpose: str
+    term: str
+    survival: str
+    return_days: str
+    law: str
+    forum: str
+    signer_a: str
+    signer_b: str
+
+
+@dataclass(frozen=True)
+class Agreement:
+    path: str
+    first: Party | None
+    second: Party | None
+    terms: Terms
+    # A summary the manifest gives (as a document system would); None: made from the first pages.
+    summary: str | None = None
+
+
+def _name(party: Party | None, blank: str) -> str:
+    return party.name if party else blank
+
+
+def render(agreement: Agreement) -> str:
+    """The agreement's three pages, from the one template."""
+    a, b, t = agreement.first, agreement.second, agreement.terms
+    first = _name(a, "[DISCLOSING PARTY NAME]")
+    second = _name(b, "______________________")
+    a_desc = a.description if a else "[DESCRIPTION]"
+    b_desc = b.description if b else "[DESCRIPTION]"
+    page1 = "\n\n".join(
+        (
+            "MUTUAL NON-DISCLOSURE AGREEMENT",
+            f'This Mutual Non-Disclosure Agreement (the "Agreement") is made as of {t.date} (the "Effective Date")'
+            f" between {first}, {a_desc}, and {second}, {b_desc}.",
+            "1. Purpose. The parties wish to exchange Confidential Information solely to evaluate"
+            f' {t.purpose} (the "Purpose").',
+            '2. Confidential Information. "Confidential Information" means all non-public business, technical and'
+            " financial information a party discloses, including data analytics, information systems, product"
+            " designs, health and safety records and customer lists, whether disclosed orally or in writing.",
+        )
+    )
+    page2 = "\n\n".join(
+        (
+            "3. Obligations. The receiving party shall use Confidential Information only for the Purpose, shall"
+            " protect it with at least reasonable care and to the best of its abilities, and shall disclose it"
+            " only to employees and advisers who need to know it.",
+            f"4. Term. This Agreement remains in force for {t.term} from the Effective Date. The obligations of"
+            f" confidentiality survive for {t.survival} after the Agreement ends.",
+            f"5. Return of materials. Within {t.return_days} days of a written request, the receiving party shall"
+            " return or destroy all Confidential Information and certify that it has done so.",
+        )
+    )
+    notices = (
+        f"Notices to {first} go to {a.notice if a else '[ADDRESS]'}; notices to {second} go to "
+        f"{b.notice if b else '[ADDRESS]'}."
+    )
+    page3 = "\n\n".join(
+        (
+            f"6. Governing law. This Agreement is governed by the laws of {t.law}, and any dispute is resolved by"
+            f" {t.forum}.",
+            f"7. Notices. {notices}",
+            f"Signed for {first}: {t.signer_a}\nSigned for {second}: {t.signer_b}",
+        )
+    )
+    return PAGE_BREAK.join((page1, page2, page3)) + "\n"
+
+
+AGREEMENTS = (
+    Agreement(
+        "agreements/northwind-helix-nda.txt",
+        NORTHWIND,
+        HELIX,
+        Terms(
+            "3 March 2021",
+            "a robotic warehouse picking collaboration",
+            "three (3) years",
+            "five (5) years",
+            "fifteen (15)",
+            "the State of Delaware",
+            "the courts of Wilmington",
+            "Dana Whitfield, General Counsel",
+            "Oliver Brandt, Chief Executive Officer",
+        ),
+    ),
+    Agreement(
+        "agreements/northwind-quarry-nda.txt",
+        NORTHWIND,
+        QUARRY,
+        Terms(
+            "14 June 2022",
+            "a pilot of a demand forecasting platform",
+            "two (2) years",
+            "three (3) years",
+            "thirty (30)",
+            "the State of New York",
+            "arbitration in New York City",
+            "Dana Whitfield, General Counsel",
+            "Priya Raman, Managing Member",
+        ),
+        # What a document system often stores: a summary that names only the shared party.
+        summary="Mutual non-disclosure agreement of Northwind Systems Inc. for a demand forecasting pilot.",
+    ),
+    Agreement(
+        "agreements/northwind-aster-nda.txt",
+        NORTHWIND,
+        ASTER,
+        Terms(
+            "1 September 2020",
+            "a joint assay development programme",
+            "four (4) years",
+            "seven (7) years",
+            "ten (10)",
+            "England and Wales",
+            "the courts of London",
+            "Marcus Lee, Vice President Legal",
+            "Katrin Vogel, Geschaeftsfuehrerin",
+        ),
+    ),
+    Agreement(
+        "agreements/northwind-blue-harbor-nda.txt",
+        NORTHWIND,
+        HARBOR,
+        Terms(
+            "20 January 2023",
+            "a shared cold-chain shipping route",
+            "eighteen (18) months",
+            "two (2) years",
+            "twenty (20)",
+            "the State of Texas",
+            "the courts of Harris County",
+            "Marcus Lee, Vice President Legal",
+            "Ray Okafor, President",
+        ),
+    ),
+    Agreement(
+        "agreements/helix-aster-nda.txt",
+        HELIX,
+        ASTER,
+        Terms(
+            "9 November 2022",
+            "sterile laboratory automation",
+            "five (5) years",
+            "ten (10) years",
+            "forty-five (45)",
+            "Switzerland",
+            "arbitration in Zurich",
+            "Oliver Brandt, Chief Executive Officer",
+            "Katrin Vogel, Geschaeftsfuehrerin",
+        ),
+    ),
+)
+# Blank forms: no counterparty, no entity owns them; the values are the ones most agreements use.
+FORM_TERMS = Terms(
+    "____________",
+    "a possible business relationship",
+    "two (2) years",
+    "three (3) years",
+    "thirty (30)",
+    "the State of Delaware",
+    "the courts of Wilmington",
+    "______________________",
+    "______________________",
+)
+FORMS = (
+    Agreement("forms/mutual-nda-form.txt", NORTHWIND, None, FORM_TERMS),
+    Agreement("forms/mutual-nda-form-v2.txt", NORTHWIND, None, FORM_TERMS),
+    Agreement("forms/nda-template-blank.txt", None, None, FORM_TERMS),
+)
+
+
+def _slugs(agreement: Agreement) -> list[str]:
+    return [p.slug for p in (agreement.first, agreement.second) if p is not None and agreement in AGREEMENTS]
+
+
+def manifest() -> str:
+    """corpus.toml: the parties as entities, both parties owning each agreement, forms owned by none."""
+    lines = [
+        "# Generated by scripts/make_contract_corpus.py - edit the script, not this file.",
+        'format = "scoperag-corpus/v1"',
+        f'name = "{CORPUS}"',
+        'entity_kind = "company"',
+        'exclude = ["README.md"]',
+        "# A document no party owns (a blank form) lies outside every party's scope.",
+        'unowned = "outside"',
+        "",
+        "[vocabulary]",
+        'generic_words = ["agreement", "agreements", "nda", "ndas", "contract", "contracts", "form", "forms",'
+        ' "company", "party", "parties"]',
+    ]
+    for p in PARTIES:
+        lines += ["", "[[entities]]", f"slug = {json.dumps(p.slug)}", f"name = {json.dumps(p.name)}"]
+        lines.append(f"aliases = [{', '.join(json.dumps(a) for a in p.aliases)}]")
+    for a in (*AGREEMENTS, *FORMS):
+        lines += ["", "[[documents]]", f"path = {json.dumps(a.path)}", 'type = "nda"']
+        lines.append(f"entities = [{', '.join(json.dumps(s) for s in _slugs(a))}]")
+        if a.summary:
+            lines.append(f"summary = {json.dumps(a.summary)}")
+    return "\n".join(lines) + "\n"
+
+
+ALL = (*AGREEMENTS, *FORMS)
+BY_PATH = {a.path: a for a in ALL}
+
+
+def _pages(path: str) -> list[str]:
+    return render(BY_PATH[path]).split(PAGE_BREAK)
+
+
+def _not_for(*owners: Party) -> tuple[str, ...]:
+    """Documents a question about `owners` must never read: other agreements (those owned by none of
+    them, or, for two named parties, not by both) and every blank form."""
+    slugs = {p.slug for p in owners}
+    out = []
+    for a in AGREEMENTS:
+        mine = set(_slugs(a))
+        if (len(slugs) > 1 and not slugs <= mine) or not slugs & mine:
+            out.append(a.path)
+    return (*out, *(f.path for f in FORMS))
+
+
+def _example(
+    case: str,
+    question: str,
+    gold: Sequence[tuple[str, int]] = (),
+    facts: Sequence[str] = (),
+    forbidden: Sequence[str] = (),
+    scope: ExampleScope | None = None,
+    tags: Sequence[str] = (),
+    not_found: bool = False,
+) -> LabelledExample:
+    scope = scope or ExampleScope()
+    for fact in facts:
+        if not any(fact in _pages(path)[page - 1] for path, page in gold):
+            raise SystemExit(f"fact {fact!r} of {question!r} is on none of its gold pages")
+    plan = "two_step" if case == "no_scope" or (case == "wrong_property" and not scope.document_ids) else "one_step"
+    if scope.property:
+        plan = "one_step"
+    return LabelledExample(
+        id=example_id(CORPUS, question, scope),
+        corpus=CORPUS,
+        case=case,  # type: ignore[arg-type]
+        question=question,
+        scope=scope,
+        gold_documents=tuple(dict.fromkeys(p for p, _ in gold)),
+        gold_pages=tuple(GoldPage(document=p, page=n) for p, n in gold),
+        answer_facts=tuple(facts),
+        forbidden_documents=tuple(f for f in forbidden if f not in {p for p, _ in gold}),
+        expect_not_found=not_found,
+        expected_plan=plan,  # type: ignore[arg-type]
+        tags=tuple(tags),
+        split="dev",
+    )
+
+
+NH, NQ, NA, NB, HA = (a.path for a in AGREEMENTS)
+FORM, FORM2, BLANK = (f.path for f in FORMS)
+
+
+def examples() -> list[LabelledExample]:
+    """The labelled questions: each case, each finding (ordinary words, unowned forms, two parties)."""
+    return [
+        # -- no scope: the named party's own agreement, never a form or another pair's agreement
+        _example(
+            "no_scope",
+            "Which law governs the NDA between Northwind Systems and Helix Robotics?",
+            [(NH, 3)],
+            ["the State of Delaware"],
+            _not_for(NORTHWIND, HELIX),
+            tags=["finding:two_parties", "scope:none"],
+        ),
+        _example(
+            "no_scope",
+            "How long do confidentiality obligations survive under the Quarry Analytics NDA?",
+            [(NQ, 2)],
+            ["three (3) years"],
+            _not_for(QUARRY),
+            tags=["finding:unowned_forms", "finding:summary_names_other_party", "scope:none"],
+        ),
+        _example(
+            "no_scope",
+            "Within how many days must Helix Robotics return Aster Biologics materials?",
+            [(HA, 2)],
+            ["forty-five (45)"],
+            _not_for(HELIX, ASTER),
+            tags=["finding:two_parties", "scope:none"],
+        ),
+        _example(
+            "no_scope",
+            "What purpose does the Blue Harbor Logistics agreement cover?",
+            [(NB, 1)],
+            ["a shared cold-chain shipping route"],
+            _not_for(HARBOR),
+            tags=["finding:unowned_forms", "scope:none"],
+        ),
+        _example(
+            "no_scope",
+            "Who signed the Aster Biologics agreement with Northwind?",
+            [(NA, 3)],
+            ["Katrin Vogel"],
+            _not_for(ASTER, NORTHWIND),
+            tags=["finding:two_parties", "scope:none"],
+        ),
+        _example(
+            "no_scope",
+            "Under the Helix Robotics NDA, are data analytics and health and safety records confidential?",
+            [(NH, 1)],
+            ["data analytics", "health and safety records"],
+            _not_for(HELIX),
+            tags=["finding:ordinary_words", "scope:none"],
+        ),
+        # -- chip: the selected agreement or form
+        _example(
+            "chip",
+            "How long does this agreement remain in force?",
+            [(NH, 2)],
+            ["three (3) years"],
+            _not_for(NORTHWIND, HELIX),
+            ExampleScope(document_ids=(NH,)),
+            tags=["scope:chip"],
+        ),
+        _example(
+            "chip",
+            "What is the purpose of the Quarry Analytics agreement?",
+            [(NQ, 1)],
+            ["a pilot of a demand forecasting platform"],
+            _not_for(QUARRY),
+            ExampleScope(document_ids=(NQ,)),
+            tags=["finding:summary_names_other_party", "scope:chip"],
+        ),
+        _example(
+            "chip",
+            "How long do confidentiality obligations survive under the form?",
+            [(FORM, 2)],
+            ["three (3) years"],
+            (),
+            ExampleScope(document_ids=(FORM,)),
+            tags=["finding:unowned_forms", "unowned_selected", "scope:chip"],
+        ),
+        _example(
+            "chip",
+            "Which courts resolve disputes under the Aster Biologics agreements?",
+            [(NA, 3), (HA, 3)],
+            ["the courts of London", "arbitration in Zurich"],
+            _not_for(ASTER),
+            ExampleScope(document_ids=(NA, HA)),
+            tags=["finding:two_parties", "scope:chip"],
+        ),
+        # -- property: every agreement the party owns, its shorter-summary ones too
+        _example(
+            "property",
+            "How long does the agreement remain in force?",
+            [(NQ, 2)],
+            ["two (2) years"],
+            _not_for(QUARRY),
+            ExampleScope(property=QUARRY.slug),
+            tags=["finding:summary_names_other_party", "scope:property"],
+        ),
+        _example(
+            "property",
+            "Which law governs each agreement?",
+            [(NH, 3), (HA, 3)],
+            ["the State of Delaware", "Switzerland"],
+            _not_for(HELIX),
+            ExampleScope(property=HELIX.slug),
+            tags=["finding:two_parties", "scope:property"],
+        ),
+        _example(
+            "property",
+            "Within how many days must materials be returned?",
+            [(NH, 2), (NQ, 2), (NA, 2), (NB, 2)],
+            ["fifteen (15)", "thirty (30)", "ten (10)", "twenty (20)"],
+            _not_for(NORTHWIND),
+            ExampleScope(property=NORTHWIND.slug),
+            tags=["finding:two_parties", "finding:summary_names_other_party", "scope:property"],
+        ),
+        _example(
+            "property",
+            "Who signed for Blue Harbor?",
+            [(NB, 3)],
+            ["Ray Okafor"],
+            _not_for(HARBOR),
+            ExampleScope(property=HARBOR.slug),
+            tags=["scope:property"],
+        ),
+        # -- wrong property: another party's agreement selected, another pair's agreement, a form
+        _example(
+            "wrong_property",
+            "Which law governs the Helix Robotics agreement?",
+            forbidden=(NQ, NH),
+            scope=ExampleScope(document_ids=(NQ,)),
+            tags=["wrong_entity", "not_in_scope", "scope:chip"],
+            not_found=True,
+        ),
+        _example(
+            "wrong_property",
+            "What is the purpose of the Quarry Analytics agreement?",
+            forbidden=(NA, HA, NQ),
+            scope=ExampleScope(property=ASTER.slug),
+            tags=["wrong_entity", "not_in_scope", "scope:property"],
+            not_found=True,
+        ),
+        _example(
+            "wrong_property",
+            "What does the NDA between Northwind Systems and Helix Robotics say about returning materials?",
+            [(NH, 2)],
+            ["fifteen (15)"],
+            _not_for(NORTHWIND, HELIX),
+            tags=["wrong_entity", "finding:two_parties", "scope:none"],
+        ),
+        _example(
+            "wrong_property",
+            "What is the term of the NDA between Helix Robotics and Aster Biologics?",
+            [(HA, 2)],
+            ["five (5) years"],
+            _not_for(HELIX, ASTER),
+            tags=["wrong_entity", "finding:two_parties", "scope:none"],
+        ),
+        _example(
+            "wrong_property",
+            "How many days does Quarry Analytics have to return materials?",
+            [(NQ, 2)],
+            ["thirty (30)"],
+            _not_for(QUARRY),
+            tags=["wrong_entity", "finding:unowned_forms", "scope:none"],
+        ),
+        _example(
+            "wrong_property",
+            "Which courts hear disputes under the Blue Harbor agreement?",
+            [(NB, 3)],
+            ["the courts of Harris County"],
+            _not_for(HARBOR),
+            tags=["wrong_entity", "finding:unowned_forms", "scope:none"],
+        ),
+    ]
+
+
+def write(corpus_dir: Path, traces_dir: Path) -> list[Path]:
+    """Write the corpus and its traces; the paths written."""
+    written = []
+    for agreement in ALL:
+        path = corpus_dir / agreement.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(agreement), encoding="utf-8")
+        written.append(path)
+    (corpus_dir / "corpus.toml").write_text(manifest(), encoding="utf-8")
+    written.append(corpus_dir / "corpus.toml")
+    traces_dir.mkdir(parents=True, exist_ok=True)
+    write_examples(traces_dir / "dev.jsonl", examples())
+    written.append(traces_dir / "dev.jsonl")
+    return written
+
+
+def _check() -> None:
+    """Every blank form names no counterparty; every agreement names both of its parties on page 1."""
+    for form in FORMS:
+        if form.second is not None or not re.search(r"_{5,}", _pages(form.path)[0]):
+            raise SystemExit(f"{form.path}: a form must leave its counterparty blank")
+    for a in AGREEMENTS:
+        page = _pages(a.path)[0]
+        if not all(p is not None and p.name in page for p in (a.first, a.second)):
+            raise SystemExit(f"{a.path}: page 1 must name both parties")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "datasets" / "contracts")
+    parser.add_argument("--traces", type=Path, default=ROOT / "datasets" / "contracts-traces")
+    args = parser.parse_args()
+    _check()
+    for path in write(args.corpus, args.traces):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""The contract development corpus (datasets/contracts, traces in datasets/contracts-traces): two-party
+agreements, blank forms no party owns, near-identical templates. Reproduces the findings on real
+contracts with 0 wrong-entity chunks: ordinary words naming no party (2), blank forms served for
+every party (7), and another pair's agreement or a party's own agreement dropped (8); and a scope of
+another party's documents answered with a typed note (program, CLI, server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dspy
+import pytest
+
+from pipeline.evaluation.examples import load_examples
+from pipeline.evaluation.labels import resolve_example
+from pipeline.evaluation.scoring import score_retrieval
+from pipeline.intake.analysis import analyse_question
+from pipeline.intake.scope import NO_SCOPE, Scope, resolve_scope
+from pipeline.program.events import Completed
+from pipeline.program.module import ScopedQA
+from pipeline.settings import PlannerConfig
+from pipeline.store import Store, open_store
+from pipeline.store.build import build_index
+from pipeline.store.embedders import HashEmbedder
+from tests.support.fakes import cooperative, scripted_lm
+from tests.support.paths import DATASETS
+from tests.support.scripts import load_script
+
+CONTRACTS = DATASETS / "contracts"
+TRACES = DATASETS / "contracts-traces" / "dev.jsonl"
+EXAMPLES = load_examples(TRACES)
+FORMS = ("forms/mutual-nda-form.txt", "forms/mutual-nda-form-v2.txt", "forms/nda-template-blank.txt")
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("contracts-index")
+    build_index(CONTRACTS, out, HashEmbedder(64))
+    return out
+
+
+@pytest.fixture
+def store(index_dir: Path) -> Store:
+    return open_store(index_dir, HashEmbedder(64))
+
+
+def _ids(store: Store, *paths: str) -> set[str]:
+    return set(store.document_ids_for(list(paths)))
+
+
+def test_the_committed_corpus_and_traces_are_what_the_script_writes(tmp_path: Path) -> None:
+    generator = load_script("make_contract_corpus")
+    written = generator.write(tmp_path / "contracts", tmp_path / "traces")
+    committed = {p: CONTRACTS / p.relative_to(tmp_path / "contracts") for p in written if "contracts" in p.parts}
+    committed[tmp_path / "traces" / "dev.jsonl"] = TRACES
+    stale = [str(p) for p, c in committed.items() if p.read_bytes() != c.read_bytes()]
+    assert stale == [], "datasets/contracts is stale: run scripts/make_contract_corpus.py"
+    assert {e.case for e in EXAMPLES} == {"no_scope", "chip", "property", "wrong_property"}
+
+
+def test_forms_are_owned_by_no_party_and_agreements_by_both(store: Store) -> None:
+    documents = {d.relpath: d for d in store.catalog.documents.values()}
+    assert all(documents[f].entity_ids == () and documents[f].outside for f in FORMS)
+    agreements = [d for d in documents.values() if d.relpath.startswith("agreements/")]
+    assert len(agreements) == 5 and all(len(d.entity_ids) == 2 and not d.outside for d in agreements)
+
+
+@pytest.mark.parametrize("mode", ["bm25", "hybrid"])
+def test_every_example_reads_no_other_partys_document_and_finds_its_own(store: Store, mode: str) -> None:
+    for example in EXAMPLES:
+        result = score_retrieval(store, resolve_example(example, store), mode=mode)  # type: ignore[arg-type]
+        assert result.scores.wrong_property_citations == 0, example.question
+        assert result.scores.invalid_ids == 0, example.question
+        if example.gold_documents:
+            assert result.scores.recall_at_10 == 1.0, example.question
+
+
+def test_finding_2_ordinary_words_of_party_names_name_no_party(store: Store) -> None:
+    catalog = store.catalog
+    assert {"analytics", "systems"} <= set(catalog.vocabulary.ordinary_words)
+    question = "Under the Helix Robotics NDA, are data analytics and health and safety records confidential?"
+    intake = analyse_question(question, list(catalog.entities.values()), ["nda"], PlannerConfig(), catalog.vocabulary)
+    assert [catalog.entities[e].slug for e in intake.entity_ids] == ["helix"]
+    lower = "are data analytics and information systems confidential to the best of its abilities?"
+    intake = analyse_question(lower, list(catalog.entities.values()), ["nda"], PlannerConfig(), catalog.vocabulary)
+    assert intake.entity_ids == ()
+
+
+def _ask(store: Store, question: str, scope: Scope) -> Completed:
+    with dspy.context(lm=scripted_lm(cooperative())):
+        events = list(ScopedQA(store).stream(question, scope))
+    done = events[-1]
+    assert isinstance(done, Completed) and done.trace is not None
+    return done
+
+
+def _cited(done: Completed) -> set[str]:
+    return {s.document_id for section in done.sections for s in section.sources}
+
+
+def test_finding_7_blank_forms_are_outside_every_partys_scope(store: Store) -> None:
+    forms = _ids(store, *FORMS)
+    done = _ask(store, "How many days does Quarry Analytics have to return materials?", NO_SCOPE)
+    assert done.trace is not None
+    shown = {c.document_id for sq in done.trace.sub_questions for c in sq.chunks}
+    assert shown and not shown & forms
+    assert shown == _ids(store, "agreements/northwind-quarry-nda.txt")
+    decisions = {d.document_id: d for d in done.trace.gate_decisions}
+    assert any(d.reasons == ["owned_by_no_entity"] for i, d in decisions.items() if i in forms)
+    # a question naming no party reads them
+    open_question = _ask(store, "What is the confidentiality period in the blank form?", NO_SCOPE)
+    assert open_question.trace is not None
+    assert {c.document_id for sq in open_question.trace.sub_questions for c in sq.chunks} & forms
+
+
+def test_finding_7_a_chip_on_a_blank_form_about_a_party_says_it_is_not_that_partys(store: Store) -> None:
+    form = sorted(_ids(store, "forms/mutual-nda-form.txt"))
+    done = _ask(store, "What is the term of the Quarry Analytics agreement?", resolve_scope(store, form))
+    assert done.scope_note is not None and done.scope_note.kind == "no_entity"
+    assert done.scope_note.document_ids == tuple(form)
+    assert done.answer.startswith(
+        "The selected document mutual-nda-form.txt belongs to no company: it is not Quarry Analytics LLC's"
+    )
+    assert _cited(done) <= set(form)
+
+
+def test_finding_8_a_named_pair_never_reads_another_pairs_agreement(store: Store) -> None:
+    question = "What does the NDA between Northwind Systems and Helix Robotics say about returning materials?"
+    done = _ask(store, question, NO_SCOPE)
+    assert done.trace is not None
+    shown = {c.document_id for sq in done.trace.sub_questions for c in sq.chunks}
+    assert shown == _ids(store, "agreements/northwind-helix-nda.txt")
+    assert _cited(done) <= shown
+    pair = [d for d in done.trace.gate_decisions if d.reasons == ["another_pair"]]
+    assert {d.filename for d in pair} >= {"northwind-quarry-nda.txt", "northwind-aster-nda.txt"}
+
+
+def test_finding_8_a_partys_own_agreement_stays_in_its_scope_when_the_summary_names_the_other(
+    store: Store,
+) -> None:
+    nq = _ids(store, "agreements/northwind-quarry-nda.txt")
+    assert "Quarry" not in store.catalog.documents[next(iter(nq))].summary
+    done = _ask(store, "How long does the agreement remain in force?", resolve_scope(store, property_ref="quarry"))
+    assert done.trace is not None
+    assert {c.document_id for sq in done.trace.sub_questions for c in sq.chunks} == nq
+    kept = [d for d in done.trace.gate_decisions if d.document_id in nq and d.kept]
+    assert kept and any(e.startswith("opening: ") for e in kept[0].evidence)
+
+
+def test_item_5_a_chip_on_another_partys_agreement_gets_a_typed_answer_without_citation(store: Store) -> None:
+    chosen = sorted(_ids(store, "agreements/northwind-quarry-nda.txt"))
+    done = _ask(store, "Which law governs the Helix Robotics agreement?", resolve_scope(store, chosen))
+    assert done.scope_note is not None and done.scope_note.kind == "other_entity"
+    assert done.answer.startswith(
+        "The selected documents are about Northwind Systems Inc. and Quarry Analytics LLC, not Helix Robotics Ltd."
+    )
+    assert done.sections == () and _cited(done) == set()
+    assert json.loads(done.model_dump_json())["scope_note"]["about"] == [
+        "Northwind Systems Inc.",
+        "Quarry Analytics LLC",
+    ]
+    # the same through a property scope
+    by_property = _ask(
+        store, "What is the purpose of the Quarry Analytics agreement?", resolve_scope(store, None, "aster")
+    )
+    assert by_property.scope_note is not None and by_property.scope_note.kind == "other_entity"
+    assert by_property.answer.startswith("The selected documents are about ")
+    assert "not Quarry Analytics LLC." in by_property.answer and by_property.sections == ()
+
+
+def test_item_5_the_cli_prints_and_serialises_the_typed_answer(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.cli.main import main
+    from pipeline.program import lm
+
+    monkeypatch.chdir(tmp_path)  # no active profile
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    scripted = scripted_lm(cooperative())
+    scripted.adapter = dspy.JSONAdapter()
+    monkeypatch.setattr(lm, "make_lm", lambda *args, **kwargs: scripted)
+    common = ["--index", str(index_dir), "--history", str(tmp_path / "h.sqlite")]
+    question = "Which law governs the Helix Robotics agreement?"
+    capsys.readouterr()
+    assert main(["ask", question, "--doc-id", "agreements/northwind-quarry-nda.txt", *common]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "The selected documents are about Northwind Systems Inc. and Quarry Analytics LLC, not Helix" in out
+    assert "sources:" not in out
+    assert main(["ask", question, "--doc-id", "agreements/northwind-quarry-nda.txt", "--json", *common]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["scope_note"]["kind"] == "other_entity" and printed["sections"] == []
