@@ -59,6 +59,7 @@ def round_search(round_: RetrievalRound, passage: str | None = None, mode: Searc
         dense_query=passage if round_.use_hyde else None,
         documents_k=round_.output.max_docs,
         gate_entity_ids=round_.filters.entities,
+        together_entity_ids=round_.filters.together,
         doc_type_hint=frozenset(round_.filters.doc_types),
     )
 

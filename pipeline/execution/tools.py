@@ -90,11 +90,13 @@ class SearchSettings:
     documents_k: int | None = None
     gate_entity_ids: tuple[str, ...] = ()
     doc_type_hint: frozenset[str] = frozenset()
+    # The entities the question names together (the gate's pair rule); () when it names fewer than two.
+    together_entity_ids: tuple[str, ...] = ()
 
     @property
-    def gate_key(self) -> tuple[tuple[str, ...], frozenset[str]]:
+    def gate_key(self) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
         """What the entity gate's verdict on a document depends on besides the document."""
-        return self.gate_entity_ids, self.doc_type_hint
+        return self.gate_entity_ids, self.doc_type_hint, self.together_entity_ids
 
 
 @dataclass
@@ -135,7 +137,7 @@ class RetrievalTools:
         self.search = search
         self.known = frozenset(store.catalog.documents)
         self.allowed = allowed_document_ids(scope, store.entity_document_ids)
-        self.decided: dict[tuple[tuple[str, ...], frozenset[str]], dict[str, bool]] = {}
+        self.decided: dict[tuple[tuple[str, ...], frozenset[str], tuple[str, ...]], dict[str, bool]] = {}
         self.gate_exclusions: list[Exclusion] = []
         self.gate_verdicts: list[DocumentVerdict] = []
         self.selected = frozenset(scope.document_ids)
@@ -176,7 +178,8 @@ class RetrievalTools:
         if fresh:
             asked, others = self._gate_inputs()
             vocabulary = self.store.catalog.vocabulary
-            pairs = pair_documents([e.entity_id for e in asked], self.store.entity_document_ids)
+            together = self.search.together_entity_ids or tuple(e.entity_id for e in asked)
+            pairs = pair_documents(together, self.store.entity_document_ids)
             result = gate(
                 fresh,
                 asked,

@@ -134,7 +134,8 @@ def _variants(purpose: RoundPurpose, intake: Intake) -> tuple[str, ...]:
 
 def _rounds(intake: Intake, gate_ids: tuple[str, ...], config: PlannerConfig) -> tuple[RetrievalRound, ...]:
     modes, hyde = _modes(intake, config)
-    filters = RetrievalFilters(doc_types=tuple(sorted(intake.doc_type_hint)), entities=gate_ids)
+    together = intake.entity_ids if len(intake.entity_ids) > 1 else ()
+    filters = RetrievalFilters(doc_types=tuple(sorted(intake.doc_type_hint)), entities=gate_ids, together=together)
     return tuple(
         RetrievalRound(
             round_id=i,

@@ -67,6 +67,9 @@ class RetrievalFilters(Strict):
 
     doc_types: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
+    # Entities the question names together (two or more): a document one of them owns with an entity
+    # outside them is another pair's, when they own a document together.
+    together: tuple[str, ...] = ()
 
 
 class RoundOutput(Strict):

@@ -147,6 +147,16 @@ def test_question_about_another_property_than_the_scope_asks_without_blocking() 
     assert "scope_conflict" in state.planner_meta.rationale_tags
 
 
+def test_entities_named_together_reach_the_gate_as_a_pair_whatever_the_scope() -> None:
+    # in Banda Lane's scope the gate protects Banda Lane, but the pair the question names is kept
+    # for the gate's pair rule (a document one of them owns with a third is another pair's)
+    state = plan("Compare the leases of Banda Lane and Banda Road", PROPERTY)
+    filters = state.retrieval_rounds[0].filters
+    assert filters.entities == ("e-bl",) and set(filters.together) == {"e-bl", "e-br"}
+    assert round_search(state.retrieval_rounds[0]).together_entity_ids == filters.together
+    assert plan("What is the rent at Banda Road?", PROPERTY).retrieval_rounds[0].filters.together == ()
+
+
 def test_personal_data_request_is_deferred_unless_allowed() -> None:
     state = plan("What is the passport number of the Banda Lane tenant?")
     assert state.strategy == "defer_or_refuse" and state.retrieval_rounds == ()
