@@ -175,6 +175,14 @@ class TrackingError(ScopeRagError):
     """An MLflow run, experiment or artifact the command needs does not exist or cannot be used."""
 
 
+class ClusterError(ScopeRagError):
+    """Ray is missing, or the cluster named by --ray cannot be reached or lost a task past its retries."""
+
+    def __init__(self, message: str, address: str | None = None) -> None:
+        super().__init__(message)
+        self.address = address
+
+
 class ExamplesError(ScopeRagError):
     """A labelled-example file or line is invalid; names the file, line and problem."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,13 @@ def demo_store(demo_index_dir: Path, embedder: HashEmbedder) -> Store:
     store = open_store(demo_index_dir, embedder)
     store.call_log = []
     return store
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[None]:
+    """One local Ray with 2 CPUs for every Ray test of the session (started on first use)."""
+    pytest.importorskip("ray", reason="Ray is not installed (it is in the dev extra: make setup)")
+    from pipeline.cluster import LOCAL, ray_session
+
+    with ray_session(LOCAL):
+        yield

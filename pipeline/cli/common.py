@@ -200,3 +200,15 @@ def json_option() -> argparse.ArgumentParser:
 def mlruns_option() -> argparse.ArgumentParser:
     """--mlruns: the MLflow store directory."""
     return _option("--mlruns", default="mlruns", help="MLflow store directory (default: %(default)s)")
+
+
+def ray_option() -> argparse.ArgumentParser:
+    """--ray [ADDRESS]: fan the work out over Ray ('local' or no value: a local Ray with 2 CPUs)."""
+    return _option(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="run on Ray: a cluster address (ray://head:10001, auto) or 'local' (the default: 2 CPUs here)",
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,11 +22,17 @@ from pipeline.cli.common import (
     model_cache_dir,
     output,
     program_option,
+    ray_option,
     styled,
 )
 from pipeline.settings import DEFAULT_PARALLEL
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from pipeline.evaluation.examples import LabelledExample
+    from pipeline.evaluation.scoring import ExampleResult
+    from pipeline.program.module import ScopedQA
     from pipeline.types import SearchMode
 
 
@@ -32,7 +40,7 @@ def register(commands: Commands) -> None:
     """Add `evaluate`."""
     p = commands.add_parser(
         "evaluate",
-        parents=[index_option(), program_option(), lm_option()],
+        parents=[index_option(), program_option(), lm_option(), ray_option()],
         help="score the program (or retrieval alone) on labelled traces",
     )
     p.add_argument(
@@ -62,9 +70,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     import dspy
 
     from pipeline.cli.progress import StageProgress
+    from pipeline.cluster import ray_session
     from pipeline.evaluation.examples import load_example_set, stratified_sample
     from pipeline.evaluation.scoring import evaluate
-    from pipeline.evaluation.tables import per_case_table, results_frame
     from pipeline.store import open_store
 
     notices = console()
@@ -82,39 +90,79 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         from pipeline.program.lm import make_lm
 
         program = load_program(store, args.program, notices, uncompiled=args.uncompiled)
-        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
+        if not args.ray:  # on Ray each worker makes its own
+            lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
-    for mode in modes:
-        with StageProgress(notices) as bar:
+    cluster = ray_session(args.ray) if args.ray else contextlib.nullcontext()
+    with cluster:
+        for mode in modes:
+            with StageProgress(notices) as bar:
 
-            def advance(done: int, total: int, bar: StageProgress = bar, mode: str = mode) -> None:
-                bar.update(mode, done, total)
+                def advance(done: int, total: int, bar: StageProgress = bar, mode: str = mode) -> None:
+                    bar.update(mode, done, total)
 
-            with dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if lm is not None else contextlib.nullcontext():
-                results = evaluate(
-                    examples,
-                    store,
-                    program=program,
-                    mode=mode,
-                    threads=args.threads,
-                    progress=advance,
-                )
-        frame = results_frame(results)
-        table = per_case_table(frame)
-        source = f" ({len(examples)} examples from {args.traces}, split={args.split})"
-        output().print(styled("\n", (mode, "bold"), source))
-        shown = table.dropna(axis=1, how="all")
-        if args.retrieval_only:
-            shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
-        print(shown.to_string(line_width=200))
-        failures = frame[frame["failed"]]
-        if len(failures):
-            listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
-            output().print(styled((f"{len(failures)} failed:", "yellow"), f" {listed}"))
-        if args.out:
-            out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
-            frame.to_csv(out / f"examples-{mode}.csv", index=False)
-            table.to_csv(out / f"cases-{mode}.csv")
-            (out / f"cases-{mode}.json").write_text(table.to_json(orient="index", indent=2))
+                if args.ray:
+                    results = _evaluate_on_ray(args, examples, program, mode, advance, notices)
+                else:
+                    with (
+                        dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if lm is not None else contextlib.nullcontext()
+                    ):
+                        results = evaluate(
+                            examples,
+                            store,
+                            program=program,
+                            mode=mode,
+                            threads=args.threads,
+                            progress=advance,
+                        )
+            _show(args, examples, mode, results)
     return 0
+
+
+def _evaluate_on_ray(
+    args: argparse.Namespace,
+    examples: list[LabelledExample],
+    program: ScopedQA | None,
+    mode: SearchMode,
+    advance: Callable[[int, int], None],
+    notices: Console,
+) -> list[ExampleResult]:
+    """The examples as Ray tasks; each worker makes the LM itself (the named endpoint, or the embedded model
+    loaded once per worker)."""
+    from pipeline.evaluation.fanout import WorkerSetup, evaluate_on_ray, program_setup
+    from pipeline.program.lm import make_lm
+
+    index_dir = Path(args.index).resolve()
+    if program is None:
+        setup = WorkerSetup(index_dir, mode=mode)
+    else:
+        lm = functools.partial(make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1)
+        setup = program_setup(index_dir, program, lm)
+    fanned = evaluate_on_ray(examples, setup, progress=advance)
+    if fanned.retries:
+        notices.print(f"[yellow]Ray ran {fanned.retries} task(s) again after worker failures[/]")
+    return fanned.results
+
+
+def _show(args: argparse.Namespace, examples: list[LabelledExample], mode: str, results: list[ExampleResult]) -> None:
+    """The per-case table and failed examples of one mode; CSV and JSON files under --out."""
+    from pipeline.evaluation.tables import per_case_table, results_frame
+
+    frame = results_frame(results)
+    table = per_case_table(frame)
+    source = f" ({len(examples)} examples from {args.traces}, split={args.split})"
+    output().print(styled("\n", (mode, "bold"), source))
+    shown = table.dropna(axis=1, how="all")
+    if args.retrieval_only:
+        shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
+    print(shown.to_string(line_width=200))
+    failures = frame[frame["failed"]]
+    if len(failures):
+        listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
+        output().print(styled((f"{len(failures)} failed:", "yellow"), f" {listed}"))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out / f"examples-{mode}.csv", index=False)
+        table.to_csv(out / f"cases-{mode}.csv")
+        (out / f"cases-{mode}.json").write_text(table.to_json(orient="index", indent=2))

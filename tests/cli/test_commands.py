@@ -75,7 +75,7 @@ PARSED = [
         (
             "evaluate --traces t --index i --split dev --case chip --case property --program e --lm "
             "openai/x --lm-threads 2 --threads 3 --retrieval-only --mode bm25 --mode dense --limit 4 "
-            "--out o"
+            "--out o --ray ray://head:10001"
         ).split(),
         {
             "traces": "t",
@@ -91,6 +91,7 @@ PARSED = [
             "mode": ["bm25", "dense"],
             "limit": 4,
             "out": "o",
+            "ray": "ray://head:10001",
         },
     ),
     (
@@ -109,6 +110,7 @@ PARSED = [
             "mode": None,
             "limit": None,
             "out": None,
+            "ray": None,
         },
     ),
     (

@@ -1,0 +1,157 @@
+"""Ray, only when asked for (`--ray [ADDRESS]`): a session on a cluster or a local Ray, tasks mapped over
+items in input order with their retries counted, and what a worker builds once and keeps.
+
+Nothing here imports Ray at module import: the default stays single-process and Ray-free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Generic, TypeVar
+
+from pipeline.errors import ClusterError
+
+log = logging.getLogger(__name__)
+
+LOCAL = "local"
+LOCAL_CPUS = 2
+# A task whose worker process dies (killed, out of memory, a crashed native library) runs again this often.
+MAX_RETRIES = 3
+# Variables every worker needs so that nothing reaches the network at start-up (as the CLI sets them).
+QUIET_ENV = ("LITELLM_LOCAL_MODEL_COST_MAP", "MLFLOW_DISABLE_TELEMETRY", "HF_HUB_OFFLINE", "OMP_NUM_THREADS")
+
+S = TypeVar("S")
+T = TypeVar("T")
+R = TypeVar("R")
+# (shared value, item, attempt number from 1) -> result; runs in a Ray worker
+Task = Callable[[S, T, int], R]
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class FanOut(Generic[R]):
+    """Results in input order, and how many task attempts Ray repeated after a worker failed."""
+
+    results: list[R]
+    retries: int
+
+
+def require_ray() -> ModuleType:
+    """The ray module; ClusterError with the install command when it is not installed."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ClusterError("--ray needs Ray: pip install 'scoperag[scale]' (or `make setup`)") from exc
+    return ray
+
+
+@contextlib.contextmanager
+def ray_session(address: str) -> Iterator[ModuleType]:
+    """Ray connected to `address` while inside ('local': a new local Ray with 2 CPUs; else a cluster's
+    address such as `ray://head:10001` or `auto`). A session already open in this process is reused and
+    left open."""
+    ray = require_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    env = {name: os.environ[name] for name in QUIET_ENV if name in os.environ}
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "configure_logging": False,
+        "runtime_env": {"env_vars": env},
+    }
+    try:
+        if address == LOCAL:
+            ray.init(num_cpus=LOCAL_CPUS, **options)
+        else:
+            ray.init(address=address, **options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise ClusterError(
+            f"cannot start or reach Ray at {address!r}: {exc}; start the head with `ray start --head` "
+            "or pass --ray local",
+            address,
+        ) from exc
+    log.info("Ray session on %s: %s CPUs", address, ray.cluster_resources().get("CPU"))
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def map_tasks(
+    task: Task[S, T, R],
+    shared: S,
+    items: Sequence[T],
+    *,
+    progress: Progress | None = None,
+    max_retries: int = MAX_RETRIES,
+) -> FanOut[R]:
+    """`task(shared, item, attempt)` for every item as one Ray task each (inside `ray_session`), results in
+    input order. `shared` is stored once in the object store, not sent per task. A task whose worker dies is
+    run again by Ray, up to `max_retries` times; ClusterError past that."""
+    ray = require_ray()
+    if not items:
+        return FanOut([], 0)
+    attempts = _attempts_actor(ray).remote()
+    shared_ref = ray.put(shared)
+    remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_run_attempt)
+    refs = [remote.remote(task, shared_ref, item, index, attempts) for index, item in enumerate(items)]
+    pending = list(refs)
+    try:
+        while pending:
+            _, pending = ray.wait(pending, num_returns=1)
+            if progress:
+                progress(len(refs) - len(pending), len(refs))
+        results = ray.get(refs)
+    except ray.exceptions.WorkerCrashedError as exc:
+        raise ClusterError(f"a Ray worker died {max_retries + 1} times on one task: {exc}") from exc
+    finally:
+        retries = int(ray.get(attempts.retries.remote()))
+        ray.kill(attempts)
+    if retries:
+        log.warning("Ray ran %d task attempts again after worker failures", retries)
+    return FanOut(list(results), retries)
+
+
+def _run_attempt(task: Task[S, T, R], shared: S, item: T, index: int, attempts: Any) -> R:
+    import ray
+
+    attempt = int(ray.get(attempts.begin.remote(index)))
+    return task(shared, item, attempt)
+
+
+def _attempts_actor(ray: ModuleType) -> Any:
+    """A small actor counting the attempts of each task (the driver cannot see Ray's own retries)."""
+
+    class Attempts:
+        def __init__(self) -> None:
+            self.counts: Counter[int] = Counter()
+
+        def begin(self, index: int) -> int:
+            self.counts[index] += 1
+            return self.counts[index]
+
+        def retries(self) -> int:
+            return sum(count - 1 for count in self.counts.values())
+
+    return ray.remote(num_cpus=0)(Attempts)
+
+
+_KEPT: dict[Hashable, Any] = {}
+_KEPT_LOCK = threading.Lock()
+
+
+def kept(key: Hashable, build: Callable[[], R]) -> R:
+    """`build()` made once per worker process for `key` and kept (an index, a program, a loaded model)."""
+    with _KEPT_LOCK:
+        if key not in _KEPT:
+            _KEPT[key] = build()
+        return _KEPT[key]  # type: ignore[no-any-return]
