@@ -59,6 +59,13 @@ def register(commands: Commands) -> None:
     p.set_defaults(func=cmd_champion)
 
 
+def tracking_uri(args: argparse.Namespace) -> str:
+    """The tracking URI of a command with `mlruns_option` (experiments.tracking.resolve_tracking_uri)."""
+    from experiments.tracking import resolve_tracking_uri
+
+    return resolve_tracking_uri(args.tracking_uri, Path(args.mlruns))
+
+
 def cmd_optimize(args: argparse.Namespace) -> int:
     from experiments.runner import ProgressEvent, run_experiment
     from pipeline.cli.progress import StageProgress
@@ -76,7 +83,11 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         # DSPy's optimizers print and draw tqdm bars on stdout; keep stdout for the result (--json).
         with contextlib.redirect_stdout(sys.stderr):
             summary = run_experiment(
-                Path(args.config), mlruns=Path(args.mlruns), progress=progress, model_cache_dir=model_cache_dir()
+                Path(args.config),
+                mlruns=Path(args.mlruns),
+                tracking_uri=tracking_uri(args),
+                progress=progress,
+                model_cache_dir=model_cache_dir(),
             )
     if args.json:
         print(json.dumps(summary_json(summary), indent=2))
@@ -134,7 +145,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     if args.compare:
         run_a, run_b = args.compare
-        compared = compare_runs(run_a, run_b, Path(args.mlruns))
+        compared = compare_runs(run_a, run_b, Path(args.mlruns), uri=tracking_uri(args))
         if args.json:
             print(compared.to_json(orient="records", indent=2))
         else:
@@ -142,7 +153,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             console().print(f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)")
             print(compared.to_string(index=False))
         return 0
-    table = list_runs(Path(args.mlruns), experiment=args.experiment)
+    table = list_runs(Path(args.mlruns), experiment=args.experiment, uri=tracking_uri(args))
     if args.json:
         print(table.to_json(orient="records", indent=2))
     elif table.empty:
@@ -158,7 +169,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from experiments.runs import export_run
 
-    manifest = export_run(args.run_id, Path(args.out), Path(args.mlruns), overwrite=args.overwrite)
+    manifest = export_run(
+        args.run_id, Path(args.out), Path(args.mlruns), overwrite=args.overwrite, uri=tracking_uri(args)
+    )
     console().print(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}", highlight=False)
     return 0
 
@@ -166,7 +179,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_champion(args: argparse.Namespace) -> int:
     from experiments.runs import champion
 
-    versions = champion(args.run_id, Path(args.mlruns))
+    versions = champion(args.run_id, Path(args.mlruns), uri=tracking_uri(args))
     moved = ", ".join(f"scoperag-{m} v{v}" for m, v in versions.items())
     console().print(f"alias 'champion' now on {moved}", highlight=False)
     return 0

@@ -71,12 +71,14 @@ def run_experiment(
     config_path: Path,
     *,
     mlruns: Path,
+    tracking_uri: str | None = None,
     progress: Progress | None = None,
     lm_factory: LMFactory | None = None,
     store: Store | None = None,
     model_cache_dir: Path | None = None,
 ) -> RunSummary:
-    """Run the job in `config_path`, logging to the MLflow store under `mlruns`.
+    """Run the job in `config_path`, logging to `tracking_uri` (default: the MLflow store under `mlruns`,
+    which also holds the job's scratch files).
 
     `lm_factory` makes a dspy LM from a spec string (default: pipeline.lm.make_lm with the embedded
     model's cache in `model_cache_dir`); `store` defaults to the config's index. Raises
@@ -91,7 +93,7 @@ def run_experiment(
     stage_data = load_stage_data(config, config_path, store) if data is None else None
     digest = config_hash(config)
     lms = LMs(config, lm_factory or _default_factory(config, model_cache_dir))
-    tracker = open_tracker(mlruns)
+    tracker = open_tracker(mlruns, tracking_uri)
     reaped = tuple(reap_stale_runs(tracker))
     for stale in reaped:  # the scratch export of a job killed while logging (its process is gone)
         shutil.rmtree(tracker.root / ".staging" / stale, ignore_errors=True)

@@ -17,6 +17,7 @@ from experiments.tracking import (
     Tracker,
     artifact_dir,
     find_experiment_ids,
+    is_local_store,
     open_tracker,
     run_prompt_versions,
     set_champion,
@@ -31,21 +32,23 @@ from pipeline.export.jsonio import read_limited
 SUMMARY_CASES = (*CASES, "all")
 
 
-def open_existing(mlruns: Path) -> Tracker:
-    """The tracker of an existing store; TrackingError (with the way out) when there is none yet."""
-    if not (Path(mlruns) / "mlflow.db").is_file():
+def open_existing(mlruns: Path, uri: str | None = None) -> Tracker:
+    """The tracker of an existing store (`uri`, default the project's own under `mlruns`); TrackingError (with
+    the way out) when the project's own store does not exist yet."""
+    if (uri is None or is_local_store(uri, Path(mlruns))) and not (Path(mlruns) / "mlflow.db").is_file():
         raise TrackingError(
-            f"no MLflow store at {mlruns}/mlflow.db; run `scoperag optimize experiments/<config>.toml` first"
+            f"no MLflow store at {mlruns}/mlflow.db; run `scoperag optimize experiments/<config>.toml` first "
+            "(or name a tracking server with --tracking-uri or MLFLOW_TRACKING_URI)"
         )
-    return open_tracker(mlruns)
+    return open_tracker(mlruns, uri)
 
 
-def list_runs(mlruns: Path, experiment: str | None = None) -> Any:
+def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = None) -> Any:
     """One row per scoperag run, newest first (pandas DataFrame): status, selection, per-case composite
     before/after, safety counts after, LM calls and the prompt versions it registered."""
     import pandas as pd
 
-    tracker = open_existing(mlruns)
+    tracker = open_existing(mlruns, uri)
     ids = find_experiment_ids(tracker, experiment)
     names = {str(e.experiment_id): e for e in tracker.client.search_experiments()}
     rows = []
@@ -82,10 +85,12 @@ def list_runs(mlruns: Path, experiment: str | None = None) -> Any:
     return pd.DataFrame(rows)
 
 
-def export_run(run_id: str, out_dir: Path, mlruns: Path, *, overwrite: bool = False) -> ExportManifest:
+def export_run(
+    run_id: str, out_dir: Path, mlruns: Path, *, overwrite: bool = False, uri: str | None = None
+) -> ExportManifest:
     """Copy the run's logged export to `out_dir` after validating every byte; atomic (all or nothing)."""
     out_dir = Path(out_dir)
-    tracker = open_existing(mlruns)
+    tracker = open_existing(mlruns, uri)
     check_target(out_dir, overwrite=overwrite)
     with tempfile.TemporaryDirectory(prefix="scoperag-export-") as scratch:
         source = artifact_dir(tracker, run_id, "export", Path(scratch))
@@ -101,9 +106,9 @@ def export_run(run_id: str, out_dir: Path, mlruns: Path, *, overwrite: bool = Fa
     return contents.manifest
 
 
-def champion(run_id: str, mlruns: Path) -> dict[str, int]:
+def champion(run_id: str, mlruns: Path, uri: str | None = None) -> dict[str, int]:
     """Move alias `champion` of each module's prompt to the versions run `run_id` registered."""
-    return set_champion(open_existing(mlruns), run_id)
+    return set_champion(open_existing(mlruns, uri), run_id)
 
 
 def run_examples(tracker: Tracker, run_id: str, scratch: Path) -> tuple[Any, str]:
@@ -118,12 +123,12 @@ def run_examples(tracker: Tracker, run_id: str, scratch: Path) -> tuple[Any, str
     return frame, metric
 
 
-def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0) -> Any:
+def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str | None = None) -> Any:
     """Run B's compiled program minus run A's, paired over the validation examples both scored (DataFrame
     with a 95% bootstrap CI per case and overall); TrackingError when they share no example or metric."""
     from pipeline.evaluation.compare import compare_paired, differences_frame
 
-    tracker = open_existing(mlruns)
+    tracker = open_existing(mlruns, uri)
     with tempfile.TemporaryDirectory(prefix="scoperag-compare-") as scratch:
         frame_a, metric_a = run_examples(tracker, run_a, Path(scratch) / "a")
         frame_b, metric_b = run_examples(tracker, run_b, Path(scratch) / "b")

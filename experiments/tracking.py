@@ -1,8 +1,11 @@
 """MLflow tracking for optimisation jobs: runs, params, batched metrics, artifacts, prompt versions, aliases.
 
-The store is `sqlite:///<root>/mlflow.db` with artifacts under `<root>/artifacts/<experiment>/`
-(recent MLflow refuses the plain file store unless forced). Every call goes through an explicit
-`MlflowClient`; the global tracking URI is set only while DSPy autologging is on, and restored.
+Where runs go is decided once, by `resolve_tracking_uri`: `--tracking-uri`, else MLFLOW_TRACKING_URI,
+else the project's own store `sqlite:///<root>/mlflow.db` with artifacts under
+`<root>/artifacts/<experiment>/` (recent MLflow refuses the plain file store unless forced). A team
+points every command at one `mlflow server` (PostgreSQL backend, shared artifact root; README "Team
+setup"). Every call goes through an explicit `MlflowClient`; the global tracking URI is set only while
+DSPy autologging is on, and restored.
 """
 
 from __future__ import annotations
@@ -52,9 +55,27 @@ PARAMS_PER_BATCH = 100
 METRICS_PER_BATCH = 1000
 
 
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
+
+
 def tracking_uri(root: Path) -> str:
-    """`sqlite:///<absolute root>/mlflow.db`."""
+    """`sqlite:///<absolute root>/mlflow.db`: the project's own store."""
     return f"sqlite:///{Path(root).resolve() / 'mlflow.db'}"
+
+
+def resolve_tracking_uri(flag: str | None, root: Path, environ: Mapping[str, str] | None = None) -> str:
+    """The tracking (and prompt-registry) URI every MLflow-using command uses: `flag` (--tracking-uri), else
+    MLFLOW_TRACKING_URI, else the project's sqlite store under `root` (--mlruns)."""
+    environ = os.environ if environ is None else environ
+    for uri in (flag, environ.get(TRACKING_URI_ENV)):
+        if uri and uri.strip():
+            return uri.strip()
+    return tracking_uri(root)
+
+
+def is_local_store(uri: str, root: Path) -> bool:
+    """Whether `uri` is the project's own sqlite store under `root` (its artifacts then live under `root`)."""
+    return uri == tracking_uri(root)
 
 
 def prompt_name(module: str) -> str:
@@ -64,33 +85,37 @@ def prompt_name(module: str) -> str:
 
 @dataclass
 class Tracker:
-    """An MLflow client bound to one store (tracking and prompt registry in the same sqlite file)."""
+    """An MLflow client bound to one tracking store (its prompt registry at the same URI), and the local
+    directory `root` that holds scratch files (and, for the project's own store, the store itself)."""
 
     root: Path
     client: MlflowClient = field(repr=False)
+    uri: str = ""
 
     @property
-    def uri(self) -> str:
-        return tracking_uri(self.root)
+    def local(self) -> bool:
+        """Whether the store is the project's sqlite file under `root`."""
+        return is_local_store(self.uri, self.root)
 
 
-def open_tracker(root: Path) -> Tracker:
-    """A Tracker on `<root>/mlflow.db`, creating the directory (and the database on first use)."""
+def open_tracker(root: Path, uri: str | None = None) -> Tracker:
+    """A Tracker on `uri` (default: `<root>/mlflow.db`, created on first use); `root` is made for scratch files."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    uri = tracking_uri(root)
-    return Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri))
+    uri = uri or tracking_uri(root)
+    return Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri), uri=uri)
 
 
 # -- experiments and runs ------------------------------------------------------------------------
 
 
 def experiment_id(tracker: Tracker, name: str) -> str:
-    """The id of experiment `name`, created with its artifacts under `<root>/artifacts/<name>` if new."""
+    """The id of experiment `name`, created if new: its artifacts under `<root>/artifacts/<name>` for the
+    project's own store, else where the tracking server keeps artifacts."""
     found = tracker.client.get_experiment_by_name(name)
     if found is not None:
         return str(found.experiment_id)
-    location = (tracker.root / "artifacts" / name).resolve().as_uri()
+    location = (tracker.root / "artifacts" / name).resolve().as_uri() if tracker.local else None
     try:
         return str(tracker.client.create_experiment(name, artifact_location=location))
     except MlflowException:  # created meanwhile by another job
@@ -109,7 +134,7 @@ def find_experiment_ids(tracker: Tracker, name: str | None = None) -> list[str]:
         if experiment.name == name:
             return [str(experiment.experiment_id)]
     known = ", ".join(sorted(e.name for e in experiments)) or "none yet"
-    raise TrackingError(f"no MLflow experiment {name!r} in {tracker.root} (known: {known})")
+    raise TrackingError(f"no MLflow experiment {name!r} in {tracker.uri} (known: {known})")
 
 
 def owner_tags() -> dict[str, str]:
@@ -224,7 +249,8 @@ def get_run(tracker: Tracker, run_id: str) -> Any:
         return tracker.client.get_run(run_id)
     except MlflowException as exc:
         raise TrackingError(
-            f"no run {run_id!r} in {tracker.uri}; list runs with `scoperag runs` (or pass the right --mlruns)"
+            f"no run {run_id!r} in {tracker.uri}; list runs with `scoperag runs` "
+            "(or pass the right --mlruns or --tracking-uri)"
         ) from exc
 
 

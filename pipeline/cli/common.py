@@ -198,8 +198,19 @@ def json_option() -> argparse.ArgumentParser:
 
 
 def mlruns_option() -> argparse.ArgumentParser:
-    """--mlruns: the MLflow store directory."""
-    return _option("--mlruns", default="mlruns", help="MLflow store directory (default: %(default)s)")
+    """--mlruns: the local MLflow directory; --tracking-uri: a tracking server instead of its sqlite store."""
+    parser = _option(
+        "--mlruns",
+        default="mlruns",
+        help="local MLflow directory: the default store and scratch (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--tracking-uri",
+        metavar="URI",
+        help="MLflow tracking server or store, e.g. http://mlflow.internal:5000 "
+        "(default: $MLFLOW_TRACKING_URI, else sqlite under --mlruns)",
+    )
+    return parser
 
 
 def ray_option() -> argparse.ArgumentParser:

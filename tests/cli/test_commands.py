@@ -180,18 +180,27 @@ PARSED = [
         ["profile", "import", "f", "--name", "n", "--yes"],
         {"action": "import", "file": "f", "name": "n", "yes": True},
     ),
-    (["optimize", "c.toml", "--mlruns", "m", "--json"], {"config": "c.toml", "mlruns": "m", "json": True}),
-    (["optimize", "c.toml"], {"config": "c.toml", "mlruns": "mlruns", "json": False}),
+    (
+        ["optimize", "c.toml", "--mlruns", "m", "--json", "--tracking-uri", "http://127.0.0.1:5000"],
+        {"config": "c.toml", "mlruns": "m", "json": True, "tracking_uri": "http://127.0.0.1:5000"},
+    ),
+    (["optimize", "c.toml"], {"config": "c.toml", "mlruns": "mlruns", "json": False, "tracking_uri": None}),
     (
         ["runs", "--experiment", "x", "--mlruns", "m", "--json"],
-        {"experiment": "x", "mlruns": "m", "json": True, "compare": None},
+        {"experiment": "x", "mlruns": "m", "json": True, "compare": None, "tracking_uri": None},
     ),
-    (["runs", "--compare", "a", "b"], {"experiment": None, "mlruns": "mlruns", "json": False, "compare": ["a", "b"]}),
+    (
+        ["runs", "--compare", "a", "b"],
+        {"experiment": None, "mlruns": "mlruns", "json": False, "compare": ["a", "b"], "tracking_uri": None},
+    ),
     (
         ["export", "r", "--out", "o", "--mlruns", "m", "--overwrite"],
-        {"run_id": "r", "out": "o", "mlruns": "m", "overwrite": True},
+        {"run_id": "r", "out": "o", "mlruns": "m", "overwrite": True, "tracking_uri": None},
     ),
-    (["champion", "r", "--mlruns", "m"], {"run_id": "r", "mlruns": "m"}),
+    (
+        ["champion", "r", "--mlruns", "m", "--tracking-uri", "sqlite:///x.db"],
+        {"run_id": "r", "mlruns": "m", "tracking_uri": "sqlite:///x.db"},
+    ),
 ]
 
 
@@ -218,7 +227,7 @@ def test_experiment_commands_come_from_the_entry_point(command: str, capsys: pyt
         main([command, "--help"])
     assert exited.value.code == 0
     usage = capsys.readouterr().out
-    assert f"usage: scoperag {command}" in usage and "--mlruns" in usage
+    assert f"usage: scoperag {command}" in usage and "--mlruns" in usage and "--tracking-uri" in usage
 
 
 def test_the_experiments_entry_point_is_installed() -> None:
