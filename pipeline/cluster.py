@@ -97,28 +97,60 @@ def map_tasks(
     """`task(shared, item, attempt)` for every item as one Ray task each (inside `ray_session`), results in
     input order. `shared` is stored once in the object store, not sent per task. A task whose worker dies is
     run again by Ray, up to `max_retries` times; ClusterError past that."""
+    counted = Retries()
+    results = []
+    for done, result in enumerate(stream_tasks(task, shared, items, retries=counted, max_retries=max_retries), 1):
+        results.append(result)
+        if progress:
+            progress(done, len(items))
+    return FanOut(results, counted.count)
+
+
+@dataclass
+class Retries:
+    """How many task attempts Ray repeated after worker failures (filled in when a stream ends)."""
+
+    count: int = 0
+
+
+def stream_tasks(
+    task: Task[S, T, R],
+    shared: S,
+    items: Sequence[T],
+    *,
+    window: int | None = None,
+    retries: Retries | None = None,
+    max_retries: int = MAX_RETRIES,
+) -> Iterator[R]:
+    """As `map_tasks`, yielding each result in input order as soon as it and those before it are done, with
+    at most `window` tasks submitted and not yet yielded (None: all at once)."""
     ray = require_ray()
     if not items:
-        return FanOut([], 0)
+        return
     attempts = _attempts_actor(ray).remote()
     shared_ref = ray.put(shared)
     remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_run_attempt)
-    refs = [remote.remote(task, shared_ref, item, index, attempts) for index, item in enumerate(items)]
-    pending = list(refs)
+    limit = len(items) if window is None else max(1, window)
+    submitted: list[Any] = []
     try:
-        while pending:
-            _, pending = ray.wait(pending, num_returns=1)
-            if progress:
-                progress(len(refs) - len(pending), len(refs))
-        results = ray.get(refs)
+        for index in range(len(items)):
+            while len(submitted) < min(len(items), index + limit):
+                position = len(submitted)
+                submitted.append(remote.remote(task, shared_ref, items[position], position, attempts))
+            yield ray.get(submitted[index])
+            submitted[index] = None  # yielded: its result may leave the object store
     except ray.exceptions.WorkerCrashedError as exc:
         raise ClusterError(f"a Ray worker died {max_retries + 1} times on one task: {exc}") from exc
     finally:
-        retries = int(ray.get(attempts.retries.remote()))
+        for ref in submitted:
+            if ref is not None:
+                ray.cancel(ref)
+        counted = int(ray.get(attempts.retries.remote()))
         ray.kill(attempts)
-    if retries:
-        log.warning("Ray ran %d task attempts again after worker failures", retries)
-    return FanOut(list(results), retries)
+        if counted:
+            log.warning("Ray ran %d task attempts again after worker failures", counted)
+        if retries is not None:
+            retries.count = counted
 
 
 def _run_attempt(task: Task[S, T, R], shared: S, item: T, index: int, attempts: Any) -> R:

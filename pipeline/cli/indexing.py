@@ -10,14 +10,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pipeline.cli.common import MODES, Commands, console, index_option, json_option, output, plain, scope_options
+from pipeline.cli.common import (
+    MODES,
+    Commands,
+    console,
+    index_option,
+    json_option,
+    output,
+    plain,
+    ray_option,
+    scope_options,
+)
 from pipeline.settings import DEFAULT_INDEX_DIR
 
 
 def register(commands: Commands) -> None:
     """Add `index` and `search`."""
     p = commands.add_parser(
-        "index", parents=[json_option()], help="build (or rebuild) an index from a directory of documents"
+        "index",
+        parents=[json_option(), ray_option()],
+        help="build (or rebuild) an index from a directory of documents",
     )
     p.add_argument("source", help="directory with .md, .txt and .pdf files (and optionally corpus.toml)")
     p.add_argument("--out", default=str(DEFAULT_INDEX_DIR), help="index directory (default: %(default)s)")
@@ -56,16 +68,25 @@ def register(commands: Commands) -> None:
 
 def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.cli.progress import StageProgress
+    from pipeline.cluster import ray_session
     from pipeline.settings import BuildSettings
     from pipeline.store.build import build_index
     from pipeline.store.embedder_pool import EmbedderPool
     from pipeline.store.embedders import Embedder, HashEmbedder, MiniLMEmbedder, StaticEmbedder
+    from pipeline.store.fanout import RayEmbedder, RayReader
+    from pipeline.store.reading import SourceReader, read_sources
 
     notices = console()
     started = time.monotonic()
     with contextlib.ExitStack() as resources:
         embedder: Embedder
-        if args.embedder == "hash":
+        reader: SourceReader = read_sources
+        if args.ray:  # reading and embedding on Ray; this process writes and publishes
+            resources.enter_context(ray_session(args.ray))
+            chosen = {"hash": f"hash-{args.hash_dim}", "static": StaticEmbedder.name, "minilm": MiniLMEmbedder.name}
+            dims = {"hash": args.hash_dim, "static": StaticEmbedder.dim, "minilm": MiniLMEmbedder.dim}
+            embedder, reader = RayEmbedder(chosen[args.embedder], dims[args.embedder]), RayReader()
+        elif args.embedder == "hash":
             embedder = HashEmbedder(args.hash_dim)
         elif args.embedder == "static":
             embedder = StaticEmbedder()
@@ -84,6 +105,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             ),
             progress=bar.update,
             strict=args.strict,
+            reader=reader,
         )
     for skipped in report.skipped:
         notices.print(f"[yellow]skipped[/] {plain(skipped.path)}: {plain(skipped.reason)}")

@@ -25,7 +25,7 @@ from pipeline.store.generations import IndexManifest, build_lock, new_scratch_di
 from pipeline.store.index import document_search_text
 from pipeline.store.name_words import NameWordCounter
 from pipeline.store.profile import DocumentProfile, is_title, profile_document
-from pipeline.store.reading import SourceFile, read_sources
+from pipeline.store.reading import SourceFile, SourceReader, read_sources
 from pipeline.store.vector_cache import CACHE_NAME, VectorCache
 from pipeline.types import Chunk, Document, Entity
 from pipeline.vocabulary import dump_vocabulary
@@ -94,12 +94,14 @@ def build_index(
     settings: BuildSettings | None = None,
     progress: Progress | None = None,
     strict: bool = False,
+    reader: SourceReader = read_sources,
 ) -> BuildReport:
     """Index every supported file under `source_dir` into a new generation of `out_dir`.
 
     Unreadable files are skipped and listed in the report (or raise when `strict`). The
     previous generation stays published until the new one is complete; one build at a time may
-    write into `out_dir` (IndexBusyError for a second).
+    write into `out_dir` (IndexBusyError for a second). `reader` reads the files (default: local
+    processes; pipeline.store.fanout reads them on Ray); this process alone writes and publishes.
     """
     settings = settings or BuildSettings()
     if not source_dir.is_dir():
@@ -120,7 +122,9 @@ def build_index(
         cache = VectorCache(out_dir / CACHE_NAME, embedder.name, embedder.dim)
         try:
             with IncrementalEmbedding(embedder, cache, settings.embed_batch, _embed_progress(progress)) as chunks:
-                read = _write_catalog(scratch / "catalog.sqlite", corpus, files, settings, progress, strict, chunks)
+                read = _write_catalog(
+                    scratch / "catalog.sqlite", corpus, files, settings, progress, strict, chunks, reader
+                )
                 if not read.document_texts:
                     raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
                 chunk_vectors = chunks.finish()
@@ -199,6 +203,7 @@ def _write_catalog(
     progress: Progress | None,
     strict: bool,
     embedding: IncrementalEmbedding,
+    reader: SourceReader,
 ) -> _Read:
     """Read every file into a new catalog at `path` (documents, entities, chunks), queueing chunks to embed.
 
@@ -215,7 +220,7 @@ def _write_catalog(
     read = _Read()
     if progress:
         progress("read", 0, len(files), "0 pages", rate_of=(0, "pages"))
-    sources = read_sources(files, read_workers(files, settings))
+    sources = reader(files, read_workers(files, settings))
     for done, ((source_path, rel), source) in enumerate(zip(files, sources, strict=True), start=1):
         read.pages += 0 if isinstance(source, InputFileError) else len(source.pages)
         if progress:

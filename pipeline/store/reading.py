@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +14,12 @@ from pipeline.store.corpus import FrontMatter, split_front_matter
 from pipeline.store.pdf import read_pdf
 from pipeline.text import strip_hidden
 
-SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf")
-# Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
+SUPPORTED_SUFFIXES = (
+    ".md",
+    ".markdown",
+    ".txt",
+    ".pdf",
+)  # Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
 _PAGE_BREAK = re.compile(r"\f|^\s*<!--\s*page\s*break\s*-->\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -89,6 +93,10 @@ def _read_pdf(path: Path, relpath: str) -> SourceFile:
     return SourceFile(relpath=relpath, pages=pages, own=FrontMatter(title=title, summary=summary))
 
 
+# (files as (path, relpath), workers) -> each file's SourceFile or InputFileError, in the order given
+SourceReader = Callable[[Sequence[tuple[Path, str]], int], Iterator["SourceFile | InputFileError"]]
+
+
 def read_sources(files: Sequence[tuple[Path, str]], workers: int) -> Iterator[SourceFile | InputFileError]:
     """`read_source` of every (path, relpath), in the order given, by `workers` processes.
 
@@ -97,17 +105,18 @@ def read_sources(files: Sequence[tuple[Path, str]], workers: int) -> Iterator[So
     the caller's threads and locks, e.g. an embedder's), and one worker reads in this process.
     """
     if workers <= 1 or len(files) <= 1:
-        yield from (_read_or_error(path, rel) for path, rel in files)
+        yield from (read_or_error(path, rel) for path, rel in files)
         return
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=min(workers, len(files)), mp_context=context)
     try:
-        yield from pool.map(_read_or_error, [p for p, _ in files], [r for _, r in files])
+        yield from pool.map(read_or_error, [p for p, _ in files], [r for _, r in files])
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # a caller that stops early reads no further
 
 
-def _read_or_error(path: Path, relpath: str) -> SourceFile | InputFileError:
+def read_or_error(path: Path, relpath: str) -> SourceFile | InputFileError:
+    """`read_source`, with the InputFileError of an unusable file returned in its place."""
     try:
         return read_source(path, relpath)
     except InputFileError as exc:

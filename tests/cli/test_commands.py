@@ -23,7 +23,7 @@ PARSED = [
     (
         (
             "index src --out o --manifest m.toml --embedder hash --hash-dim 8 --threads 2 --read-workers 3 "
-            "--chunk-words 50 --chunk-overlap 5 --strict --json"
+            "--chunk-words 50 --chunk-overlap 5 --strict --json --ray"
         ).split(),
         {
             "source": "src",
@@ -37,6 +37,7 @@ PARSED = [
             "chunk_overlap": 5,
             "strict": True,
             "json": True,
+            "ray": "local",
         },
     ),
     (
