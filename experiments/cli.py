@@ -10,21 +10,39 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.cli.common import Commands, configure_dspy, console, json_option, mlruns_option, model_cache_dir, plain
+from pipeline.cli.common import (
+    Commands,
+    configure_dspy,
+    console,
+    json_option,
+    mlruns_option,
+    model_cache_dir,
+    plain,
+    ray_option,
+)
 
 if TYPE_CHECKING:
     from experiments.job import RunSummary
 
 
 def register(commands: Commands) -> None:
-    """Add `optimize`, `runs`, `export` and `champion`."""
+    """Add `optimize`, `sweep`, `runs`, `export` and `champion`."""
     p = commands.add_parser(
         "optimize",
-        parents=[mlruns_option(), json_option()],
+        parents=[mlruns_option(), json_option(), ray_option()],
         help="compile the program as an experiment config says; log to MLflow",
     )
     p.add_argument("config", help="experiment config, e.g. experiments/bootstrap_demo.toml")
     p.set_defaults(func=cmd_optimize)
+
+    p = commands.add_parser(
+        "sweep",
+        parents=[mlruns_option(), json_option(), ray_option()],
+        help="several experiment configs as one MLflow parent run; paired comparison with the first at the end",
+    )
+    p.add_argument("configs", nargs="+", metavar="CONFIG", help="experiment configs; the first is the reference")
+    p.add_argument("--experiment", help="MLflow experiment of the sweep (default: the first config's)")
+    p.set_defaults(func=cmd_sweep)
 
     p = commands.add_parser(
         "runs",
@@ -88,6 +106,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                 tracking_uri=tracking_uri(args),
                 progress=progress,
                 model_cache_dir=model_cache_dir(),
+                ray=args.ray,
             )
     if args.json:
         print(json.dumps(summary_json(summary), indent=2))
@@ -112,6 +131,46 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         highlight=False,
     )
     return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from experiments.sweep import run_sweep
+
+    notices = console()
+    configure_dspy()
+    notices.print(f"[dim]sweep:[/] {len(args.configs)} configs" + (f" on Ray ({plain(args.ray)})" if args.ray else ""))
+    with contextlib.redirect_stdout(sys.stderr):  # DSPy's optimizers print; stdout carries the result
+        sweep = run_sweep(
+            [Path(c) for c in args.configs],
+            mlruns=Path(args.mlruns),
+            tracking_uri=tracking_uri(args),
+            ray=args.ray,
+            experiment=args.experiment,
+            model_cache_dir=model_cache_dir(),
+        )
+    rows = [
+        {
+            "config": name,
+            "run_id": child.run_id if child else None,
+            "selected": child.selected if child else None,
+            "composite": None if child is None or child.result is None else child.result.loc["all", "composite"],
+            "error": error,
+        }
+        for name, child, error in zip(sweep.configs, sweep.children, sweep.errors, strict=True)
+    ]
+    if args.json:
+        comparison = json.loads(sweep.comparison.to_json(orient="records"))
+        print(json.dumps({"run_id": sweep.run_id, "configs": rows, "comparison": comparison}, indent=2))
+        return 0 if not any(sweep.errors) else 1
+    import pandas as pd
+
+    notices.print(
+        f"\n[bold]sweep run {plain(sweep.run_id)}[/] ({plain(sweep.experiment)}), Ray retries {sweep.retries}"
+    )
+    print(pd.DataFrame(rows).to_string(index=False))
+    notices.print(f"\n[bold]each config - {plain(sweep.configs[0])}[/] (paired on validation, 95% bootstrap CI)")
+    print(sweep.comparison.to_string(index=False) if len(sweep.comparison) else "(nothing to compare)")
+    return 0 if not any(sweep.errors) else 1
 
 
 def summary_json(summary: RunSummary) -> dict[str, object]:

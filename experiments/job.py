@@ -42,6 +42,14 @@ Progress = Callable[[ProgressEvent], None]
 
 
 @dataclass(frozen=True)
+class ParentRun:
+    """A sweep's run: a job's run is created in its experiment, nested under it."""
+
+    experiment: str
+    run_id: str
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What a job did: its run, per-case tables before/after, the paired comparison, LM cost, export, selection.
 
@@ -79,6 +87,9 @@ class Job:
     run_id: str
     progress: Progress
     counters: dict[str, LMCallCounter] = field(default_factory=dict)
+    # On Ray (`--ray`): makes the task LM inside each worker, and the task attempts Ray repeated so far.
+    ray_lm: Callable[[], Any] | None = None
+    ray_retries: int = 0
 
     def counter(self, phase: str, limit: int | None = None) -> LMCallCounter:
         def seen(calls: int) -> None:
@@ -205,6 +216,8 @@ def log_costs(job: Job) -> dict[str, int]:
         totals["lm_calls.new"] += counter.new_calls
         totals["tokens.total"] += counter.tokens
     metrics.update(totals)
+    if job.ray_lm is not None:
+        metrics["ray.retries"] = job.ray_retries
     log_metrics(job.tracker, job.run_id, metrics)
     return totals
 
@@ -244,6 +257,8 @@ def evaluate_program(
     def advance(done: int, total: int) -> None:
         job.progress(ProgressEvent(phase, done, total, "examples"))
 
+    if job.ray_lm is not None:
+        return _evaluate_on_ray(job, counter, program, examples, lms, advance)
     with lms.task_context(), counting(counter):
         return evaluate(
             examples,
@@ -253,6 +268,28 @@ def evaluate_program(
             progress=advance,
             weights=job.config.metric.weights,
         )
+
+
+def _evaluate_on_ray(
+    job: Job,
+    counter: LMCallCounter,
+    program: ScopedQA,
+    examples: Sequence[LabelledExample],
+    lms: LMs,
+    advance: Callable[[int, int], None],
+) -> list[ExampleResult]:
+    """`evaluate_program` with the examples as Ray tasks; the workers' LM calls counted from their traces."""
+    from pipeline.evaluation.fanout import evaluate_on_ray, program_setup
+
+    if job.ray_lm is None:
+        raise ValueError("the job has no Ray LM factory")
+    setup = program_setup(
+        job.config.data.index_dir, program, job.ray_lm, json_adapter=lms.embedded, weights=job.config.metric.weights
+    )
+    fanned = evaluate_on_ray(examples, setup, progress=advance)
+    counter.add_remote(sum(r.scores.lm_calls for r in fanned.results), sum(r.scores.tokens for r in fanned.results))
+    job.ray_retries += fanned.retries
+    return fanned.results
 
 
 def finish(

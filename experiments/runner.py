@@ -10,19 +10,24 @@ same steps on one learned module (experiments.stage_job).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import hashlib
 import logging
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, config_hash, load_config
-from experiments.data import JobData, load_job_data, load_stage_data, open_index
+from experiments.data import JobData, StageData, load_job_data, load_stage_data, open_index
 from experiments.job import (
     Job,
     LMFactory,
     LMs,
+    ParentRun,
     Progress,
     ProgressEvent,
     RunSummary,
@@ -39,6 +44,7 @@ from experiments.tracking import (
     TAG_CONFIG_HASH,
     TAG_CONFIG_NAME,
     TAG_OPTIMIZER,
+    TAG_PARENT,
     TAG_REJECTION,
     TAG_SELECTED,
     dspy_autolog,
@@ -53,6 +59,7 @@ from experiments.tracking import (
 )
 from optimizers import compile_program, to_training_examples
 from optimizers.params import GepaParams
+from pipeline.cluster import ray_session
 from pipeline.errors import BudgetExceededError
 from pipeline.evaluation.compare import Difference, select_candidate
 from pipeline.evaluation.examples import load_examples, stratified_sample
@@ -76,12 +83,17 @@ def run_experiment(
     lm_factory: LMFactory | None = None,
     store: Store | None = None,
     model_cache_dir: Path | None = None,
+    ray: str | None = None,
+    parent: ParentRun | None = None,
 ) -> RunSummary:
     """Run the job in `config_path`, logging to `tracking_uri` (default: the MLflow store under `mlruns`,
     which also holds the job's scratch files).
 
     `lm_factory` makes a dspy LM from a spec string (default: pipeline.lm.make_lm with the embedded
-    model's cache in `model_cache_dir`); `store` defaults to the config's index. Raises
+    model's cache in `model_cache_dir`); `store` defaults to the config's index. `ray` (an address or
+    'local') evaluates the examples of every phase as Ray tasks, each worker making its LM with
+    `lm_factory`; the job's other steps run here. `parent` makes the run a child of a sweep's run (in
+    the sweep's experiment). Raises
     BudgetExceededError when the compile step reaches budget.max_lm_calls (the run is marked FAILED).
     """
     config_path = Path(config_path)
@@ -91,24 +103,53 @@ def run_experiment(
     store = store if store is not None else open_index(config, config_path)
     data = load_job_data(config, config_path, store) if config.stage == "end_to_end" else None
     stage_data = load_stage_data(config, config_path, store) if data is None else None
+    factory = lm_factory or _default_factory(config, model_cache_dir)
+    with ray_session(ray) if ray else contextlib.nullcontext():
+        return _tracked(
+            config_path,
+            config,
+            store,
+            data,
+            stage_data,
+            LMs(config, factory),
+            tracking_uri,
+            mlruns,
+            report_progress,
+            functools.partial(factory, config.lm.task) if ray else None,
+            parent,
+        )
+
+
+def _tracked(
+    config_path: Path,
+    config: ExperimentConfig,
+    store: Store,
+    data: JobData | None,
+    stage_data: StageData | None,
+    lms: LMs,
+    tracking_uri: str | None,
+    mlruns: Path,
+    report_progress: Progress,
+    ray_lm: Callable[[], Any] | None,
+    parent: ParentRun | None,
+) -> RunSummary:
+    """The job in its MLflow run: opened (stale runs of dead jobs reaped first), run, closed with its status."""
     digest = config_hash(config)
-    lms = LMs(config, lm_factory or _default_factory(config, model_cache_dir))
     tracker = open_tracker(mlruns, tracking_uri)
     reaped = tuple(reap_stale_runs(tracker))
     for stale in reaped:  # the scratch export of a job killed while logging (its process is gone)
         shutil.rmtree(tracker.root / ".staging" / stale, ignore_errors=True)
-    run_id = start_run(
-        tracker,
-        experiment_id(tracker, config.tracking.experiment),
-        f"{config.name}-{digest[:8]}",
-        {
-            TAG_CONFIG_HASH: digest,
-            TAG_CONFIG_NAME: config.name,
-            TAG_OPTIMIZER: config.optimizer,
-            "mlflow.note.content": config.description,
-        },
-    )
-    job = Job(config, config_path, tracker, store, run_id, report_progress)
+    tags = {
+        TAG_CONFIG_HASH: digest,
+        TAG_CONFIG_NAME: config.name,
+        TAG_OPTIMIZER: config.optimizer,
+        "mlflow.note.content": config.description,
+    }
+    if parent is not None:
+        tags[TAG_PARENT] = parent.run_id
+    experiment = parent.experiment if parent is not None else config.tracking.experiment
+    run_id = start_run(tracker, experiment_id(tracker, experiment), f"{config.name}-{digest[:8]}", tags)
+    job = Job(config, config_path, tracker, store, run_id, report_progress, ray_lm=ray_lm)
     report_progress(ProgressEvent("setup", message=f"MLflow run {run_id} in {tracker.uri}"))
     with dspy_autolog(tracker, run_id, config.tracking.dspy_autolog):
         try:

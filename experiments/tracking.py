@@ -48,6 +48,7 @@ TAG_REJECTION = TAG + "rejection"
 TAG_STOP = TAG + "stop_reason"
 TAG_PROMPT = TAG + "prompt."
 TAG_CHAMPION_RUN = TAG + "champion_run"
+TAG_PARENT = "mlflow.parentRunId"  # MLflow nests a run under its parent (a sweep's) by this tag
 PROMPT_PREFIX = "scoperag-"
 CHAMPION = "champion"
 MAX_PARAM_CHARS = 500

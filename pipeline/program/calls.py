@@ -65,21 +65,29 @@ class LMCallCounter(BaseCallback):
         self.usage = SharedUsage()
         self._lock = threading.Lock()
         self._calls = 0
+        self._remote_calls = 0
+        self._remote_tokens = 0
 
     @property
     def calls(self) -> int:
         """LM calls attempted (made, answered from cache, or refused by the budget)."""
-        return self._calls
+        return self._calls + self._remote_calls
 
     @property
     def new_calls(self) -> int:
         """Calls that reached the model (not answered from the cache) and reported usage."""
-        return sum(len(entries) for entries in self.usage.usage_data.values())
+        return sum(len(entries) for entries in self.usage.usage_data.values()) + self._remote_calls
 
     @property
     def tokens(self) -> int:
         """Prompt plus completion tokens of the calls that reached the model."""
-        return sum(prompt + completion for prompt, completion in usage_tokens(self.usage))
+        return sum(prompt + completion for prompt, completion in usage_tokens(self.usage)) + self._remote_tokens
+
+    def add_remote(self, calls: int, tokens: int) -> None:
+        """Count calls that other processes (Ray workers) made, as their question traces report them."""
+        with self._lock:
+            self._remote_calls += calls
+            self._remote_tokens += tokens
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
         with self._lock:

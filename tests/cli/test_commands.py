@@ -182,10 +182,24 @@ PARSED = [
         {"action": "import", "file": "f", "name": "n", "yes": True},
     ),
     (
-        ["optimize", "c.toml", "--mlruns", "m", "--json", "--tracking-uri", "http://127.0.0.1:5000"],
-        {"config": "c.toml", "mlruns": "m", "json": True, "tracking_uri": "http://127.0.0.1:5000"},
+        ["optimize", "c.toml", "--mlruns", "m", "--json", "--tracking-uri", "http://127.0.0.1:5000", "--ray", "auto"],
+        {"config": "c.toml", "mlruns": "m", "json": True, "tracking_uri": "http://127.0.0.1:5000", "ray": "auto"},
     ),
-    (["optimize", "c.toml"], {"config": "c.toml", "mlruns": "mlruns", "json": False, "tracking_uri": None}),
+    (
+        ["optimize", "c.toml"],
+        {"config": "c.toml", "mlruns": "mlruns", "json": False, "tracking_uri": None, "ray": None},
+    ),
+    (
+        ["sweep", "a.toml", "b.toml", "--ray", "--experiment", "x", "--tracking-uri", "http://h:5000"],
+        {
+            "configs": ["a.toml", "b.toml"],
+            "ray": "local",
+            "experiment": "x",
+            "mlruns": "mlruns",
+            "tracking_uri": "http://h:5000",
+            "json": False,
+        },
+    ),
     (
         ["runs", "--experiment", "x", "--mlruns", "m", "--json"],
         {"experiment": "x", "mlruns": "m", "json": True, "compare": None, "tracking_uri": None},
@@ -222,7 +236,7 @@ def test_lm_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
         assert parser.parse_args(argv).lm == "openai/from-env"
 
 
-@pytest.mark.parametrize("command", ["optimize", "runs", "export", "champion"])
+@pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion"])
 def test_experiment_commands_come_from_the_entry_point(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"])
@@ -246,7 +260,7 @@ def test_built_in_commands_do_not_import_experiments(tmp_path: Path) -> None:
         "import sys\n"
         "from pipeline.cli.main import main\n"
         "code = main(['history', '--history', sys.argv[1], '--json'])\n"
-        "print(json.dumps([code, 'experiments' in sys.modules, 'mlflow' in sys.modules]))\n"
+        "print(json.dumps([code, 'experiments' in sys.modules, 'mlflow' in sys.modules, 'ray' in sys.modules]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", "import json\n" + script, str(tmp_path / "h.sqlite")],
@@ -255,14 +269,14 @@ def test_built_in_commands_do_not_import_experiments(tmp_path: Path) -> None:
         cwd=ROOT,
         check=True,
     )
-    assert json.loads(done.stdout.splitlines()[-1]) == [0, False, False]
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, False, False, False]  # Ray only when asked for
     listing = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout
     choices = re.findall(r"\{([a-z,]+)\}", listing)[0]
     assert set(choices.split(",")) == {
         *("index", "search", "ask", "history", "label", "evaluate", "serve", "profile"),
-        *("optimize", "runs", "export", "champion"),
+        *("optimize", "sweep", "runs", "export", "champion"),
     }
 
 

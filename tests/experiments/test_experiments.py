@@ -37,8 +37,7 @@ from pipeline.errors import BudgetExceededError, ExperimentConfigError, ExportEr
 from pipeline.evaluation.examples import CASES, LabelledExample, write_examples
 from pipeline.export import load_export, program_state
 from pipeline.program.module import ScopedQA
-from pipeline.store import Store, open_store
-from pipeline.store.embedders import HashEmbedder
+from pipeline.store import Store
 from tests.optimizers.test_optimizers import demo_examples
 from tests.support.fakes import Responder, cooperative, scripted_lm
 from tests.support.paths import ROOT
@@ -46,23 +45,10 @@ from tests.support.paths import ROOT
 # -- fixtures ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def mlflow_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty, migrated MLflow database (creating one takes seconds; copying it takes none)."""
-    root = tmp_path_factory.mktemp("mlflow-template")
-    open_tracker(root).client.search_experiments()
-    return root / "mlflow.db"
-
-
 def fresh_mlruns(template: Path, where: Path) -> Path:
     where.mkdir(parents=True, exist_ok=True)
     shutil.copy(template, where / "mlflow.db")
     return where
-
-
-@pytest.fixture(scope="module")
-def store(demo_index_dir: Path, embedder: HashEmbedder) -> Store:
-    return open_store(demo_index_dir, embedder)
 
 
 def write_data(where: Path, val: list[LabelledExample] | None = None) -> Path:

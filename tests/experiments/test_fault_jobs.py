@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-import tests.experiments.test_experiments as experiments_tests
 from experiments.runner import RunSummary
 from experiments.runs import export_run
 from experiments.tracking import TAG_STOP, open_tracker
@@ -48,9 +47,6 @@ ENV = {
 RANDOM_SEARCH = "[optimizer_params]\nmax_bootstrapped_demos = 1\nnum_candidate_programs = 1\n"
 EXPORT_FILES = (MANIFEST, PROGRAM, PROMPTS)
 SLOW_DISK = 0.05  # seconds each fsync/rename waits in the slow-disk export variant
-
-mlflow_template = experiments_tests.mlflow_template
-store = experiments_tests.store
 
 
 # -- subprocesses ----------------------------------------------------------------------------------
