@@ -10,6 +10,7 @@ import contextlib
 import logging
 import os
 import threading
+import uuid
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,11 @@ def require_ray() -> ModuleType:
     except ImportError as exc:
         raise ClusterError("--ray needs Ray: pip install 'scoperag[scale]' (or `make setup`)") from exc
     return ray
+
+
+def cluster_cpus() -> int:
+    """CPUs of the Ray cluster this process is connected to (at least 1)."""
+    return max(1, int(require_ray().cluster_resources().get("CPU", 1)))
 
 
 @contextlib.contextmanager
@@ -127,7 +133,7 @@ def stream_tasks(
     ray = require_ray()
     if not items:
         return
-    attempts = _attempts_actor(ray).remote()
+    attempts, call = _attempts(ray), uuid.uuid4().hex
     shared_ref = ray.put(shared)
     remote = ray.remote(max_retries=max_retries, retry_exceptions=False)(_run_attempt)
     limit = len(items) if window is None else max(1, window)
@@ -136,7 +142,7 @@ def stream_tasks(
         for index in range(len(items)):
             while len(submitted) < min(len(items), index + limit):
                 position = len(submitted)
-                submitted.append(remote.remote(task, shared_ref, items[position], position, attempts))
+                submitted.append(remote.remote(task, shared_ref, items[position], (call, position), attempts))
             yield ray.get(submitted[index])
             submitted[index] = None  # yielded: its result may leave the object store
     except ray.exceptions.WorkerCrashedError as exc:
@@ -145,36 +151,47 @@ def stream_tasks(
         for ref in submitted:
             if ref is not None:
                 ray.cancel(ref)
-        counted = int(ray.get(attempts.retries.remote()))
-        ray.kill(attempts)
+        counted = int(ray.get(attempts.retries.remote(call)))
         if counted:
             log.warning("Ray ran %d task attempts again after worker failures", counted)
         if retries is not None:
             retries.count = counted
 
 
-def _run_attempt(task: Task[S, T, R], shared: S, item: T, index: int, attempts: Any) -> R:
+def _run_attempt(task: Task[S, T, R], shared: S, item: T, key: tuple[str, int], attempts: Any) -> R:
     import ray
 
-    attempt = int(ray.get(attempts.begin.remote(index)))
+    attempt = int(ray.get(attempts.begin.remote(key)))
     return task(shared, item, attempt)
 
 
-def _attempts_actor(ray: ModuleType) -> Any:
-    """A small actor counting the attempts of each task (the driver cannot see Ray's own retries)."""
+class _Attempts:
+    """Counts the attempts of each task, by (call, index): the driver cannot see Ray's own retries."""
 
-    class Attempts:
-        def __init__(self) -> None:
-            self.counts: Counter[int] = Counter()
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, int]] = Counter()
 
-        def begin(self, index: int) -> int:
-            self.counts[index] += 1
-            return self.counts[index]
+    def begin(self, key: tuple[str, int]) -> int:
+        self.counts[key] += 1
+        return self.counts[key]
 
-        def retries(self) -> int:
-            return sum(count - 1 for count in self.counts.values())
+    def retries(self, call: str) -> int:
+        """Attempts past the first of the call's tasks; the call's counts are dropped."""
+        mine = [key for key in self.counts if key[0] == call]
+        repeated = sum(self.counts.pop(key) - 1 for key in mine)
+        return repeated
 
-    return ray.remote(num_cpus=0)(Attempts)
+
+_ATTEMPTS: dict[str, Any] = {}  # Ray job id -> its one attempts actor (starting an actor takes seconds)
+
+
+def _attempts(ray: ModuleType) -> Any:
+    """The attempts actor of this Ray session, started on first use."""
+    job = str(ray.get_runtime_context().get_job_id())
+    if job not in _ATTEMPTS:
+        _ATTEMPTS.clear()
+        _ATTEMPTS[job] = ray.remote(num_cpus=0)(_Attempts).remote()
+    return _ATTEMPTS[job]
 
 
 _KEPT: dict[Hashable, Any] = {}

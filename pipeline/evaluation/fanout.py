@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.cluster import FanOut, Progress, kept, map_tasks
+from pipeline.cluster import FanOut, Progress, cluster_cpus, kept, map_tasks
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
 from pipeline.settings import Settings
@@ -19,6 +19,8 @@ from pipeline.types import SearchMode
 # Makes the LM inside a worker: `functools.partial(make_lm, spec, ...)` names an OpenAI-compatible endpoint
 # or loads the embedded model (once per worker, see `kept`).
 LMFactory = Callable[[], Any]
+# Retrieval-only tasks per CPU of the cluster: enough to balance uneven examples, few enough to amortise Ray.
+TASKS_PER_CPU = 4
 
 
 @dataclass(frozen=True)
@@ -61,15 +63,27 @@ def program_setup(
 
 
 def evaluate_on_ray(
-    examples: Sequence[LabelledExample], setup: WorkerSetup, progress: Progress | None = None
+    examples: Sequence[LabelledExample],
+    setup: WorkerSetup,
+    progress: Progress | None = None,
+    batch: int | None = None,
 ) -> FanOut[ExampleResult]:
-    """Every example scored as one Ray task (inside `pipeline.cluster.ray_session`), in input order, with the
-    number of attempts Ray repeated after worker failures."""
-    return map_tasks(score_in_worker, setup, list(examples), progress=progress)
+    """Every example scored in Ray tasks of `batch` examples (inside `pipeline.cluster.ray_session`), in input
+    order, with the number of attempts Ray repeated after worker failures. `batch` None: one example per task
+    with an LM (its calls dominate), else enough examples per task that Ray's per-task cost stays small."""
+    size = batch or (1 if setup.program else max(1, len(examples) // (TASKS_PER_CPU * cluster_cpus())))
+    batches = [list(examples[start : start + size]) for start in range(0, len(examples), size)]
+
+    def advance(done: int, total: int) -> None:
+        if progress:
+            progress(min(len(examples), done * size), len(examples))
+
+    fanned = map_tasks(score_in_worker, setup, batches, progress=advance)
+    return FanOut([result for results in fanned.results for result in results], fanned.retries)
 
 
-def score_in_worker(setup: WorkerSetup, example: LabelledExample, attempt: int) -> ExampleResult:
-    """One example scored in this worker with the setup's store, program and LM (each made once per worker)."""
+def score_in_worker(setup: WorkerSetup, examples: list[LabelledExample], attempt: int) -> list[ExampleResult]:
+    """Examples scored in this worker with the setup's store, program and LM (each made once per worker)."""
     import dspy
 
     store, program = kept((setup.key, "program"), lambda: _open(setup))
@@ -78,7 +92,7 @@ def score_in_worker(setup: WorkerSetup, example: LabelledExample, attempt: int) 
     if lm is not None:
         context = dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if setup.json_adapter else dspy.context(lm=lm)
     with context:
-        return evaluate([example], store, program=program, mode=setup.mode, weights=setup.weights)[0]
+        return evaluate(examples, store, program=program, mode=setup.mode, weights=setup.weights)
 
 
 def _open(setup: WorkerSetup) -> tuple[Any, Any]:

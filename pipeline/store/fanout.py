@@ -14,7 +14,7 @@ from typing import overload
 
 import numpy as np
 
-from pipeline.cluster import Retries, kept, map_tasks, require_ray, stream_tasks
+from pipeline.cluster import Retries, cluster_cpus, kept, map_tasks, stream_tasks
 from pipeline.errors import InputFileError
 from pipeline.store.embedders import Embedder, Vectors, embedder_by_name
 from pipeline.store.reading import SourceFile, read_or_error
@@ -32,8 +32,7 @@ class RayReader:
         self.retries = 0
 
     def __call__(self, files: Sequence[tuple[Path, str]], workers: int) -> Iterator[SourceFile | InputFileError]:
-        ray = require_ray()
-        window = READ_AHEAD_PER_CPU * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        window = READ_AHEAD_PER_CPU * cluster_cpus()
         counted = Retries()
         try:
             yield from stream_tasks(_read_in_worker, None, _FileBytes(files), window=window, retries=counted)
@@ -80,9 +79,7 @@ class RayEmbedder:
     def __call__(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        ray = require_ray()
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        size = max(MIN_TEXTS_PER_TASK, -(-len(texts) // cpus))
+        size = max(MIN_TEXTS_PER_TASK, -(-len(texts) // cluster_cpus()))
         parts = [list(texts[start : start + size]) for start in range(0, len(texts), size)]
         fanned = map_tasks(_embed_in_worker, self.name, parts)
         self.retries += fanned.retries

@@ -21,14 +21,25 @@ from tests.support.fakes import cooperative, scripted_lm
 pytestmark = pytest.mark.usefixtures("local_ray")
 
 
+class _Seen:
+    """A progress callback recording (done, total)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int]] = []
+
+    def __call__(self, done: int, total: int) -> None:
+        self.calls.append((done, total))
+
+
 def test_retrieval_only_on_ray_equals_one_process(demo_store: Store, demo_index_dir: Path) -> None:
     examples = _examples() * 3
     alone = results_frame(evaluate(examples, demo_store, mode="hybrid"))
-    seen: list[tuple[int, int]] = []
-    fanned = evaluate_on_ray(examples, WorkerSetup(demo_index_dir), progress=lambda d, t: seen.append((d, t)))
-    assert fanned.retries == 0
-    assert results_frame(fanned.results).equals(alone)
-    assert seen[-1] == (len(examples), len(examples))
+    for batch in (None, 1, 5):  # 5: uneven tasks of 5, 5 and 2 examples
+        seen = _Seen()
+        fanned = evaluate_on_ray(examples, WorkerSetup(demo_index_dir), progress=seen, batch=batch)
+        assert fanned.retries == 0
+        assert results_frame(fanned.results).equals(alone)
+        assert seen.calls[-1] == (len(examples), len(examples))
 
 
 def test_program_on_ray_gives_the_single_process_metrics(demo_store: Store, demo_index_dir: Path) -> None:

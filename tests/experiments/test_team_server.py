@@ -20,7 +20,7 @@ from tests.experiments.test_experiments import write_config, write_data
 from tests.support.fakes import cooperative, scripted_lm
 from tests.support.team_server import TeamServer, team_server, why_not
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(why_not() is not None, reason=why_not() or "")]
+pytestmark = pytest.mark.skipif(why_not() is not None, reason=why_not() or "")
 
 
 @pytest.fixture(scope="module")
