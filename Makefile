@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MLFLOW_DISABLE_TELEMETRY := true
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup browser demo test lint slow bench fuzz adversarial screenshots clean
+.PHONY: setup browser demo test lint slow scale bench fuzz adversarial screenshots clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ test: lint
 
 slow: setup
 	$(BIN)/pytest -q -m slow
+
+# Ray (a local Ray with 2 CPUs) and the shared tracking server (real PostgreSQL and mlflow server).
+scale: setup
+	$(BIN)/pytest -q tests/evaluation/test_fanout.py tests/store/test_fanout_build.py \
+		tests/experiments/test_fanout_jobs.py tests/experiments/test_team_server.py
 
 fuzz: setup
 	$(BIN)/python benchmarks/fuzz.py --seconds 60 --json benchmarks/results/fuzz.json
