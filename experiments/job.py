@@ -4,6 +4,7 @@ counters, the export of the chosen program, the paired comparison and the cost r
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -87,9 +88,15 @@ class Job:
     run_id: str
     progress: Progress
     counters: dict[str, LMCallCounter] = field(default_factory=dict)
-    # On Ray (`--ray`): makes the task LM inside each worker, and the task attempts Ray repeated so far.
-    ray_lm: Callable[[], Any] | None = None
+    # On Ray (`--ray`): makes an LM from its spec inside each worker; the task attempts Ray repeated so far.
+    ray_factory: LMFactory | None = None
     ray_retries: int = 0
+
+    def ray_lm(self, spec: str | None) -> Callable[[], Any] | None:
+        """What makes the LM `spec` inside a Ray worker; None when not on Ray or no spec."""
+        if self.ray_factory is None or spec is None:
+            return None
+        return functools.partial(self.ray_factory, spec)
 
     def counter(self, phase: str, limit: int | None = None) -> LMCallCounter:
         def seen(calls: int) -> None:
@@ -216,7 +223,7 @@ def log_costs(job: Job) -> dict[str, int]:
         totals["lm_calls.new"] += counter.new_calls
         totals["tokens.total"] += counter.tokens
     metrics.update(totals)
-    if job.ray_lm is not None:
+    if job.ray_factory is not None:
         metrics["ray.retries"] = job.ray_retries
     log_metrics(job.tracker, job.run_id, metrics)
     return totals
@@ -257,7 +264,7 @@ def evaluate_program(
     def advance(done: int, total: int) -> None:
         job.progress(ProgressEvent(phase, done, total, "examples"))
 
-    if job.ray_lm is not None:
+    if job.ray_factory is not None:
         return _evaluate_on_ray(job, counter, program, examples, lms, advance)
     with lms.task_context(), counting(counter):
         return evaluate(
@@ -281,10 +288,11 @@ def _evaluate_on_ray(
     """`evaluate_program` with the examples as Ray tasks; the workers' LM calls counted from their traces."""
     from pipeline.evaluation.fanout import evaluate_on_ray, program_setup
 
-    if job.ray_lm is None:
+    task_lm = job.ray_lm(job.config.lm.task)
+    if task_lm is None:
         raise ValueError("the job has no Ray LM factory")
     setup = program_setup(
-        job.config.data.index_dir, program, job.ray_lm, json_adapter=lms.embedded, weights=job.config.metric.weights
+        job.config.data.index_dir, program, task_lm, json_adapter=lms.embedded, weights=job.config.metric.weights
     )
     fanned = evaluate_on_ray(examples, setup, progress=advance)
     counter.add_remote(sum(r.scores.lm_calls for r in fanned.results), sum(r.scores.tokens for r in fanned.results))

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import logging
 import shutil
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, config_hash, load_config
@@ -58,6 +55,7 @@ from experiments.tracking import (
     start_run,
 )
 from optimizers import compile_program, to_training_examples
+from optimizers.fanout import RayCandidates
 from optimizers.params import GepaParams
 from pipeline.cluster import ray_session
 from pipeline.errors import BudgetExceededError
@@ -115,7 +113,7 @@ def run_experiment(
             tracking_uri,
             mlruns,
             report_progress,
-            functools.partial(factory, config.lm.task) if ray else None,
+            factory if ray else None,
             parent,
         )
 
@@ -130,7 +128,7 @@ def _tracked(
     tracking_uri: str | None,
     mlruns: Path,
     report_progress: Progress,
-    ray_lm: Callable[[], Any] | None,
+    ray_factory: LMFactory | None,
     parent: ParentRun | None,
 ) -> RunSummary:
     """The job in its MLflow run: opened (stale runs of dead jobs reaped first), run, closed with its status."""
@@ -149,7 +147,7 @@ def _tracked(
         tags[TAG_PARENT] = parent.run_id
     experiment = parent.experiment if parent is not None else config.tracking.experiment
     run_id = start_run(tracker, experiment_id(tracker, experiment), f"{config.name}-{digest[:8]}", tags)
-    job = Job(config, config_path, tracker, store, run_id, report_progress, ray_lm=ray_lm)
+    job = Job(config, config_path, tracker, store, run_id, report_progress, ray_factory=ray_factory)
     report_progress(ProgressEvent("setup", message=f"MLflow run {run_id} in {tracker.uri}"))
     with dspy_autolog(tracker, run_id, config.tracking.dspy_autolog):
         try:
@@ -181,6 +179,10 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
     baseline = evaluate_program(job, "baseline", student, val, lms)
     log_dir = _gepa_dir(job, digest, data_hash)
     spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection, log_dir=log_dir)
+    task_lm = job.ray_lm(config.lm.task)
+    if task_lm is not None:  # random search's candidates become Ray tasks (other optimizers run here)
+        where = RayCandidates(config.data.index_dir, task_lm, job.ray_lm(config.lm.teacher), lms.embedded)
+        spec = dataclasses.replace(spec, ray=where)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
     job.progress(ProgressEvent("compile", 0, config.budget.max_lm_calls, config.optimizer))
     with lms.task_context():

@@ -16,6 +16,7 @@ from typing import Any
 
 import dspy
 
+from optimizers.fanout import RayCandidates, random_search_on_ray
 from optimizers.objective import Metric, gated_metric, gepa_metric
 from optimizers.params import BootstrapParams, GepaParams, MiproParams, OptimizerParams, RandomSearchParams
 from optimizers.stages import StageProgram, stage_gepa_metric, stage_metric
@@ -44,6 +45,8 @@ class CompileSpec:
     reflection_lm: Any = None
     # GEPA keeps its state here; a run with the same directory resumes where it stopped.
     log_dir: Path | None = None
+    # Random search's candidates as Ray tasks (inside a Ray session); None: in this process.
+    ray: RayCandidates | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,20 @@ def compile_program(
     compile_one = _COMPILERS[spec.params.kind]
     try:
         with counting(counter):
-            compiled = compile_one(spec, view, list(trainset), list(valset), metrics)
+            if spec.ray is not None and isinstance(view, TrainableView) and isinstance(spec.params, RandomSearchParams):
+                compiled = random_search_on_ray(
+                    spec.ray,
+                    spec.params,
+                    view,
+                    trainset,
+                    valset,
+                    weights=dict(spec.weights),
+                    threshold=spec.bootstrap_threshold,
+                    num_threads=spec.num_threads,
+                    counter=counter,
+                )
+            else:
+                compiled = compile_one(spec, view, list(trainset), list(valset), metrics)
     except BudgetExhausted as stop:
         raise BudgetExceededError(stop.limit, stop.calls) from None
     if not isinstance(compiled, type(view)):

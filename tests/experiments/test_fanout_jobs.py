@@ -59,3 +59,27 @@ def test_sweep_runs_each_config_as_a_child_and_compares_with_the_first(
     assert set(table["config"]) == {"second"} and list(table["case"])[-1] == "all"
     assert {"difference", "ci_low", "ci_high", "n"} <= set(table.columns)
     assert {f.path for f in client.list_artifacts(sweep.run_id, "sweep")} == {"sweep/comparison.csv"}
+
+
+RANDOM_SEARCH = "[optimizer_params]\nmax_bootstrapped_demos = 1\nnum_candidate_programs = 1\n"
+
+
+def test_random_search_candidates_on_ray_choose_the_single_process_program(
+    tmp_path: Path, mlflow_template: Path, store: Store, demo_index_dir: Path
+) -> None:
+    traces = write_data(tmp_path / "traces")
+    config = write_config(
+        tmp_path,
+        traces,
+        data=f'index_dir = "{demo_index_dir}"',
+        extra=RANDOM_SEARCH,
+        optimizer='"bootstrap_random_search"',
+    )
+    alone = run(config, fresh_mlruns(mlflow_template, tmp_path / "one"), store)
+    mlruns = fresh_mlruns(mlflow_template, tmp_path / "ray")
+    fanned = run_experiment(config, mlruns=mlruns, store=store, lm_factory=_scripted, ray="local")
+    assert (fanned.export_dir / "program.json").read_bytes() == (alone.export_dir / "program.json").read_bytes()
+    assert fanned.result.equals(alone.result) and fanned.lm_calls == alone.lm_calls
+    one = open_tracker(tmp_path / "one").client.get_run(alone.run_id).data.metrics
+    other = open_tracker(mlruns).client.get_run(fanned.run_id).data.metrics
+    assert one["lm_calls.compile"] == other["lm_calls.compile"] > 0
