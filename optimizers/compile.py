@@ -16,7 +16,7 @@ from typing import Any
 
 import dspy
 
-from optimizers.fanout import RayCandidates, random_search_on_ray
+from optimizers.fanout import RayCandidates, random_search_on_ray, random_search_optimizer
 from optimizers.objective import Metric, gated_metric, gepa_metric
 from optimizers.params import BootstrapParams, GepaParams, MiproParams, OptimizerParams, RandomSearchParams
 from optimizers.stages import StageProgram, stage_gepa_metric, stage_metric
@@ -144,18 +144,7 @@ def _random_search(
     params = spec.params
     if not isinstance(params, RandomSearchParams):
         raise TypeError(type(params).__name__)
-    metric = metrics.scored
-    optimizer = dspy.BootstrapFewShotWithRandomSearch(
-        metric=metric,
-        teacher_settings=_teacher_settings(spec),
-        max_bootstrapped_demos=params.max_bootstrapped_demos,
-        max_labeled_demos=params.max_labeled_demos,
-        max_rounds=params.max_rounds,
-        num_candidate_programs=params.num_candidate_programs,
-        num_threads=spec.num_threads,
-        max_errors=params.max_errors,
-        stop_at_score=params.stop_at_score,
-    )
+    optimizer = random_search_optimizer(params, metrics.scored, spec.teacher_lm, spec.num_threads, params.stop_at_score)
     return optimizer.compile(view, trainset=trainset, valset=valset)
 
 

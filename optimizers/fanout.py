@@ -12,7 +12,7 @@ from typing import Any
 
 import dspy
 
-from optimizers.objective import gated_metric
+from optimizers.objective import Metric, gated_metric
 from optimizers.params import RandomSearchParams
 from optimizers.trainable import TrainableView
 from pipeline.cluster import kept, map_tasks
@@ -113,6 +113,23 @@ def choose(candidates: Sequence[Candidate], stop_at_score: float | None) -> Cand
     return best
 
 
+def random_search_optimizer(
+    params: RandomSearchParams, metric: Metric, teacher_lm: Any, num_threads: int, stop_at_score: float | None
+) -> Any:
+    """DSPy's BootstrapFewShotWithRandomSearch as `params` describe it (`teacher_lm` None: the task LM)."""
+    return dspy.BootstrapFewShotWithRandomSearch(
+        metric=metric,
+        teacher_settings={"lm": teacher_lm} if teacher_lm is not None else {},
+        max_bootstrapped_demos=params.max_bootstrapped_demos,
+        max_labeled_demos=params.max_labeled_demos,
+        max_rounds=params.max_rounds,
+        num_candidate_programs=params.num_candidate_programs,
+        num_threads=num_threads,
+        max_errors=params.max_errors,
+        stop_at_score=stop_at_score,
+    )
+
+
 def _rebuilt(student: ScopedQA, state: dict[str, Any]) -> ScopedQA:
     from pipeline.export.saving import apply_state
 
@@ -130,18 +147,8 @@ def _candidate_in_worker(search: _Search, seed: int, attempt: int) -> Candidate:
     teacher = kept((where.key, "teacher_lm"), where.teacher_lm) if where.teacher_lm is not None else None
     student = _rebuilt(ScopedQA(store, search.settings), search.state)
     examples = max(len(search.trainset), len(search.valset))
-    params = search.params
-    optimizer = dspy.BootstrapFewShotWithRandomSearch(
-        metric=gated_metric(store, search.weights, examples=examples, threshold=search.threshold),
-        teacher_settings={"lm": teacher} if teacher is not None else {},
-        max_bootstrapped_demos=params.max_bootstrapped_demos,
-        max_labeled_demos=params.max_labeled_demos,
-        max_rounds=params.max_rounds,
-        num_candidate_programs=params.num_candidate_programs,
-        num_threads=search.num_threads,
-        max_errors=params.max_errors,
-        stop_at_score=None,
-    )
+    metric = gated_metric(store, search.weights, examples=examples, threshold=search.threshold)
+    optimizer = random_search_optimizer(search.params, metric, teacher, search.num_threads, None)
     counter = LMCallCounter()
     settings: dict[str, Any] = {"lm": task_lm}
     if where.json_adapter:

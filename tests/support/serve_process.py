@@ -7,9 +7,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -20,6 +21,25 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def wait_until_healthy(
+    process: subprocess.Popen[Any], health_url: str, seconds: float, tail: Callable[[], str], name: str
+) -> None:
+    """Returns once `health_url` answers 200; RuntimeError with the log's `tail()` when `process` exits first or
+    `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}: {tail()}")
+        try:
+            if httpx.get(health_url, timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} did not answer within {seconds} s: {tail()}")
+        time.sleep(0.1)
 
 
 def scoperag_command() -> list[str]:
@@ -40,18 +60,7 @@ def scoperag_serve(options: Sequence[str], cwd: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"scoperag serve exited with {process.returncode}: {_tail(cwd, port)}")
-            try:
-                if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"scoperag serve did not answer within {STARTUP_SECONDS} s: {_tail(cwd, port)}")
-            time.sleep(0.1)
+        wait_until_healthy(process, f"{url}/v1/health", STARTUP_SECONDS, lambda: _tail(cwd, port), "scoperag serve")
         yield url
     finally:
         process.terminate()

@@ -7,15 +7,14 @@ import contextlib
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support.serve_process import free_port, wait_until_healthy
 
 DB_USER = "scoperag"
 DB_NAME = "mlflow"
@@ -54,12 +53,6 @@ def why_not() -> str | None:
         if shutil.which("runuser") is None:
             return "running as root and runuser is missing: PostgreSQL refuses to run as root"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextlib.contextmanager
@@ -119,18 +112,9 @@ def mlflow_server(database_uri: str, artifact_root: Path, log_file: Path) -> Ite
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"mlflow server exited with {server.returncode}: {log_file.read_text()[-2000:]}")
-            with contextlib.suppress(OSError), urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
-                if answer.status == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"mlflow server did not answer in {SERVER_START_SECONDS} s: {log_file.read_text()[-2000:]}"
-                )
-            time.sleep(0.5)
+        wait_until_healthy(
+            server, f"{url}/health", SERVER_START_SECONDS, lambda: log_file.read_text()[-2000:], "mlflow server"
+        )
         yield url
     finally:
         with contextlib.suppress(ProcessLookupError):
