@@ -17,12 +17,18 @@ from pipeline.cli.common import (
     json_option,
     mlruns_option,
     model_cache_dir,
+    output,
     plain,
     ray_option,
+    styled,
 )
 
 if TYPE_CHECKING:
     from experiments.job import RunSummary
+
+
+# The runs table fits a terminal this wide (--wide and --json carry the rest).
+RUNS_WIDTH = 120
 
 
 def register(commands: Commands) -> None:
@@ -47,9 +53,10 @@ def register(commands: Commands) -> None:
     p = commands.add_parser(
         "runs",
         parents=[mlruns_option(), json_option()],
-        help="table of optimisation runs: per-case metrics and prompt versions",
+        help="optimisation runs: examples per case, metric before/after with its 95%% CI, verdict and reason",
     )
     p.add_argument("--experiment", help="only this MLflow experiment")
+    p.add_argument("--wide", action="store_true", help="every column: per-case metrics, safety, LM calls, prompts")
     p.add_argument(
         "--compare",
         nargs=2,
@@ -61,11 +68,16 @@ def register(commands: Commands) -> None:
     p = commands.add_parser(
         "export",
         parents=[mlruns_option()],
-        help="copy a run's compiled program (scoperag-program/v1) to a directory",
+        help="copy a run's selected program (scoperag-program/v2) to a directory",
     )
     p.add_argument("run_id")
     p.add_argument("--out", required=True)
     p.add_argument("--overwrite", action="store_true")
+    p.add_argument(
+        "--baseline",
+        action="store_true",
+        help="a run whose candidate was rejected: export its uncompiled baseline anyway",
+    )
     p.set_defaults(func=cmd_export)
 
     p = commands.add_parser(
@@ -93,8 +105,11 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     with StageProgress(notices) as bar:
 
         def progress(event: ProgressEvent) -> None:
+            if event.warning:
+                notices.print(styled(("warning: ", "yellow bold"), event.message))
+                return
             if event.total is None and event.done == 0:
-                notices.print(f"[dim]{event.phase}:[/] {event.message}", highlight=False)
+                notices.print(styled((f"{event.phase}: ", "dim"), event.message))
                 return
             bar.update(event.phase, event.done, event.total, event.message)
 
@@ -217,11 +232,17 @@ def cmd_runs(args: argparse.Namespace) -> int:
         print(table.to_json(orient="records", indent=2))
     elif table.empty:
         console().print("no scoperag runs yet: run `scoperag optimize experiments/bootstrap_demo.toml`")
-    else:
+    elif args.wide:
         import pandas as pd
 
         with pd.option_context("display.width", 250, "display.max_columns", None, "display.max_colwidth", 60):
             print(table.to_string(index=False))
+    else:
+        from experiments.runs import compact_lines
+
+        out = output()
+        for line in compact_lines(table, width=RUNS_WIDTH):
+            out.print(styled(line), soft_wrap=True)
     return 0
 
 
@@ -229,10 +250,30 @@ def cmd_export(args: argparse.Namespace) -> int:
     from experiments.runs import export_run
 
     manifest = export_run(
-        args.run_id, Path(args.out), Path(args.mlruns), overwrite=args.overwrite, uri=tracking_uri(args)
+        args.run_id,
+        Path(args.out),
+        Path(args.mlruns),
+        overwrite=args.overwrite,
+        uri=tracking_uri(args),
+        baseline=args.baseline,
     )
-    console().print(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}", highlight=False)
+    console().print(
+        styled(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}: {exported_program(Path(args.out))}")
+    )
     return 0
+
+
+def exported_program(export_dir: Path) -> str:
+    """Which program an export holds, in words: the compiled candidate or the uncompiled baseline, and its demos."""
+    from pipeline.export import PREDICTORS, read_export
+
+    contents = read_export(export_dir)
+    state = contents.program_state
+    counts = {name: len(state[name]["demos"]) for name in PREDICTORS if name in state}
+    demos = ", ".join(f"{name} {count}" for name, count in counts.items() if count) or "none"
+    if contents.manifest.config.experiment.get("selected") is False:
+        return f"the uncompiled baseline (the candidate was rejected); demos: {demos}"
+    return f"the compiled candidate; demos: {demos}"
 
 
 def cmd_champion(args: argparse.Namespace) -> int:

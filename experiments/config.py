@@ -43,6 +43,9 @@ class DataConfig(Strict):
     test_size: int = Field(default=10_000, ge=1, le=10_000)
     # A stage job still reports the assembled program end to end on this many validation examples.
     end_to_end_size: int = Field(default=8, ge=0, le=10_000)
+    # Fewer validation examples than this: the job warns before it starts (a verdict on a handful of
+    # examples turns on single ones; the paired interval is then wide).
+    min_val_size: int = Field(default=20, ge=1, le=10_000)
 
     @model_validator(mode="after")
     def _stratifiable(self) -> DataConfig:

@@ -37,6 +37,8 @@ class ProgressEvent:
     done: int = 0
     total: int | None = None
     message: str = ""
+    # Something the user should read before the job goes on (e.g. too few validation examples).
+    warning: bool = False
 
 
 Progress = Callable[[ProgressEvent], None]
@@ -147,6 +149,18 @@ def comparison_metrics(prefix: str, differences: Sequence[Difference]) -> dict[s
             }
         )
     return out
+
+
+# The few metrics a researcher compares first: short top-level names the MLflow runs list can show as columns.
+HEADLINE = {"before": "baseline", "after": "candidate", "difference": "difference", "ci_low": "low", "ci_high": "high"}
+
+
+def headline_metrics(differences: Sequence[Difference]) -> dict[str, float | int | None]:
+    """`val.before|after|difference|ci_low|ci_high|n`: the overall paired comparison on validation."""
+    for d in differences:
+        if d.case == "all":
+            return {f"val.{name}": getattr(d, attr) for name, attr in HEADLINE.items()} | {"val.n": d.n}
+    return {}
 
 
 def export_and_log(

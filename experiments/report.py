@@ -74,9 +74,13 @@ def safety_counts(table: Any) -> dict[str, int]:
     }
 
 
-def module_prompts(state: Mapping[str, Any], optimised: tuple[str, ...]) -> dict[str, str]:
-    """{module: prompt text} for every predictor of a program.json state (what the prompt registry stores)."""
+def module_prompts(state: Mapping[str, Any], optimised: tuple[str, ...], selected: bool = True) -> dict[str, str]:
+    """{module: prompt text} for every predictor of a program.json state (what the prompt registry stores):
+    the optimised modules titled "optimised", or "candidate, rejected" when the job kept the baseline;
+    demos as readable outlines."""
+    changed = "optimised" if selected else "candidate, rejected"
     return {
-        name: render_module(name, state[name], note="optimised" if name in optimised else "frozen") + "\n"
+        name: render_module(name, state[name], note=changed if name in optimised else "frozen", demo_style="outline")
+        + "\n"
         for name in MODULES
     }

@@ -15,11 +15,13 @@ import dataclasses
 import hashlib
 import logging
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, config_hash, load_config
 from experiments.data import JobData, StageData, load_job_data, load_stage_data, open_index
+from experiments.estimate import estimate_job
 from experiments.job import (
     Job,
     LMFactory,
@@ -33,6 +35,7 @@ from experiments.job import (
     evaluate_program,
     export_and_log,
     finish,
+    headline_metrics,
     log_costs,
     log_inputs,
 )
@@ -63,7 +66,7 @@ from pipeline.evaluation.compare import Difference, select_candidate
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
-from pipeline.program.lm import default_model_cache_dir, make_lm
+from pipeline.program.lm import default_model_cache_dir, make_lm, parse_lm_spec
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
 
@@ -101,6 +104,7 @@ def run_experiment(
     store = store if store is not None else open_index(config, config_path)
     data = load_job_data(config, config_path, store) if config.stage == "end_to_end" else None
     stage_data = load_stage_data(config, config_path, store) if data is None else None
+    _announce_cost(config, data, stage_data, report_progress)
     factory = lm_factory or _default_factory(config, model_cache_dir)
     with ray_session(ray) if ray else contextlib.nullcontext():
         return _tracked(
@@ -146,7 +150,7 @@ def _tracked(
     if parent is not None:
         tags[TAG_PARENT] = parent.run_id
     experiment = parent.experiment if parent is not None else config.tracking.experiment
-    run_id = start_run(tracker, experiment_id(tracker, experiment), f"{config.name}-{digest[:8]}", tags)
+    run_id = start_run(tracker, experiment_id(tracker, experiment), run_name(config.name, digest), tags)
     job = Job(config, config_path, tracker, store, run_id, report_progress, ray_factory=ray_factory)
     report_progress(ProgressEvent("setup", message=f"MLflow run {run_id} in {tracker.uri}"))
     with dspy_autolog(tracker, run_id, config.tracking.dspy_autolog):
@@ -228,7 +232,8 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
         "selected": str(selected).lower(),
         "config_hash": digest,
     }
-    versions = register_prompts(tracker, run_id, report.module_prompts(candidate_state, config.modules), scores_tag)
+    prompts = report.module_prompts(candidate_state, config.modules, selected)
+    versions = register_prompts(tracker, run_id, prompts, scores_tag, selected=selected)
     tags = {TAG_SELECTED: str(selected).lower()}
     if rejection:
         tags[TAG_REJECTION] = rejection
@@ -237,10 +242,37 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
     metrics.update(report.case_metrics("result", result_table))
     metrics.update({"selected": float(selected), "gate_failures": failures})
     metrics.update(comparison_metrics("compare", differences))
+    metrics.update(headline_metrics(differences))
     metrics.update(comparison_metrics("test.compare", test_differences))
     log_metrics(tracker, run_id, metrics)
     tables_before_after = (baseline_table, result_table)
     return finish(job, digest, tables_before_after, export_dir, rejection, versions, (differences, test_differences))
+
+
+def _announce_cost(
+    config: ExperimentConfig, data: JobData | None, stage_data: StageData | None, progress: Progress
+) -> None:
+    """Before anything runs: the job's estimated LM calls and time, and a warning when validation is too small."""
+    val = len(data.val) if data is not None else len(stage_data.val) if stage_data is not None else 0
+    test = len(stage_data.test) if stage_data is not None else 0
+    if data is not None and config.data.test_split:
+        path = config.data.traces_dir / f"{config.data.test_split}.jsonl"
+        test = min(config.data.test_size, len(load_examples(path, cases=config.data.cases)))
+    estimate = estimate_job(config, val, test, parse_lm_spec(config.lm.task).kind == "embedded")
+    progress(ProgressEvent("setup", message=f"estimate: {estimate.describe()}"))
+    if estimate.too_few:
+        message = (
+            f"only {val} validation examples (data.val_size; the configured minimum is data.min_val_size = "
+            f"{config.data.min_val_size}): the verdict may turn on one example per case and its interval is wide"
+        )
+        log.warning("%s: %s", config.name, message)
+        progress(ProgressEvent("setup", message=message, warning=True))
+
+
+def run_name(config_name: str, digest: str, now: datetime | None = None) -> str:
+    """A run's name: the config's name, its hash's first 8 hex digits and the UTC start time (unique per start)."""
+    when = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    return f"{config_name}-{digest[:8]}-{when}"
 
 
 def _test_split(job: Job, lms: LMs, student: ScopedQA, candidate: ScopedQA) -> list[Difference]:

@@ -12,11 +12,13 @@ from experiments.tracking import (
     TAG_CONFIG_HASH,
     TAG_CONFIG_NAME,
     TAG_OPTIMIZER,
+    TAG_REJECTION,
     TAG_SELECTED,
     TAG_STOP,
     Tracker,
     artifact_dir,
     find_experiment_ids,
+    get_run,
     is_local_store,
     open_tracker,
     run_prompt_versions,
@@ -74,6 +76,7 @@ def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = Non
         for case in SUMMARY_CASES:
             row[f"{case} before"] = metrics.get(f"baseline.{case}.composite")
             row[f"{case} after"] = metrics.get(f"result.{case}.composite")
+        row.update(_verdict_fields(run))
         row["wrong_property_citations"] = metrics.get("result.all.wrong_property_citations")
         row["invalid_ids"] = metrics.get("result.all.invalid_ids")
         row["lm_calls"] = metrics.get("lm_calls.total")
@@ -85,12 +88,104 @@ def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = Non
     return pd.DataFrame(rows)
 
 
+def _verdict_fields(run: Any) -> dict[str, Any]:
+    """What the compact runs table shows of a run: validation examples per case, the selection metric
+    before and after, the paired difference with its 95% CI, and the verdict with its reason."""
+    tags, metrics = run.data.tags, run.data.metrics
+    stage = tags.get("scoperag.stage")
+    prefix = "stage." if stage else ""
+    value = "value" if stage else "composite"
+    fields: dict[str, Any] = {
+        f"n {case}": _count(metrics.get(f"compare.{case}.n", metrics.get(f"{prefix}baseline.{case}.n")))
+        for case in CASES
+    }
+    fields["before"] = metrics.get(f"{prefix}baseline.all.{value}")
+    fields["after"] = metrics.get(f"{prefix}result.all.{value}")
+    fields["difference"] = metrics.get("compare.all.difference")
+    fields["ci_low"] = metrics.get("compare.all.ci_low")
+    fields["ci_high"] = metrics.get("compare.all.ci_high")
+    if run.info.status != "FINISHED":
+        fields["verdict"] = run.info.status.lower()
+        fields["reason"] = tags.get(TAG_STOP, "")
+    elif tags.get(TAG_SELECTED) == "false":
+        fields["verdict"], fields["reason"] = "rejected", tags.get(TAG_REJECTION, "")
+    else:
+        fields["verdict"], fields["reason"] = "selected", ""
+    return fields
+
+
+def _count(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+# (header, width) of the compact table's columns; the reason gets what is left of the width.
+COMPACT = (("run", 8), ("config", 16), ("started", 11), ("val n/case", 11), ("before", 6), ("after", 5))
+CASE_INITIALS = "/".join("".join(word[0] for word in case.split("_")) for case in CASES)
+
+
+def compact_lines(table: Any, width: int = 120) -> list[str]:
+    """The runs table in at most `width` columns per line: run, config, start, validation examples per case,
+    the metric before and after, the difference with its 95% CI and the verdict with its reason."""
+
+    def number(value: Any, sign: str = "") -> str:
+        return "" if value is None or value != value else f"{value:{sign}.2f}"
+
+    header = [f"{name:<{size}}" for name, size in COMPACT]
+    lines = [" ".join([*header, f"{'after-before [CI]':<19}", "verdict"])]
+    for row in table.to_dict(orient="records"):
+        counts = [row.get(f"n {case}") for case in CASES]
+        shown = "/".join("-" if c is None or c != c else str(int(c)) for c in counts)
+        interval = ""
+        if row.get("difference") is not None and row["difference"] == row["difference"]:
+            interval = f"{number(row['difference'], '+')} [{number(row['ci_low'], '+')},{number(row['ci_high'], '+')}]"
+        name = str(row["config"]) + ("*" if row.get("champion") else "")
+        cells = [
+            str(row["run_id"])[:8],
+            name[:16],
+            str(row["started"])[5:],
+            shown[:11],
+            number(row.get("before")),
+            number(row.get("after")),
+        ]
+        line = " ".join(f"{cell:<{size}}" for cell, (_, size) in zip(cells, COMPACT, strict=True))
+        verdict = str(row["verdict"]) + (f": {short_reason(str(row['reason']))}" if row.get("reason") else "")
+        line = f"{line} {interval:<19} {verdict}"
+        lines.append(line if len(line) <= width else line[: width - 1] + "…")
+    lines.append(f"val n/case: validation examples of {CASE_INITIALS} = {', '.join(CASES)}; * champion")
+    lines.append("before/after: the selection metric on validation; after-before: paired, with its 95% bootstrap CI")
+    return lines
+
+
+def short_reason(reason: str) -> str:
+    """A rejection reason without what the table's own columns already show (the interval)."""
+    if reason.startswith("no improvement"):
+        return "no improvement"
+    return reason.removeprefix("safety gate failed on validation: ")
+
+
 def export_run(
-    run_id: str, out_dir: Path, mlruns: Path, *, overwrite: bool = False, uri: str | None = None
+    run_id: str,
+    out_dir: Path,
+    mlruns: Path,
+    *,
+    overwrite: bool = False,
+    uri: str | None = None,
+    baseline: bool = False,
 ) -> ExportManifest:
-    """Copy the run's logged export to `out_dir` after validating every byte; atomic (all or nothing)."""
+    """Copy the run's logged export to `out_dir` after validating every byte; atomic (all or nothing).
+
+    A run whose candidate was rejected logged the uncompiled baseline as its export: that is copied
+    only when `baseline` asks for it (TrackingError naming the reason otherwise).
+    """
     out_dir = Path(out_dir)
     tracker = open_existing(mlruns, uri)
+    tags = get_run(tracker, run_id).data.tags
+    if tags.get(TAG_SELECTED) == "false" and not baseline:
+        reason = tags.get(TAG_REJECTION, "it was not selected")
+        raise TrackingError(
+            f"run {run_id}'s candidate was rejected ({reason}), so its export is the uncompiled baseline; "
+            "pass --baseline to export that anyway, or export a selected run (see `scoperag runs`)"
+        )
     check_target(out_dir, overwrite=overwrite)
     with tempfile.TemporaryDirectory(prefix="scoperag-export-") as scratch:
         source = artifact_dir(tracker, run_id, "export", Path(scratch))

@@ -24,6 +24,7 @@ from experiments.job import (
     evaluate_program,
     export_and_log,
     finish,
+    headline_metrics,
     log_inputs,
 )
 from experiments.tracking import TAG_REJECTION, TAG_SELECTED, log_metrics, register_prompts, set_tags
@@ -176,7 +177,8 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
         "config_hash": digest,
     }
     optimised = (config.stage_module,)
-    versions = register_prompts(tracker, run_id, report.module_prompts(program_state(candidate), optimised), scores_tag)
+    prompts = report.module_prompts(program_state(candidate), optimised, selected)
+    versions = register_prompts(tracker, run_id, prompts, scores_tag, selected=selected)
     tags = {TAG_SELECTED: str(selected).lower(), "scoperag.stage": stage}
     if rejection:
         tags[TAG_REJECTION] = rejection
@@ -189,6 +191,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     for phase, table in e2e_tables.items():
         metrics.update(report.case_metrics(phase.replace("e2e_", ""), table))
     metrics.update(comparison_metrics("compare", differences))
+    metrics.update(headline_metrics(differences))
     metrics.update(comparison_metrics("test.compare", test_differences))
     metrics.update({"selected": float(selected), "gate_failures": gates_failed})
     log_metrics(tracker, run_id, metrics)

@@ -259,18 +259,27 @@ def get_run(tracker: Tracker, run_id: str) -> Any:
 
 
 def register_prompts(
-    tracker: Tracker, run_id: str, prompts: Mapping[str, str], tags: Mapping[str, str]
+    tracker: Tracker, run_id: str, prompts: Mapping[str, str], tags: Mapping[str, str], *, selected: bool = True
 ) -> dict[str, int]:
-    """A new version of `scoperag-<module>` per module, tagged and linked to the run; {module: version}."""
-    registered = [
-        tracker.client.register_prompt(
-            name=prompt_name(module),
-            template=template,
-            commit_message=f"run {run_id}",
-            tags={"run_id": run_id, "module": module, **tags},
+    """The version of `scoperag-<module>` holding each module's prompt, linked to the run; {module: version}.
+
+    A prompt identical to an existing version is not registered again: the run points at that version.
+    A new version of a rejected candidate is titled and tagged as a candidate (`role`).
+    """
+    role = "selected" if selected else "rejected candidate"
+    registered = []
+    for module, template in prompts.items():
+        existing = _same_version(tracker, prompt_name(module), template)
+        registered.append(
+            existing
+            if existing is not None
+            else tracker.client.register_prompt(
+                name=prompt_name(module),
+                template=template,
+                commit_message=f"run {run_id}: {role}",
+                tags={"run_id": run_id, "module": module, "role": role, **tags},
+            )
         )
-        for module, template in prompts.items()
-    ]
     versions = {module: int(v.version) for module, v in zip(prompts, registered, strict=True)}
     run_tags = {f"{TAG_PROMPT}{m}": str(v) for m, v in versions.items()}
     # The run page lists linked prompts from this tag. MlflowClient.link_prompt_version_to_run would
@@ -278,6 +287,16 @@ def register_prompts(
     run_tags[TraceTagKey.LINKED_PROMPTS] = update_linked_prompts_tag(None, registered)
     set_tags(tracker, run_id, run_tags)
     return versions
+
+
+def _same_version(tracker: Tracker, name: str, template: str) -> Any:
+    """The newest version of prompt `name` whose template is exactly `template`, else None."""
+    try:
+        versions = list(tracker.client.search_prompt_versions(name, max_results=1000))
+    except MlflowException:  # no such prompt yet
+        return None
+    same = [v for v in versions if v.template == template]
+    return max(same, key=lambda v: int(v.version)) if same else None
 
 
 def run_prompt_versions(run: Any) -> dict[str, int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pipeline.export.schema import FORMAT, FORMAT_PREDICTORS, PREDICTORS
 
@@ -23,11 +23,19 @@ def render_prompts(state: Mapping[str, Any], format: str = FORMAT) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def render_module(name: str, predictor: Mapping[str, Any], *, level: int = 1, note: str | None = None) -> str:
+def render_module(
+    name: str,
+    predictor: Mapping[str, Any],
+    *,
+    level: int = 1,
+    note: str | None = None,
+    demo_style: Literal["json", "outline"] = "json",
+) -> str:
     """One predictor's instructions, fields and demos as Markdown whose headings start at `level`.
 
     `note` follows the predictor's name in its heading (e.g. "optimised"). prompts.md is these
-    sections at level 2; MLflow's prompt registry stores one at level 1 per module.
+    sections at level 2 with demos as JSON (its bytes are checked against program.json); MLflow's
+    prompt registry stores one at level 1 per module with demos as readable outlines.
     """
     signature = PREDICTORS[name]
     names = list(signature.fields)
@@ -53,10 +61,52 @@ def render_module(name: str, predictor: Mapping[str, Any], *, level: int = 1, no
             value = demo[key]
             if isinstance(value, str):
                 parts.append(f"{key}:\n{_block(value, 'text')}")
+            elif demo_style == "outline":
+                parts.append(f"{key}:\n{_block(outline(value), 'yaml')}")
             else:
                 text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
                 parts.append(f"{key}:\n{_block(text, 'json')}")
     return "\n\n".join(parts)
+
+
+def outline(value: Any, indent: int = 0) -> str:
+    """`value` (JSON data) as an indented YAML-like outline: one key per line, long or multi-line text as an
+    indented block under its key, so a demo's chunks and sections read as text rather than escaped JSON."""
+    pad = " " * indent
+    if isinstance(value, Mapping):
+        if not value:
+            return pad + "{}"
+        lines = []
+        for key, item in value.items():
+            if isinstance(item, Mapping | list) and item:
+                lines.append(f"{pad}{key}:\n{outline(item, indent + 2)}")
+            elif isinstance(item, str) and ("\n" in item or len(item) > 80):
+                lines.append(f"{pad}{key}: |\n{_indented(item, indent + 2)}")
+            else:
+                lines.append(f"{pad}{key}: {_scalar(item)}")
+        return "\n".join(lines)
+    if isinstance(value, list):
+        if not value:
+            return pad + "[]"
+        lines = []
+        for item in value:
+            inner = outline(item, indent + 2)
+            lines.append(f"{pad}- {inner[indent + 2 :]}")
+        return "\n".join(lines)
+    if isinstance(value, str) and ("\n" in value or len(value) > 80):
+        return f"{pad}|\n{_indented(value, indent + 2)}"
+    return pad + _scalar(value)
+
+
+def _indented(text: str, indent: int) -> str:
+    return "\n".join(" " * indent + line for line in text.splitlines())
+
+
+def _scalar(value: Any) -> str:
+    """A scalar as in JSON, except that a one-line string is shown without quotes."""
+    if isinstance(value, str) and value and value.strip() == value and not value.startswith(("-", "|", "[", "{")):
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _block(text: str, language: str) -> str:

@@ -1,0 +1,241 @@
+"""What a researcher reads of a job: the runs table, the export of a rejected run, the cost estimate and
+the MLflow record (names, headline metrics, prompt versions)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from experiments.config import load_config
+from experiments.estimate import EMBEDDED_SECONDS_PER_CALL, estimate_job
+from experiments.runner import ProgressEvent, RunSummary, run_name
+from experiments.runs import compact_lines, export_run, list_runs
+from experiments.tracking import open_tracker, prompt_name, register_prompts
+from pipeline.errors import TrackingError
+from pipeline.evaluation.examples import CASES
+from pipeline.export import load_export, program_state
+from pipeline.export.prompts import outline
+from pipeline.program.module import ScopedQA
+from pipeline.store import Store
+from tests.experiments.test_experiments import (  # noqa: F401 (fixtures)
+    finished,
+    fresh_mlruns,
+    mlflow_template,
+    run,
+    store,
+    write_config,
+    write_data,
+)
+
+
+@pytest.fixture(scope="module")
+def rejected(
+    tmp_path_factory: pytest.TempPathFactory,
+    mlflow_template: Path,  # noqa: F811
+    store: Store,  # noqa: F811
+) -> tuple[RunSummary, Path, list[ProgressEvent]]:
+    """A job whose candidate is not selected (the scripted LM answers alike with and without demos)."""
+    where = tmp_path_factory.mktemp("rejected")
+    mlruns = fresh_mlruns(mlflow_template, where / "mlruns")
+    config = write_config(where, write_data(where / "traces"), require_improvement="true")
+    events: list[ProgressEvent] = []
+    return run(config, mlruns, store, progress=events.append), mlruns, events
+
+
+# -- finding 2: the runs table ----------------------------------------------------------------------
+
+
+def test_the_runs_table_fits_120_columns_with_counts_verdict_reason_and_interval(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    rejected: tuple[RunSummary, Path, list[ProgressEvent]],
+) -> None:
+    for summary, mlruns, _ in (finished, rejected):
+        table = list_runs(mlruns)
+        row = table[table["run_id"] == summary.run_id].iloc[0]
+        counts = {case: int(summary.result.loc[case, "n"]) for case in CASES}
+        assert {case: row[f"n {case}"] for case in CASES} == counts
+        total = summary.comparison[summary.comparison["case"] == "all"].iloc[0]
+        assert row["difference"] == pytest.approx(total["difference"], abs=1e-4)
+        assert row["ci_low"] == pytest.approx(total["ci_low"], abs=1e-4)
+        assert row["before"] == pytest.approx(float(summary.baseline.loc["all", "composite"]))
+        assert row["after"] == pytest.approx(float(summary.result.loc["all", "composite"]))
+        lines = compact_lines(table)
+        assert all(len(line) <= 120 for line in lines)
+        line = next(line for line in lines if line.startswith(summary.run_id[:8]))
+        assert "/".join(str(counts[c]) for c in CASES) in line
+        assert f"{row['before']:.2f}" in line and f"{row['ci_low']:+.2f}" in line
+        if summary.selected:
+            assert line.rstrip().endswith("selected")
+        else:
+            assert row["verdict"] == "rejected" and row["reason"] == summary.rejection
+            assert line.rstrip().endswith("rejected: no improvement")
+
+
+def test_runs_prints_the_compact_table_and_wide_and_json_carry_the_rest(
+    rejected: tuple[RunSummary, Path, list[ProgressEvent]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from pipeline.cli.main import main
+
+    summary, mlruns, _ = rejected
+    capsys.readouterr()
+    assert main(["runs", "--mlruns", str(mlruns)]) == 0
+    out = capsys.readouterr().out
+    assert all(len(line) <= 120 for line in out.splitlines()) and summary.run_id[:8] in out and "rejected" in out
+    assert main(["runs", "--mlruns", str(mlruns), "--wide"]) == 0
+    wide = capsys.readouterr().out
+    assert "wrong_property_citations" in wide and "prompts" in wide
+    assert main(["runs", "--mlruns", str(mlruns), "--json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["verdict"] == "rejected" and record["reason"] == summary.rejection and record["n chip"] == 1
+
+
+# -- finding 3: exporting a rejected run ------------------------------------------------------------
+
+
+def test_a_rejected_run_exports_only_when_the_baseline_is_asked_for(
+    rejected: tuple[RunSummary, Path, list[ProgressEvent]],
+    store: Store,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pipeline.cli.main import main
+
+    summary, mlruns, _ = rejected
+    assert not summary.selected
+    with pytest.raises(TrackingError, match=r"rejected .*--baseline"):
+        export_run(summary.run_id, tmp_path / "out", mlruns)
+    assert not (tmp_path / "out").exists()
+    capsys.readouterr()
+    command = ["export", summary.run_id, "--out", str(tmp_path / "out"), "--mlruns", str(mlruns)]
+    assert main(command) == 2
+    assert "--baseline" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    assert main([*command, "--baseline"]) == 0
+    said = capsys.readouterr().err
+    assert "the uncompiled baseline (the candidate was rejected); demos: none" in " ".join(said.split())
+    loaded, _ = load_export(tmp_path / "out", ScopedQA(store))
+    assert program_state(loaded) == program_state(ScopedQA(store))
+
+
+def test_exporting_a_selected_run_says_it_wrote_the_compiled_candidate(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pipeline.cli.main import main
+
+    summary, mlruns, _ = finished
+    capsys.readouterr()
+    assert main(["export", summary.run_id, "--out", str(tmp_path / "out"), "--mlruns", str(mlruns)]) == 0
+    assert "the compiled candidate; demos: score 1, answer 1" in " ".join(capsys.readouterr().err.split())
+
+
+# -- finding 2 and 4: too few validation examples, and the cost before the job ---------------------------
+
+
+def test_a_job_below_the_minimum_validation_size_warns_first_with_its_estimate(
+    rejected: tuple[RunSummary, Path, list[ProgressEvent]],
+) -> None:
+    _, _, events = rejected
+    warnings = [e for e in events if e.warning]
+    assert len(warnings) == 1 and "only 4 validation examples" in warnings[0].message
+    assert "data.min_val_size = 20" in warnings[0].message
+    first_lm_phase = next(i for i, e in enumerate(events) if e.phase == "baseline")
+    estimate = next(i for i, e in enumerate(events) if e.message.startswith("estimate: up to "))
+    assert estimate < events.index(warnings[0]) < first_lm_phase
+    # 4 validation examples x 4 calls, before and after, plus the compile budget of 200; a remote LM's speed is unknown.
+    assert events[estimate].message == "estimate: up to 232 LM calls (the time depends on the LM)"
+
+
+def test_the_estimate_counts_every_phase_and_times_the_embedded_model() -> None:
+    from tests.support.paths import ROOT
+
+    config = load_config(ROOT / "experiments" / "bootstrap_demo.toml")
+    estimate = estimate_job(config, val_examples=4, test_examples=0, embedded=True)
+    assert estimate.lm_calls == 2 * 4 * 4 + config.budget.max_lm_calls and estimate.too_few
+    assert estimate.seconds == estimate.lm_calls * EMBEDDED_SECONDS_PER_CALL
+    assert "min on the embedded model if none comes from the cache" in estimate.describe()
+    assert not estimate_job(config, 40, 0, True).too_few
+
+
+def test_a_job_with_enough_validation_examples_does_not_warn(
+    tmp_path: Path,
+    mlflow_template: Path,  # noqa: F811
+    store: Store,  # noqa: F811
+) -> None:
+    mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
+    config = write_config(tmp_path, write_data(tmp_path / "traces"), data="min_val_size = 4")
+    events: list[ProgressEvent] = []
+    run(config, mlruns, store, progress=events.append)
+    assert not [e for e in events if e.warning]
+
+
+# -- finding 6: the MLflow record ----------------------------------------------------------------------
+
+
+def test_runs_are_named_by_config_hash_and_time_and_log_headline_metrics(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+) -> None:
+    summary, mlruns, _ = finished
+    logged = open_tracker(mlruns).client.get_run(summary.run_id)
+    name = logged.info.run_name
+    assert name.startswith(f"tiny-{summary.config_hash[:8]}-") and len(name) == len("tiny-12345678-20260101-000000")
+    assert run_name("a", "f" * 64, datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == "a-ffffffff-20260102-030405"
+    metrics = logged.data.metrics
+    total = summary.comparison[summary.comparison["case"] == "all"].iloc[0]
+    assert metrics["val.before"] == pytest.approx(total["baseline"], abs=1e-4)
+    assert metrics["val.after"] == pytest.approx(total["candidate"], abs=1e-4)
+    assert metrics["val.ci_low"] == pytest.approx(total["ci_low"], abs=1e-4) and metrics["val.n"] == 4
+
+
+def test_a_rejected_candidates_prompts_are_titled_and_tagged_as_candidates(
+    rejected: tuple[RunSummary, Path, list[ProgressEvent]],
+) -> None:
+    summary, mlruns, _ = rejected
+    client = open_tracker(mlruns).client
+    answer = client.get_prompt_version(prompt_name("answer"), summary.prompt_versions["answer"])
+    assert "(candidate, rejected)" in answer.template and "(optimised)" not in answer.template
+    assert answer.tags["role"] == "rejected candidate" and answer.tags["selected"] == "false"
+    assert "rejected candidate" in answer.commit_message
+
+
+def test_an_identical_prompt_is_not_registered_again(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+) -> None:
+    summary, mlruns, _ = finished
+    tracker = open_tracker(mlruns)
+    client = tracker.client
+    before = {m: len(list(client.search_prompt_versions(prompt_name(m)))) for m in summary.prompt_versions}
+    template = client.get_prompt_version(prompt_name("answer"), summary.prompt_versions["answer"]).template
+    other = tracker.client.create_run(tracker.client.get_run(summary.run_id).info.experiment_id).info.run_id
+    versions = register_prompts(tracker, other, {"answer": template, "score": "a prompt never seen"}, {})
+    assert versions["answer"] == summary.prompt_versions["answer"]
+    assert versions["score"] == before["score"] + 1
+    assert len(list(client.search_prompt_versions(prompt_name("answer")))) == before["answer"]
+    assert client.get_run(other).data.tags["scoperag.prompt.answer"] == str(versions["answer"])
+
+
+def test_demos_in_the_prompt_registry_read_as_outlines_not_json(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+) -> None:
+    summary, mlruns, _ = finished
+    client = open_tracker(mlruns).client
+    answer = client.get_prompt_version(prompt_name("answer"), summary.prompt_versions["answer"]).template
+    demo = answer.split("## Demo 1", 1)[1]
+    assert "```yaml" in demo and "  sub_question_index: 0" in demo and "    - filename: " in demo
+    assert '"chunks"' not in demo and "      text: |" in demo
+    text = "line one\nline two"
+    assert outline([{"filename": "a.md", "page": 3, "text": text}]) == (
+        "- filename: a.md\n  page: 3\n  text: |\n    line one\n    line two"
+    )
+
+
+def test_outline_keeps_every_value() -> None:
+    value: dict[str, Any] = {"a": [1, 2.5, None, True], "b": {"c": ""}, "d": [], "e": "-dash", "f": "x" * 90}
+    text = outline(value)
+    assert "  - 1\n  - 2.5\n  - null\n  - true" in text and 'c: ""' in text and "d: []" in text
+    assert 'e: "-dash"' in text and "f: |\n  " + "x" * 90 in text
