@@ -19,6 +19,7 @@ from pipeline.cli.common import (
     model_cache_dir,
     output,
     plain,
+    quiet_environment,
     ray_option,
     styled,
 )
@@ -79,6 +80,15 @@ def register(commands: Commands) -> None:
         help="a run whose candidate was rejected: export its uncompiled baseline anyway",
     )
     p.set_defaults(func=cmd_export)
+
+    p = commands.add_parser(
+        "ui",
+        parents=[mlruns_option()],
+        help="the MLflow UI on this project's store, offline (runs, metrics, prompt versions)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    p.add_argument("--port", type=int, default=5000, help="port (default: %(default)s)")
+    p.set_defaults(func=cmd_ui)
 
     p = commands.add_parser(
         "champion",
@@ -258,7 +268,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         baseline=args.baseline,
     )
     console().print(
-        styled(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}: {exported_program(Path(args.out))}")
+        styled(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}: {exported_program(Path(args.out))}"),
+        soft_wrap=True,
     )
     return 0
 
@@ -274,6 +285,30 @@ def exported_program(export_dir: Path) -> str:
     if contents.manifest.config.experiment.get("selected") is False:
         return f"the uncompiled baseline (the candidate was rejected); demos: {demos}"
     return f"the compiled candidate; demos: {demos}"
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    """Replace this process with `mlflow ui` on the store (--mlruns, or --tracking-uri), offline settings applied."""
+    import os
+
+    from experiments.tracking import ui_command, ui_environment
+
+    quiet_environment()  # LiteLLM's price list, MLflow telemetry: fetched at start-up unless switched off
+    command = ui_command(tracking_uri(args), args.host, args.port)
+    console().print(
+        styled(
+            f"MLflow UI on http://{args.host}:{args.port} (store {command[command.index('--backend-store-uri') + 1]})"
+        ),
+        styled(
+            ("experiments: runs with their val.* metrics; Prompts: scoperag-<module> versions; Ctrl-C stops it", "dim")
+        ),
+        sep="\n",
+        soft_wrap=True,  # the store's path stays one line, to copy
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(command[0], command, {**os.environ, **ui_environment()})
+    return 0  # not reached: exec replaced the process
 
 
 def cmd_champion(args: argparse.Namespace) -> int:

@@ -79,6 +79,36 @@ def is_local_store(uri: str, root: Path) -> bool:
     return uri == tracking_uri(root)
 
 
+def ui_command(uri: str, host: str, port: int) -> list[str]:
+    """The command line of MLflow's UI server on the store `uri` (resolve_tracking_uri's); TrackingError
+    when `uri` is itself a tracking server, whose own UI is its address."""
+    import sys
+
+    if uri.startswith(("http://", "https://")):
+        raise TrackingError(f"{uri} is an MLflow server: open it in a browser (`scoperag ui` serves a store)")
+    return [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "ui",
+        "--backend-store-uri",
+        uri,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        # one worker is plenty for one researcher, and leaves the cores to the jobs
+        "--workers",
+        "1",
+    ]
+
+
+def ui_environment() -> dict[str, str]:
+    """Settings the UI server needs on top of the offline ones: no job executor (its background consumers
+    serve GenAI scorers this project does not use)."""
+    return {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+
+
 def prompt_name(module: str) -> str:
     """The prompt-registry name of one predictor's prompt: one prompt per module, a version per run."""
     return f"{PROMPT_PREFIX}{module}"
