@@ -342,7 +342,7 @@ def test_sse_events_carry_nothing_a_compromised_lm_smuggles(
                 raw = response.read()
         assert_prompts_hold_only_real_fields(lm)
     events = list(parse_sse(raw.decode("utf-8").splitlines()))
-    assert events[0].event == "decomposed" and events[-1].event == "completed"
+    assert events[1].event == "decomposed" and events[-1].event == "completed"
     for message in events:
         assert_data_safe(message.data)
     done = events[-1].data

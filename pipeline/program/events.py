@@ -1,4 +1,8 @@
-"""Progress events of one question (seed 003 order), shared by the CLI and the HTTP server."""
+"""Progress events of one question (seed 003 order), shared by the CLI and the HTTP server.
+
+Each stage's event is sent as the stage starts (`decomposing`, `retrieving`, `filtering`, `generating`);
+`decomposed` carries the sub-questions once known, `generating_subquestion` each section once parsed.
+"""
 
 from __future__ import annotations
 
@@ -31,6 +35,12 @@ class Section(Strict):
     error: str | None = None
 
 
+class Decomposing(Strict):
+    """Sent as the question's first LM step starts: splitting it into sub-questions (and HyDE, if planned)."""
+
+    phase: Literal["decomposing"] = "decomposing"
+
+
 class Decomposed(Strict):
     phase: Literal["decomposed"] = "decomposed"
     sub_questions: tuple[str, ...]
@@ -42,6 +52,12 @@ class Retrieving(Strict):
 
 class Filtering(Strict):
     phase: Literal["filtering"] = "filtering"
+
+
+class Generating(Strict):
+    """Sent as the answer step starts: one LM call writes (or chooses) every section."""
+
+    phase: Literal["generating"] = "generating"
 
 
 class GeneratingSubquestion(Strict):
@@ -81,7 +97,7 @@ class Failed(Strict):
 
 
 Event = Annotated[
-    Decomposed | Retrieving | Filtering | GeneratingSubquestion | Completed | Failed,
+    Decomposing | Decomposed | Retrieving | Filtering | Generating | GeneratingSubquestion | Completed | Failed,
     Field(discriminator="phase"),
 ]
 

@@ -38,9 +38,11 @@ from pipeline.program.calls import call_once
 from pipeline.program.events import (
     Completed,
     Decomposed,
+    Decomposing,
     Event,
     Failed,
     Filtering,
+    Generating,
     GeneratingSubquestion,
     Retrieving,
     Section,
@@ -137,6 +139,7 @@ class ScopedQA(dspy.Module):
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
         note = self._scope_note(plan, scope)
+        yield Decomposing()
         try:
             passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
             sub_questions = self.decompose_step(run)
@@ -150,6 +153,7 @@ class ScopedQA(dspy.Module):
             yield Filtering()
             kept = self.score_step(run, sub_questions, groups)
             sections_out: list[Section] = []
+            yield Generating()
             answered = self._generate(run, sub_questions, kept)
             allowed = allowed_document_ids(scope, self.store.entity_document_ids)
             for index, sub_question in enumerate(sub_questions):

@@ -44,10 +44,11 @@ DEFAULT_MAX_CONCURRENT_STREAMS = 64
 DEFAULT_HEARTBEAT_SECONDS = 15.0
 
 _STREAM_DOC = (
-    "Server-sent events, one per progress step in this order: `decomposed`, `retrieving`, `filtering`, "
-    "`generating_subquestion` (one per section), then `completed` (answer Markdown, sections with their "
-    "sources, a `notice` when retrieval steps were given up, and a `scope_note` when the selected documents "
-    "are another entity's or no entity's) or `error`. Every event's data is JSON "
+    "Server-sent events in this order, each stage's sent as it starts: `decomposing`, `decomposed` (the "
+    "sub-questions), `retrieving`, `filtering`, `generating`, `generating_subquestion` (one per section, once "
+    "parsed), then `completed` (answer Markdown, sections with their sources, a `notice` when retrieval steps "
+    "were given up, and a `scope_note` when the selected documents are another entity's or no entity's) or "
+    "`error`. Every event's data is JSON "
     "carrying the stream's `stream_id` and a `seq` number."
 )
 

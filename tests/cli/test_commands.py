@@ -202,19 +202,39 @@ PARSED = [
     ),
     (
         ["runs", "--experiment", "x", "--mlruns", "m", "--json"],
-        {"experiment": "x", "mlruns": "m", "json": True, "compare": None, "tracking_uri": None},
+        {"experiment": "x", "mlruns": "m", "json": True, "compare": None, "tracking_uri": None, "wide": False},
     ),
     (
         ["runs", "--compare", "a", "b"],
-        {"experiment": None, "mlruns": "mlruns", "json": False, "compare": ["a", "b"], "tracking_uri": None},
+        {
+            "experiment": None,
+            "mlruns": "mlruns",
+            "json": False,
+            "compare": ["a", "b"],
+            "tracking_uri": None,
+            "wide": False,
+        },
+    ),
+    (
+        ["runs", "--wide"],
+        {"experiment": None, "mlruns": "mlruns", "json": False, "compare": None, "tracking_uri": None, "wide": True},
     ),
     (
         ["export", "r", "--out", "o", "--mlruns", "m", "--overwrite"],
-        {"run_id": "r", "out": "o", "mlruns": "m", "overwrite": True, "tracking_uri": None},
+        {"run_id": "r", "out": "o", "mlruns": "m", "overwrite": True, "tracking_uri": None, "baseline": False},
+    ),
+    (
+        ["export", "r", "--out", "o", "--baseline"],
+        {"run_id": "r", "out": "o", "mlruns": "mlruns", "overwrite": False, "tracking_uri": None, "baseline": True},
     ),
     (
         ["champion", "r", "--mlruns", "m", "--tracking-uri", "sqlite:///x.db"],
         {"run_id": "r", "mlruns": "m", "tracking_uri": "sqlite:///x.db"},
+    ),
+    (["ui"], {"mlruns": "mlruns", "tracking_uri": None, "host": "127.0.0.1", "port": 5000}),
+    (
+        ["ui", "--mlruns", "m", "--port", "5001"],
+        {"mlruns": "m", "tracking_uri": None, "host": "127.0.0.1", "port": 5001},
     ),
 ]
 
@@ -236,7 +256,7 @@ def test_lm_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
         assert parser.parse_args(argv).lm == "openai/from-env"
 
 
-@pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion"])
+@pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion", "ui"])
 def test_experiment_commands_come_from_the_entry_point(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"])
@@ -276,7 +296,7 @@ def test_built_in_commands_do_not_import_experiments(tmp_path: Path) -> None:
     choices = re.findall(r"\{([a-z,]+)\}", listing)[0]
     assert set(choices.split(",")) == {
         *("index", "search", "ask", "history", "label", "evaluate", "serve", "profile"),
-        *("optimize", "sweep", "runs", "export", "champion"),
+        *("optimize", "sweep", "runs", "export", "champion", "ui"),
     }
 
 

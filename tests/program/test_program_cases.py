@@ -26,8 +26,16 @@ def _entity_docs(store: Store, name: str) -> set[str]:
 def test_no_scope_two_step_plan_and_event_order(demo_store: Store) -> None:
     events, trace = _run(demo_store, "What is the monthly rent at Banda Lane?", resolve_scope(demo_store))
     phases = [e.phase for e in events]
-    assert phases == ["decomposed", "retrieving", "filtering", "generating_subquestion", "completed"]
-    assert isinstance(events[0], Decomposed) and isinstance(events[1], Retrieving) and isinstance(events[2], Filtering)
+    assert phases == [
+        "decomposing",
+        "decomposed",
+        "retrieving",
+        "filtering",
+        "generating",
+        "generating_subquestion",
+        "completed",
+    ]
+    assert isinstance(events[1], Decomposed) and isinstance(events[2], Retrieving) and isinstance(events[3], Filtering)
     assert [s["tool"] for s in trace.sub_questions[0].steps][:2] == ["retrieve_docs", "retrieve_chunks"]
     assert trace.lm_calls == 3
     done = events[-1]
@@ -91,3 +99,32 @@ def test_blocking_ambiguity_asks_before_reading(demo_store: Store) -> None:
     done = events[-1]
     assert isinstance(done, Completed) and done.strategy == "clarify_then_retrieve"
     assert done.clarifying_questions and trace.lm_calls == 0 and demo_store.call_log == []
+
+
+def test_each_stage_event_is_sent_before_its_lm_call(demo_store: Store) -> None:
+    """The stream yields a stage's event as the stage starts: `generating` before the answer call, not after."""
+    log: list[str] = []
+    respond = cooperative()
+
+    def logged(prompt: str) -> object:
+        kind = "score" if "[[ ## groups ## ]]" in prompt else "answer" if "sections_context" in prompt else "decompose"
+        log.append(f"call {kind}")
+        return respond(prompt)
+
+    program = ScopedQA(demo_store)
+    scope = resolve_scope(demo_store, property_ref="Banda Lane")
+    with dspy.context(lm=scripted_lm(logged)):
+        for event in program.stream("What is the monthly rent?", scope):
+            log.append(event.phase)
+    assert log == [
+        "decomposing",
+        "call decompose",
+        "decomposed",
+        "retrieving",
+        "filtering",
+        "call score",
+        "generating",
+        "call answer",
+        "generating_subquestion",
+        "completed",
+    ]

@@ -29,7 +29,15 @@ from tests.support.fakes import cooperative, cooperative_llama, embedded_lm, pro
 
 MiB = 1024 * 1024
 RENT = "What is the monthly rent at Banda Lane?"
-ORDER_ONE_SECTION = ["decomposed", "retrieving", "filtering", "generating_subquestion", "completed"]
+ORDER_ONE_SECTION = [
+    "decomposing",
+    "decomposed",
+    "retrieving",
+    "filtering",
+    "generating",
+    "generating_subquestion",
+    "completed",
+]
 
 
 @dataclass
@@ -82,7 +90,7 @@ def test_no_scope_event_order(start: Start) -> None:
     result = query(server, question=RENT)
     assert result.phases == ORDER_ONE_SECTION
     assert_one_stream(result)
-    assert result.events[0].data["sub_questions"] == [RENT]
+    assert result.events[1].data["sub_questions"] == [RENT]
     assert result.last["answer"].startswith("## Sub-question 1:") and cited(result.last)
 
 
@@ -90,7 +98,7 @@ def test_chip_event_order_and_sources_inside_the_chip(start: Start) -> None:
     server = start(cooperative(["Who is the tenant?", "What is the rent?"]))
     chosen = sorted(entity_docs(server.store, "Banda Road"))[:2]
     result = query(server, question="What does the lease say?", document_ids=chosen)
-    assert result.phases == [*ORDER_ONE_SECTION[:3], "generating_subquestion", "generating_subquestion", "completed"]
+    assert result.phases == [*ORDER_ONE_SECTION[:5], "generating_subquestion", "generating_subquestion", "completed"]
     assert_one_stream(result)
     assert [m.data["index"] for m in result.events if m.event == "generating_subquestion"] == [0, 1]
     sections = result.last["sections"]
@@ -225,7 +233,7 @@ def test_lm_failure_mid_stream_is_an_error_event_then_a_clean_close(start: Start
     lm = SpyLM(fail_from=2)  # decomposing works, scoring fails
     server = start(lm)
     result = query(server, question=RENT)
-    assert result.phases == ["decomposed", "retrieving", "filtering", "error"]
+    assert result.phases == ["decomposing", "decomposed", "retrieving", "filtering", "error"]
     assert_one_stream(result)
     assert "ConnectionError" in result.last["message"] and "went away" not in result.last["message"]
     server.wait_idle()
@@ -258,7 +266,7 @@ def test_disconnect_mid_stream_frees_its_work(start: Start) -> None:
         client.stream("POST", server.query_url, json={"question": RENT}) as r,
     ):
         events = parse_sse(r.iter_lines())  # kept referenced: dropping it would close the response
-        assert [next(events).event for _ in range(3)] == ["decomposed", "retrieving", "filtering"]
+        assert [next(events).event for _ in range(4)] == ["decomposing", "decomposed", "retrieving", "filtering"]
         wait_until(lambda: "score" in lm.calls)
         assert server.state.registry.active == 1
     # The client hung up while its worker was scoring: the worker stops, and the answer is never asked for.
@@ -283,7 +291,7 @@ def test_streams_over_the_concurrency_limit_get_503(start: Start) -> None:
         client.stream("POST", server.query_url, json={"question": RENT}) as r,
     ):
         events = parse_sse(r.iter_lines())
-        assert next(events).event == "decomposed"
+        assert [next(events).event for _ in range(2)] == ["decomposing", "decomposed"]
         busy = post(server, {"question": RENT})
         assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
     server.wait_idle()
@@ -310,8 +318,8 @@ def test_fifty_parallel_streams_each_get_only_their_own_events(start: Start) -> 
     for question, result in zip(questions, results, strict=True):
         assert result.phases == ORDER_ONE_SECTION
         assert_one_stream(result)
-        assert result.events[0].data["sub_questions"] == [question]
-        assert result.events[3].data["sub_question"] == question
+        assert result.events[1].data["sub_questions"] == [question]
+        assert result.events[5].data["sub_question"] == question
         assert [s["sub_question"] for s in result.last["sections"]] == [question]
     server.wait_idle()
 

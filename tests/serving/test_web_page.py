@@ -49,7 +49,15 @@ pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() 
 
 RENT = "What is the monthly rent at Banda Lane?"
 LEASE = "What does the lease say about the deposit?"
-PHASES_ONE_SECTION = ["decomposed", "retrieving", "filtering", "generating_subquestion", "completed"]
+PHASES_ONE_SECTION = [
+    "decomposing",
+    "decomposed",
+    "retrieving",
+    "filtering",
+    "generating",
+    "generating_subquestion",
+    "completed",
+]
 SECOND_SUB_QUESTION = "Who is the tenant?"
 NOTHING = "zebra"  # a sub-question naming it finds nothing relevant
 HOSTILE = "hostile"

@@ -2,21 +2,27 @@
 import { append, clear, el } from "./dom.js";
 
 const STEPS = [
-  ["decomposed", "Decompose"],
+  ["decomposing", "Decompose"],
   ["retrieving", "Retrieve"],
   ["filtering", "Filter"],
-  ["generating_subquestion", "Answer"],
+  ["generating", "Answer"],
   ["completed", "Done"],
 ];
+// Events sent within a stage: the step they belong to.
+const WITHIN = { decomposed: "decomposing", generating_subquestion: "generating" };
 
 function describe(event, data) {
   switch (event) {
+    case "decomposing":
+      return "Decomposing the question";
     case "decomposed":
       return `Decomposed into ${data.sub_questions.length} sub-question${data.sub_questions.length === 1 ? "" : "s"}`;
     case "retrieving":
       return "Retrieving passages";
     case "filtering":
       return "Scoring passages for relevance";
+    case "generating":
+      return "Writing the answer";
     case "generating_subquestion":
       return `Answering sub-question ${data.index + 1}: ${data.sub_question}`;
     case "completed":
@@ -55,7 +61,8 @@ export function stepper(root, label) {
       log.append(el("li", { "data-phase": event, text: describe(event, data) }));
       status.textContent = describe(event, data);
       if (event === "decomposed") sections = data.sub_questions.length;
-      const at = STEPS.findIndex(([phase]) => phase === event);
+      const step = WITHIN[event] ?? event;
+      const at = STEPS.findIndex(([phase]) => phase === step);
       if (at < 0) {
         const active = [...items.entries()].find(([, step]) => step.item.dataset.state === "active");
         if (active) mark(active[0], "failed");
@@ -65,9 +72,9 @@ export function stepper(root, label) {
         if (index < at) mark(phase, "done");
       });
       if (event === "completed") mark(event, "done");
-      else mark(event, "active");
+      else mark(step, "active");
       if (event === "generating_subquestion") {
-        items.get(event).item.querySelector(".step-name").textContent = `Answer ${data.index + 1} of ${sections}`;
+        items.get(step).item.querySelector(".step-name").textContent = `Answer ${data.index + 1} of ${sections}`;
       }
     },
     phases() {
