@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pipeline.cli.common import (
     CASES,
@@ -26,9 +25,6 @@ from pipeline.cli.common import (
     settings_option,
     styled,
 )
-
-if TYPE_CHECKING:
-    from rich.text import Text
 
 
 def register(commands: Commands) -> None:
@@ -79,6 +75,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     import dspy
 
     from pipeline.cli.common import read_settings
+    from pipeline.cli.progress import StageLine
     from pipeline.evaluation.history import History
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed
@@ -90,15 +87,21 @@ def cmd_ask(args: argparse.Namespace) -> int:
     store = open_store(Path(args.index))
     scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)
     settings = read_settings(args.settings)
-    with notices.status("loading the language model...") as status:
-        program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled)
-        lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads, requests=settings.lm_requests)
-        final: Completed | Failed | None = None
-        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            for event in program.stream(args.question, scope):
-                status.update(_describe(event))
-                if isinstance(event, Completed | Failed):
-                    final = event
+    final: Completed | Failed | None = None
+    with StageLine(notices) as progress:
+        progress.stage("loading the program and the language model")
+        try:
+            program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled)
+            lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads, requests=settings.lm_requests)
+            with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+                for event in program.stream(args.question, scope):
+                    progress.stage(describe_event(event))
+                    if isinstance(event, Completed | Failed):
+                        final = event
+        except KeyboardInterrupt:
+            said = f"interrupted after {progress.elapsed:.0f} s: the question was not answered or recorded"
+            notices.print(styled((said, "red")))
+            return 130
     history_id = None
     if final is not None and final.trace is not None:
         history = History(Path(args.history))
@@ -130,20 +133,38 @@ def cmd_ask(args: argparse.Namespace) -> int:
     alongside = final.sections or final.scope_note is not None  # else the questions are the answer
     for note in filter(None, [*(final.clarifying_questions if alongside else ()), final.notice]):
         out.print(styled((note, "yellow")))
-    summary = f"{final.lm_calls} LM calls, {final.tokens} tokens, {final.seconds:.1f} s"
+    summary = cost_line(final.lm_calls, final.cached_calls, final.tokens, final.seconds)
     out.print(styled((f"{summary}; scope: {scope.kind}; history: {history_id}", "dim")))
     return 0
 
 
-def _describe(event: object) -> Text:
-    """The status line for one progress event."""
-    from pipeline.program.events import Decomposed, GeneratingSubquestion
+def describe_event(event: object) -> str:
+    """The stage line for one progress event (data in it is shown as text, never markup)."""
+    from pipeline.program.events import Completed, Decomposed, Failed, GeneratingSubquestion
 
     if isinstance(event, Decomposed):
-        return styled(f"decomposed into {len(event.sub_questions)} sub-question(s); retrieving...")
+        return f"decomposed into {len(event.sub_questions)} sub-question(s)"
     if isinstance(event, GeneratingSubquestion):
-        return styled(f"answering {event.index + 1}: {event.sub_question}")
-    return styled(f"{getattr(event, 'phase', 'working')}...")
+        return f"section {event.index + 1}: {event.sub_question}"
+    if isinstance(event, Completed | Failed):
+        return "done" if isinstance(event, Completed) else "failed"
+    phase = getattr(event, "phase", "working")
+    return STAGE_WORDS.get(phase, phase)
+
+
+# What each stage event means while it lasts.
+STAGE_WORDS = {
+    "decomposing": "decomposing the question (LM)",
+    "retrieving": "retrieving chunks for each sub-question",
+    "filtering": "scoring the chunks (LM)",
+    "generating": "answering (LM)",
+}
+
+
+def cost_line(lm_calls: int, cached: int, tokens: int, seconds: float) -> str:
+    """LM calls (and how many DSPy's cache answered, which spent no tokens or model time), tokens, seconds."""
+    calls = f"{lm_calls} LM calls" + (f" ({cached} from the cache, not measured)" if cached else "")
+    return f"{calls}, {tokens} tokens, {seconds:.1f} s"
 
 
 def cmd_history(args: argparse.Namespace) -> int:

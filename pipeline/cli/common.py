@@ -85,19 +85,30 @@ def styled(*parts: str | tuple[str, str]) -> Text:
 
 
 def configure_dspy() -> None:
-    """DSPy's response cache may only unpickle a known-safe set of types (it lives on disk)."""
+    """DSPy's response cache lives in `dspy_cache_dir()` and may only unpickle a known-safe set of types."""
     import dspy
 
-    cache_dir = os.environ.get("DSPY_CACHEDIR", str(Path.home() / ".dspy_cache"))
-    dspy.configure_cache(disk_cache_dir=cache_dir, restrict_pickle=True)
+    dspy.configure_cache(disk_cache_dir=str(dspy_cache_dir()), restrict_pickle=True)
 
 
-def model_cache_dir() -> Path:
-    """Where the embedded LM is assembled: $SCOPERAG_CACHE_DIR/models, else ~/.cache/scoperag/models."""
+def dspy_cache_dir() -> Path:
+    """DSPy's response cache: $DSPY_CACHEDIR when set, else `dspy/` in the project's cache directory (not
+    DSPy's own ~/.dspy_cache, which any other program or clone may have filled)."""
+    configured = os.environ.get("DSPY_CACHEDIR")
+    return Path(configured) if configured else cache_root() / "dspy"
+
+
+def cache_root() -> Path:
+    """The project's cache directory: $SCOPERAG_CACHE_DIR, else ~/.cache/scoperag."""
     from pipeline.program.lm import default_model_cache_dir
 
     root = os.environ.get("SCOPERAG_CACHE_DIR")
-    return Path(root) / "models" if root else default_model_cache_dir()
+    return Path(root) if root else default_model_cache_dir().parent
+
+
+def model_cache_dir() -> Path:
+    """Where the embedded LM is assembled: `models/` in the project's cache directory."""
+    return cache_root() / "models"
 
 
 def profile_paths() -> ProfilePaths:

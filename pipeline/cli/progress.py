@@ -9,10 +9,20 @@ counts (pages, chunks) also shows its rate and, while its total is known, the ti
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from datetime import datetime
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 
 class StageProgress:
@@ -83,3 +93,45 @@ def rate_line(rate_of: tuple[int, str], done: int, total: int | None, seconds: f
         left = seconds * (total - done) / done
         parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
     return f"({', '.join(parts)})"
+
+
+class StageLine:
+    """The stage one piece of work is in and the time since it began: a live line (spinner, stage, elapsed)
+    on a terminal, one dated line per stage anywhere else. `stage(text)` moves it on; a context manager."""
+
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.clock = clock
+        self.started = clock()
+        self._live: Progress | None = None
+        self._task: TaskID | None = None
+        if console.is_terminal:
+            self._live = Progress(
+                SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=console
+            )
+
+    def __enter__(self) -> StageLine:
+        if self._live is not None:
+            self._live.__enter__()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._live is not None:
+            self._live.__exit__(kind, value, traceback)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the work began."""
+        return self.clock() - self.started
+
+    def stage(self, text: str) -> None:
+        """Show that the work is now at `text` (plain text, never markup)."""
+        if self._live is not None:
+            if self._task is None:
+                self._task = self._live.add_task(text, total=None)
+            self._live.update(self._task, description=text)
+            return
+        when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        self.console.print(f"{when} [+{self.elapsed:.0f} s] {text}", highlight=False, markup=False, soft_wrap=True)

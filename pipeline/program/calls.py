@@ -134,8 +134,9 @@ def one_call_settings(counter: LMCallCounter) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class CallOutcome:
-    """One step's LM call: its prediction (None when unparseable), attempts made, tokens, seconds, and the
-    error of each failed attempt that was retried."""
+    """One step's LM call: its prediction (None when unparseable), attempts made, tokens, seconds, the
+    error of each failed attempt that was retried, and whether DSPy's cache answered it (no usage reported:
+    no tokens were spent and `seconds` measures the cache, not the model)."""
 
     prediction: Any
     unparseable: str | None
@@ -144,6 +145,7 @@ class CallOutcome:
     completion_tokens: int
     seconds: float
     retried: tuple[str, ...] = ()
+    cached: bool = False
 
 
 # A server's Retry-After is honoured up to this many seconds: a compromised one cannot park a question.
@@ -166,12 +168,16 @@ def call_once(
     unparseable = None
     retried: list[str] = []
     tokens: list[tuple[int, int]] = []
+    cached = False
     while True:
         usage = UsageTracker()
         try:
             with dspy.context(**one_call_settings(counter)), dspy.track_usage() as usage:
                 prediction = predictor(**inputs, config={"max_tokens": max_tokens})
-            tokens.extend(usage_tokens(usage))
+            answered = list(usage_tokens(usage))
+            # DSPy records usage only for calls its cache did not answer (the same rule as LMCallCounter.new_calls).
+            cached = not answered
+            tokens.extend(answered)
             break
         except Exception as exc:  # unparseable output falls back; a transient failure is retried; the rest fail
             root: BaseException = exc
@@ -201,6 +207,7 @@ def call_once(
         completion_tokens=sum(c for _, c in tokens),
         seconds=time.perf_counter() - started,
         retried=tuple(retried),
+        cached=cached,
     )
 
 

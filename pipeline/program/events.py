@@ -81,6 +81,8 @@ class Completed(Strict):
     # (nothing was read, the answer is the note's message) or "no_entity" (read, the answer says so).
     scope_note: ScopeNote | None = None
     lm_calls: int
+    # of lm_calls, those answered from DSPy's cache (their tokens and model time were not spent)
+    cached_calls: int = 0
     tokens: int
     seconds: float
     history_id: str | None = None

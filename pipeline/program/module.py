@@ -188,6 +188,7 @@ class ScopedQA(dspy.Module):
             answer=answer,
             sections=tuple(sections_out),
             lm_calls=trace.lm_calls,
+            cached_calls=trace.cached_calls,
             tokens=trace.tokens,
             seconds=round(trace.timings["total"], 3),
             strategy=plan.strategy,

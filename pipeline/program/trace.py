@@ -134,6 +134,8 @@ class QuestionTrace(Strict):
     lm_calls: int = 0
     # the same per program step, e.g. {"decompose": 1, "answer": 3} when two attempts of the answer failed
     lm_attempts: dict[str, int] = Field(default_factory=dict)
+    # of lm_calls, those DSPy's response cache answered: no tokens, and no model time in the timings
+    cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     timings: dict[str, float] = Field(default_factory=dict)
@@ -278,6 +280,7 @@ def record_call(trace: QuestionTrace, name: str, outcome: CallOutcome) -> None:
     trace.prompt_tokens += outcome.prompt_tokens
     trace.completion_tokens += outcome.completion_tokens
     trace.timings[name] = trace.timings.get(name, 0.0) + outcome.seconds
+    trace.cached_calls += int(outcome.cached)
     if outcome.unparseable is not None:
         trace.fallbacks.append(Intervention(guard=name, target="lm_output", reason=valid_text(outcome.unparseable)))
 

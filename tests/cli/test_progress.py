@@ -58,3 +58,35 @@ def test_a_stage_that_names_its_unit_shows_its_rate_and_time_left() -> None:
     first, last = _lines(console)
     assert first == "read: 0/4 0 pages"
     assert last.startswith("read: 4/4 40 pages (") and last.endswith(" pages/s)")
+
+
+def test_a_stage_line_off_a_terminal_prints_one_dated_line_per_stage_with_the_time_since_the_start() -> None:
+    import re
+
+    from pipeline.cli.progress import StageLine
+
+    now = [100.0]
+    console = Console(file=io.StringIO(), force_terminal=False, width=40)
+    with StageLine(console, clock=lambda: now[0]) as line:
+        line.stage("decomposing the question (LM)")
+        now[0] += 31.6
+        line.stage("answering (LM) for a long while past the console's width")
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    lines = file.getvalue().splitlines()
+    dated = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"
+    assert re.fullmatch(rf"{dated} \[\+0 s\] decomposing the question \(LM\)", lines[0])
+    assert re.fullmatch(rf"{dated} \[\+32 s\] answering \(LM\) for a long while past the console's width", lines[1])
+    assert len(lines) == 2
+
+
+def test_a_stage_line_on_a_terminal_shows_the_stage_and_the_elapsed_time() -> None:
+    from pipeline.cli.progress import StageLine
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    with StageLine(console) as line:
+        line.stage("scoring the chunks (LM)")
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    drawn = file.getvalue()
+    assert "scoring the chunks (LM)" in drawn and "0:00:00" in drawn

@@ -7,7 +7,7 @@ import { openPage } from "./viewer.js";
 // Fields of the completed event this page knows; any other non-empty field is shown as a typed answer.
 const KNOWN = new Set([
   "phase", "answer", "sections", "strategy", "clarifying_questions", "notice",
-  "lm_calls", "tokens", "seconds", "history_id", "stream_id", "seq",
+  "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "seq",
 ]);
 const CITATION = /\[([^\[\]]+?), page (\d+)\]/g;
 
@@ -99,7 +99,7 @@ export function sectionCard(ctx, section) {
 
 export function metaLine(done) {
   return el("p", { class: "muted meta" },
-    `${done.lm_calls} LM call${done.lm_calls === 1 ? "" : "s"} · ${done.tokens} tokens · ${formatSeconds(done.seconds)} s · ${done.strategy}`);
+    `${done.lm_calls} LM call${done.lm_calls === 1 ? "" : "s"}${done.cached_calls ? ` (${done.cached_calls} from the cache)` : ""} · ${done.tokens} tokens · ${formatSeconds(done.seconds)} s · ${done.strategy}`);
 }
 
 // The clarifying questions, the notice and any typed answer this page does not know by name.

@@ -1,0 +1,66 @@
+"""`scoperag ask` tells the truth while it works and after: its stages as they start, and which LM calls the
+cache answered; DSPy's cache lives in the project's cache directory."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import dspy
+import pytest
+
+from pipeline.cli.main import main
+from tests.conftest import DEMO_DIR
+from tests.support.fakes import cooperative, scripted_lm
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ask-index")
+    assert main(["index", str(DEMO_DIR), "--out", str(out), "--embedder", "hash", "--json"]) == 0
+    return out
+
+
+def test_ask_prints_its_stages_off_a_terminal_and_counts_cache_hits(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.program import lm
+
+    monkeypatch.chdir(tmp_path)  # no active profile
+    monkeypatch.delenv("DSPY_CACHEDIR", raising=False)
+    monkeypatch.setenv("SCOPERAG_CACHE_DIR", str(tmp_path / "cache"))
+    scripted = scripted_lm(cooperative())
+    scripted.adapter = dspy.JSONAdapter()
+    scripted._cache_responses = True  # DummyLM opts out of DSPy's cache; a real LM does not
+    monkeypatch.setattr(lm, "make_lm", lambda *args, **kwargs: scripted)
+    previous = dspy.cache
+    try:
+        command = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--uncompiled"]
+        command += ["--index", str(index_dir), "--history", str(tmp_path / "h.sqlite")]
+        capsys.readouterr()
+        assert main(command) == 0
+        first = capsys.readouterr()
+        stages = [
+            re.sub(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[\+\d+ s\] ", "", line)
+            for line in first.err.splitlines()
+            if re.match(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[\+\d+ s\] ", line)
+        ]
+        assert stages == [
+            "loading the program and the language model",
+            "decomposing the question (LM)",
+            "decomposed into 1 sub-question(s)",
+            "retrieving chunks for each sub-question",
+            "scoring the chunks (LM)",
+            "answering (LM)",
+            "section 1: What is the monthly rent?",
+            "done",
+        ]
+        assert re.search(r"3 LM calls, [1-9]\d* tokens", first.out) and "from the cache" not in first.out
+        # DSPy's cache is in the project's cache directory, not in the home directory.
+        assert any((tmp_path / "cache" / "dspy").iterdir())
+
+        assert main(command) == 0
+        again = " ".join(capsys.readouterr().out.split())
+        assert "3 LM calls (3 from the cache, not measured), 0 tokens" in again
+    finally:
+        dspy.cache = previous
