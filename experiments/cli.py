@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +26,12 @@ from pipeline.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from rich.console import Console
+
     from experiments.job import RunSummary
+    from pipeline.program.calls import StopSignal
 
 
 # The runs table fits a terminal this wide (--wide and --json carry the rest).
@@ -108,31 +114,42 @@ def tracking_uri(args: argparse.Namespace) -> str:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     from experiments.runner import ProgressEvent, run_experiment
-    from pipeline.cli.progress import StageProgress
+    from pipeline.cli.common import dspy_cache_dir
+    from pipeline.cli.progress import LibraryOutput, StageProgress
+    from pipeline.errors import JobInterrupted
+    from pipeline.program.calls import StopSignal
 
     notices = console()
     configure_dspy()
-    with StageProgress(notices) as bar:
+    stop = StopSignal()
+    try:
+        with StageProgress(notices) as bar, stopping_on_interrupt(stop, notices):
 
-        def progress(event: ProgressEvent) -> None:
-            if event.warning:
-                notices.print(styled(("warning: ", "yellow bold"), event.message))
-                return
-            if event.total is None and event.done == 0:
-                notices.print(styled((f"{event.phase}: ", "dim"), event.message))
-                return
-            bar.update(event.phase, event.done, event.total, event.message)
+            def progress(event: ProgressEvent) -> None:
+                if event.warning:
+                    notices.print(styled(("warning: ", "yellow bold"), event.message))
+                    return
+                if event.total is None and event.done == 0:
+                    notices.print(styled((f"{event.phase}: ", "dim"), event.message))
+                    return
+                bar.update(event.phase, event.done, event.total, event.message)
 
-        # DSPy's optimizers print and draw tqdm bars on stdout; keep stdout for the result (--json).
-        with contextlib.redirect_stdout(sys.stderr):
-            summary = run_experiment(
-                Path(args.config),
-                mlruns=Path(args.mlruns),
-                tracking_uri=tracking_uri(args),
-                progress=progress,
-                model_cache_dir=model_cache_dir(),
-                ray=args.ray,
-            )
+            # DSPy's optimizers print and draw bars on stdout: to the log (-v shows it), so stdout keeps the
+            # result (--json) and the terminal one progress display.
+            with contextlib.redirect_stdout(LibraryOutput(logging.getLogger(__name__))):
+                summary = run_experiment(
+                    Path(args.config),
+                    mlruns=Path(args.mlruns),
+                    tracking_uri=tracking_uri(args),
+                    progress=progress,
+                    model_cache_dir=model_cache_dir(),
+                    ray=args.ray,
+                    stop=stop,
+                    dspy_cache_dir=dspy_cache_dir(),
+                )
+    except JobInterrupted as exc:
+        notices.print(styled((str(exc), "yellow")), soft_wrap=True)
+        return 130
     if args.json:
         print(json.dumps(summary_json(summary), indent=2))
         return 0
@@ -196,6 +213,36 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     notices.print(f"\n[bold]each config - {plain(sweep.configs[0])}[/] (paired on validation, 95% bootstrap CI)")
     print(sweep.comparison.to_string(index=False) if len(sweep.comparison) else "(nothing to compare)")
     return 0 if not any(sweep.errors) else 1
+
+
+@contextlib.contextmanager
+def stopping_on_interrupt(stop: StopSignal, notices: Console) -> Iterator[None]:
+    """While inside, the first Ctrl-C asks `stop` to stop the job at its next LM-call boundary (from a thread of
+    its own, so the run is marked KILLED at once whatever the main thread is doing); a second one interrupts."""
+    import signal
+    import threading
+
+    def interrupt(signum: int, frame: object) -> None:
+        if stop.requested:
+            raise KeyboardInterrupt
+        notices.print(
+            styled(
+                (
+                    "stopping: no new LM call will start; the calls under way finish first (Ctrl-C again to quit now)",
+                    "yellow",
+                )
+            )
+        )
+        threading.Thread(target=stop.request, name="scoperag-stop").start()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def summary_json(summary: RunSummary) -> dict[str, object]:

@@ -21,7 +21,7 @@ from pipeline.evaluation.compare import Difference, compare_paired, differences_
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
 from pipeline.export import program_state, render_prompts, save_export
-from pipeline.program.calls import LMCallCounter, counting
+from pipeline.program.calls import LMCallCounter, StopSignal, counting
 from pipeline.program.lm import parse_lm_spec
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
@@ -89,7 +89,11 @@ class Job:
     store: Store
     run_id: str
     progress: Progress
+    stop: StopSignal | None = None
     counters: dict[str, LMCallCounter] = field(default_factory=dict)
+    # phase -> (examples done, of how many, what they are): repeated with every LM call as a heartbeat
+    examples: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    phase: str = "setup"
     # On Ray (`--ray`): makes an LM from its spec inside each worker; the task attempts Ray repeated so far.
     ray_factory: LMFactory | None = None
     ray_retries: int = 0
@@ -101,11 +105,25 @@ class Job:
         return functools.partial(self.ray_factory, spec)
 
     def counter(self, phase: str, limit: int | None = None) -> LMCallCounter:
-        def seen(calls: int) -> None:
-            self.progress(ProgressEvent(phase, calls, limit, "LM calls"))
+        """A new LM-call counter for `phase` (stopping at `limit` and at the job's stop), reporting every call."""
 
-        self.counters[phase] = LMCallCounter(limit, on_call=seen if phase == "compile" else None)
+        def seen(calls: int) -> None:
+            if phase == "compile":
+                self.progress(ProgressEvent(phase, calls, limit, "LM calls"))
+                return
+            done, total, unit = self.examples.get(phase, (0, 0, "examples"))
+            self.progress(ProgressEvent(phase, done, total, f"{unit}, {calls} LM calls"))
+
+        self.phase = phase
+        self.counters[phase] = LMCallCounter(limit, on_call=seen, stop=self.stop)
         return self.counters[phase]
+
+    def advance(self, phase: str, done: int, total: int, unit: str = "examples") -> None:
+        """`done` of `total` examples of `phase` are scored (reported with the phase's LM calls so far)."""
+        self.examples[phase] = (done, total, unit)
+        counter = self.counters.get(phase)
+        calls = f", {counter.calls} LM calls" if counter is not None and counter.calls else ""
+        self.progress(ProgressEvent(phase, done, total, f"{unit}{calls}"))
 
 
 class LMs:
@@ -273,10 +291,10 @@ def evaluate_program(
 ) -> list[ExampleResult]:
     """The program end to end on `examples`, its LM calls counted under `phase`."""
     counter = job.counter(phase)
-    job.progress(ProgressEvent(phase, 0, len(examples), "examples"))
+    job.advance(phase, 0, len(examples))
 
     def advance(done: int, total: int) -> None:
-        job.progress(ProgressEvent(phase, done, total, "examples"))
+        job.advance(phase, done, total)
 
     if job.ray_factory is not None:
         return _evaluate_on_ray(job, counter, program, examples, lms, advance)

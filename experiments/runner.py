@@ -61,11 +61,12 @@ from optimizers import compile_program, to_training_examples
 from optimizers.fanout import RayCandidates
 from optimizers.params import GepaParams
 from pipeline.cluster import ray_session
-from pipeline.errors import BudgetExceededError
+from pipeline.errors import BudgetExceededError, JobInterrupted
 from pipeline.evaluation.compare import Difference, select_candidate
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
+from pipeline.program.calls import StopRequested, StopSignal
 from pipeline.program.lm import default_model_cache_dir, make_lm, parse_lm_spec
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
@@ -86,6 +87,8 @@ def run_experiment(
     model_cache_dir: Path | None = None,
     ray: str | None = None,
     parent: ParentRun | None = None,
+    stop: StopSignal | None = None,
+    dspy_cache_dir: Path | None = None,
 ) -> RunSummary:
     """Run the job in `config_path`, logging to `tracking_uri` (default: the MLflow store under `mlruns`,
     which also holds the job's scratch files).
@@ -96,6 +99,8 @@ def run_experiment(
     `lm_factory`; the job's other steps run here. `parent` makes the run a child of a sweep's run (in
     the sweep's experiment). Raises
     BudgetExceededError when the compile step reaches budget.max_lm_calls (the run is marked FAILED).
+    When `stop` is requested (Ctrl-C) the run is marked KILLED at once, no further LM call is made, and
+    JobInterrupted says what was kept (`dspy_cache_dir` names where the LM's answers are).
     """
     config_path = Path(config_path)
     config = load_config(config_path)
@@ -119,6 +124,8 @@ def run_experiment(
             report_progress,
             factory if ray else None,
             parent,
+            stop=stop,
+            dspy_cache_dir=dspy_cache_dir,
         )
 
 
@@ -134,8 +141,12 @@ def _tracked(
     report_progress: Progress,
     ray_factory: LMFactory | None,
     parent: ParentRun | None,
+    *,
+    stop: StopSignal | None = None,
+    dspy_cache_dir: Path | None = None,
 ) -> RunSummary:
-    """The job in its MLflow run: opened (stale runs of dead jobs reaped first), run, closed with its status."""
+    """The job in its MLflow run: opened (stale runs of dead jobs reaped first), run, closed with its status
+    (KILLED at once when `stop` is requested)."""
     digest = config_hash(config)
     tracker = open_tracker(mlruns, tracking_uri)
     reaped = tuple(reap_stale_runs(tracker))
@@ -151,8 +162,14 @@ def _tracked(
         tags[TAG_PARENT] = parent.run_id
     experiment = parent.experiment if parent is not None else config.tracking.experiment
     run_id = start_run(tracker, experiment_id(tracker, experiment), run_name(config.name, digest), tags)
-    job = Job(config, config_path, tracker, store, run_id, report_progress, ray_factory=ray_factory)
+    job = Job(config, config_path, tracker, store, run_id, report_progress, stop, ray_factory=ray_factory)
     report_progress(ProgressEvent("setup", message=f"MLflow run {run_id} in {tracker.uri}"))
+
+    def killed() -> None:  # at once, from the thread that asked to stop: the run list shows it now
+        finish_run(tracker, run_id, "KILLED", f"stopped by the user (Ctrl-C) during {job.phase}")
+
+    if stop is not None:
+        stop.listen(killed)
     with dspy_autolog(tracker, run_id, config.tracking.dspy_autolog):
         try:
             if stage_data is not None:
@@ -163,12 +180,19 @@ def _tracked(
             log_costs(job)
             finish_run(tracker, run_id, "FAILED", str(exc))
             raise
-        except KeyboardInterrupt:
-            finish_run(tracker, run_id, "KILLED", "interrupted")
-            raise
         except BaseException as exc:
+            if isinstance(exc, StopRequested | KeyboardInterrupt) or (stop is not None and stop.requested):
+                totals = log_costs(job)
+                finish_run(tracker, run_id, "KILLED", f"stopped by the user (Ctrl-C) during {job.phase}")
+                cache = str(dspy_cache_dir) if dspy_cache_dir else None
+                raise JobInterrupted(
+                    run_id, job.phase, totals["lm_calls.total"], totals["lm_calls.new"], cache
+                ) from None
             finish_run(tracker, run_id, "FAILED", f"{type(exc).__name__}: {exc}")
             raise
+        finally:
+            if stop is not None:
+                stop.forget(killed)
     report_progress(ProgressEvent("done", message=f"run {run_id}"))
     return dataclasses.replace(summary, reaped=reaped)
 

@@ -86,10 +86,10 @@ def _safety(results: Sequence[StageResult]) -> dict[str, int]:
 def _evaluate(job: Job, lms: LMs, phase: str, program: ScopedQA, items: Sequence[StageExample]) -> list[StageResult]:
     counter = job.counter(phase)
     stage: Stage = job.config.stage  # type: ignore[assignment]
-    job.progress(ProgressEvent(phase, 0, len(items), f"{stage} examples"))
+    job.advance(phase, 0, len(items), f"{stage} examples")
 
     def advance(done: int, total: int) -> None:
-        job.progress(ProgressEvent(phase, done, total, f"{stage} examples"))
+        job.advance(phase, done, total, f"{stage} examples")
 
     with lms.task_context(), counting(counter):
         return evaluate_stage(StageProgram(program, stage), items, threads=job.config.lm.num_threads, progress=advance)

@@ -157,6 +157,21 @@ class ExperimentConfigError(ScopeRagError):
         self.problem = problem
 
 
+class JobInterrupted(ScopeRagError):
+    """An optimisation job was stopped by the user (Ctrl-C) at an LM-call boundary; says what it kept."""
+
+    def __init__(self, run_id: str, phase: str, calls: int, new_calls: int, cache_dir: str | None) -> None:
+        cache = f" in DSPy's cache ({cache_dir})" if cache_dir else " in DSPy's cache"
+        super().__init__(
+            f"stopped during {phase}: MLflow run {run_id} is marked KILLED with the config, data splits and costs "
+            f"logged so far; the {new_calls} LM answers obtained ({calls} calls in all) are kept{cache}, so "
+            "running the same config again answers them from there"
+        )
+        self.run_id = run_id
+        self.phase = phase
+        self.calls = calls
+
+
 class BudgetExceededError(ScopeRagError):
     """An optimisation job reached its LM-call budget and was stopped; carries the limit and the calls made."""
 

@@ -32,7 +32,10 @@ MODES: list[SearchMode] = ["bm25", "dense", "hybrid"]
 
 
 def quiet_environment() -> None:
-    """Nothing may reach the network at start-up: LiteLLM's cost map, MLflow telemetry, the HF hub."""
+    """Nothing may reach the network at start-up (LiteLLM's cost map, MLflow telemetry, the HF hub), and
+    a command shows one progress display: DSPy's own tqdm bars are off (tqdm reads TQDM_DISABLE when
+    imported, so this runs before anything imports it)."""
+    os.environ.setdefault("TQDM_DISABLE", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

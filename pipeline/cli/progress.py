@@ -8,6 +8,8 @@ counts (pages, chunks) also shows its rate and, while its total is known, the ti
 
 from __future__ import annotations
 
+import io
+import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -135,3 +137,29 @@ class StageLine:
             return
         when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
         self.console.print(f"{when} [+{self.elapsed:.0f} s] {text}", highlight=False, markup=False, soft_wrap=True)
+
+
+class LibraryOutput(io.TextIOBase):
+    """A stdout for libraries that print their own progress (DSPy's optimizers and evaluator): each finished
+    line goes to `log` at INFO (shown with -v), a progress bar's redraws ("\\r") keep only their last state,
+    so the command's own display is the only one on the terminal."""
+
+    def __init__(self, log: logging.Logger) -> None:
+        super().__init__()
+        self.log = log
+        self._pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            shown = line.rsplit("\r", 1)[-1].strip()
+            if shown:
+                self.log.info("%s", shown)
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing is held but an unfinished line, which waits for its end."""

@@ -5,12 +5,14 @@ DSPy's optimizers, its evaluator and the program itself treat every `Exception` 
 example runs as that example's failure and carry on, and DSPy logs and swallows `Exception`s raised
 by callbacks. The budget stop therefore is `BudgetExhausted`, a `BaseException` (like
 KeyboardInterrupt) that passes through all of them; callers turn it into `BudgetExceededError`.
+A user's stop (Ctrl-C, `StopSignal`) travels the same way as `StopRequested`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +27,8 @@ from dspy.utils.usage_tracker import UsageTracker
 from pipeline.errors import LMFailure
 from pipeline.settings import LMRequestSettings
 
+log = logging.getLogger(__name__)
+
 
 class BudgetExhausted(BaseException):
     """Control-flow signal: the LM-call budget is spent; no further call is made."""
@@ -33,6 +37,53 @@ class BudgetExhausted(BaseException):
         super().__init__(f"LM-call budget of {limit} reached")
         self.limit = limit
         self.calls = calls
+
+
+class StopRequested(BaseException):
+    """Control-flow signal: the user asked the work to stop (Ctrl-C); no further LM call is made."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__(f"stop requested: LM call {calls} was not made")
+        self.calls = calls
+
+
+class StopSignal:
+    """Asked once (Ctrl-C) to stop a job at its next LM-call boundary: counters holding it refuse every later
+    call, and its listeners (e.g. marking the MLflow run KILLED) run at once, in the asking thread."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[], None]] = []
+
+    @property
+    def requested(self) -> bool:
+        """True once `request` was called."""
+        return self._event.is_set()
+
+    def request(self) -> None:
+        """Stop: later LM calls are refused; each listener runs once (a failing one does not stop the others)."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener()
+            except Exception:  # best effort: the stop itself must happen whatever a listener does
+                log.exception("a stop listener failed")
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        """Run `listener` when the stop is requested."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def forget(self, listener: Callable[[], None]) -> None:
+        """Stop listening (the job the listener served has ended)."""
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
 
 
 class SharedUsage(UsageTracker):
@@ -58,10 +109,13 @@ class LMCallCounter(BaseCallback):
     new_calls == 0.
     """
 
-    def __init__(self, limit: int | None = None, on_call: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self, limit: int | None = None, on_call: Callable[[int], None] | None = None, stop: StopSignal | None = None
+    ) -> None:
         super().__init__()
         self.limit = limit
         self.on_call = on_call
+        self.stop = stop
         self.usage = SharedUsage()
         self._lock = threading.Lock()
         self._calls = 0
@@ -90,6 +144,8 @@ class LMCallCounter(BaseCallback):
             self._remote_tokens += tokens
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        if self.stop is not None and self.stop.requested:  # refused before it starts: not a call
+            raise StopRequested(self._calls + 1)
         with self._lock:
             self._calls += 1
             calls = self._calls
