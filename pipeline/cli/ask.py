@@ -63,11 +63,17 @@ def register(commands: Commands) -> None:
     p.add_argument("id", help="history id or unique prefix")
     p.add_argument("--case", required=True, choices=CASES)
     p.add_argument("--fact", action="append", default=[], help="a fact a correct answer must state (repeat)")
-    p.add_argument("--gold", action="append", default=[], help="gold document (default: the cited ones)")
+    p.add_argument(
+        "--gold",
+        action="append",
+        default=[],
+        help="a document holding the answer (relative path, file name or id; repeat); required unless --not-found",
+    )
     p.add_argument("--forbidden", action="append", default=[], help="a document that must never be cited")
     p.add_argument("--not-found", action="store_true", help="the answer is not in scope")
     p.add_argument("--split", choices=SPLITS)
     p.add_argument("--traces", required=True, help="JSONL file to append to")
+    p.add_argument("--yes", action="store_true", help="append without showing the example and asking first")
     p.set_defaults(func=cmd_label)
 
 
@@ -134,7 +140,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     for note in filter(None, [*(final.clarifying_questions if alongside else ()), final.notice]):
         out.print(styled((note, "yellow")))
     summary = cost_line(final.lm_calls, final.cached_calls, final.tokens, final.seconds)
-    out.print(styled((f"{summary}; scope: {scope.kind}; history: {history_id}", "dim")))
+    out.print(styled((f"{summary}; scope: {scope.kind}; history: {history_id}", "dim")), soft_wrap=True)
     return 0
 
 
@@ -178,21 +184,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         if args.json:
             print(entry.trace.model_dump_json(indent=2))
         else:
+            from pipeline.cli.trace_view import trace_lines
+
             out = output()
-            out.print(styled((entry.question, "bold"), f"  ({entry.created_at}, {entry.history_id})"))
-            out.print(styled(entry.answer or "(no answer)"))
-            trace = entry.trace
-            for sq in trace.sub_questions:
-                kept = sum(1 for c in sq.chunks if c.kept)
-                line = f" - {len(sq.chunks)} retrieved, {kept} kept"
-                out.print(styled(f"  sub-question {sq.index + 1}: ", sq.sub_question, line))
-            for item in trace.interventions:
-                out.print(styled("  ", (item.guard, "yellow"), f" {item.target}: {item.reason}"))
-            for item in trace.fallbacks:
-                out.print(styled("  ", (f"fallback {item.guard}", "magenta"), f" {item.target}: {item.reason}"))
-            attempts = ", ".join(f"{step} {count}" for step, count in trace.lm_attempts.items())
-            calls = f"{entry.lm_calls} LM calls" + (f" ({attempts})" if attempts else "")
-            out.print(styled(f"  {calls}, {entry.tokens} tokens, {entry.seconds:.1f} s"))
+            for line in trace_lines(entry):
+                out.print(line, soft_wrap=True)
         return 0
     entries = history.recent(args.limit)
     if args.json:
@@ -230,22 +226,45 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
+    import sys
+
+    from pipeline.errors import LabellingError
     from pipeline.evaluation.history import History
     from pipeline.evaluation.labelling import append_example, example_from_history
     from pipeline.store import open_store
 
     entry = History(Path(args.history)).get(args.id)
     store = open_store(Path(args.index))
+    if not args.gold and not args.not_found:
+        documents = store.catalog.documents
+        sources = [source for section in entry.trace.sections for source in section.get("sources") or ()]
+        cited = sorted({documents[d].relpath for d in (s.get("document_id") for s in sources) if d in documents})
+        found = {c.document_id for sq in entry.trace.sub_questions for c in sq.chunks}
+        retrieved = sorted({documents[d].relpath for d in found if d in documents} - set(cited))
+        raise LabellingError(
+            "name the documents that hold the answer with --gold (repeat it), or pass --not-found; the answer "
+            f"cited {', '.join(cited) or 'nothing'}; retrieval also found {', '.join(retrieved) or 'nothing'} "
+            "(citations can be wrong: check them with `scoperag history ID`)"
+        )
     example = example_from_history(
         entry,
         store.catalog,
         case=args.case,
         answer_facts=args.fact,
-        gold_documents=args.gold or None,
+        gold_documents=args.gold,
         forbidden_documents=args.forbidden,
         expect_not_found=args.not_found,
         split=args.split,
     )
+    if not args.yes:
+        notices = console()
+        notices.print(styled((f"this example will be appended to {args.traces}:", "bold")), soft_wrap=True)
+        notices.print(styled(example.model_dump_json(exclude_defaults=True, indent=2)), soft_wrap=True)
+        if not sys.stdin.isatty():
+            raise LabellingError("nothing was appended: confirm with --yes when not at a terminal")
+        if input("append it? [y/N] ").strip().lower() not in ("y", "yes"):
+            notices.print("nothing was appended")
+            return 1
     line = append_example(Path(args.traces), example)
     print(f"labelled {entry.history_id[:8]} as {args.case} example {example.id} ({args.traces}, line {line})")
     return 0

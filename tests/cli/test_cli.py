@@ -190,6 +190,9 @@ def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path:
         str(tmp_path / "h.sqlite"),
         "--split",
         "train",
+        "--gold",
+        "banda-lane/lease.pdf",
+        "--yes",
     ]
     assert main(args) == 0
     (example,) = load_examples(traces)
