@@ -239,3 +239,14 @@ def test_outline_keeps_every_value() -> None:
     text = outline(value)
     assert "  - 1\n  - 2.5\n  - null\n  - true" in text and 'c: ""' in text and "d: []" in text
     assert 'e: "-dash"' in text and "f: |\n  " + "x" * 90 in text
+
+
+def test_every_lm_call_of_an_evaluation_is_a_progress_heartbeat(
+    rejected: tuple[RunSummary, Path, list[ProgressEvent]],
+) -> None:
+    _, _, events = rejected
+    baseline = [e for e in events if e.phase == "baseline"]
+    # 4 examples x 3 calls: a report per call (with the examples done so far) and one per finished example.
+    per_call = [e for e in baseline if e.message.endswith(" LM calls") and e.total == 4]
+    assert {int(e.message.split(", ")[1].split()[0]) for e in per_call} == set(range(1, 13))
+    assert baseline[-1].done == 4 and baseline[-1].message == "examples, 12 LM calls"
