@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -99,14 +100,20 @@ def rate_line(rate_of: tuple[int, str], done: int, total: int | None, seconds: f
 
 class StageLine:
     """The stage one piece of work is in and the time since it began: a live line (spinner, stage, elapsed)
-    on a terminal, one dated line per stage anywhere else. `stage(text)` moves it on; a context manager."""
+    on a terminal; anywhere else one dated line per stage, repeated every `every` seconds while a stage
+    lasts (an LM call can take minutes). `stage(text)` moves it on; a context manager."""
 
-    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic, every: float = 30.0) -> None:
         self.console = console
         self.clock = clock
+        self.every = every
         self.started = clock()
         self._live: Progress | None = None
         self._task: TaskID | None = None
+        self._current: str | None = None
+        self._changed = threading.Event()
+        self._done = threading.Event()
+        self._ticker: threading.Thread | None = None
         if console.is_terminal:
             self._live = Progress(
                 SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(), console=console
@@ -115,11 +122,18 @@ class StageLine:
     def __enter__(self) -> StageLine:
         if self._live is not None:
             self._live.__enter__()
+        else:
+            self._ticker = threading.Thread(target=self._tick, name="stage-line", daemon=True)
+            self._ticker.start()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        self._done.set()
+        self._changed.set()
+        if self._ticker is not None:
+            self._ticker.join()
         if self._live is not None:
             self._live.__exit__(kind, value, traceback)
 
@@ -130,11 +144,25 @@ class StageLine:
 
     def stage(self, text: str) -> None:
         """Show that the work is now at `text` (plain text, never markup)."""
+        self._current = text
         if self._live is not None:
             if self._task is None:
                 self._task = self._live.add_task(text, total=None)
             self._live.update(self._task, description=text)
             return
+        self._print(text)
+        self._changed.set()
+
+    def _tick(self) -> None:
+        """Off a terminal: the current stage again after every `every` seconds without a new one."""
+        while not self._done.is_set():
+            if self._changed.wait(self.every):
+                self._changed.clear()
+                continue
+            if self._current is not None and not self._done.is_set():
+                self._print(f"still {self._current}")
+
+    def _print(self, text: str) -> None:
         when = datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S")
         self.console.print(f"{when} [+{self.elapsed:.0f} s] {text}", highlight=False, markup=False, soft_wrap=True)
 

@@ -90,3 +90,20 @@ def test_a_stage_line_on_a_terminal_shows_the_stage_and_the_elapsed_time() -> No
     assert isinstance(file, io.StringIO)
     drawn = file.getvalue()
     assert "scoring the chunks (LM)" in drawn and "0:00:00" in drawn
+
+
+def test_a_long_stage_off_a_terminal_is_repeated_while_it_lasts() -> None:
+    import threading
+
+    from pipeline.cli.progress import StageLine
+
+    console = Console(file=io.StringIO(), force_terminal=False, width=100)
+    with StageLine(console, every=0.02) as line:
+        line.stage("answering (LM)")
+        threading.Event().wait(0.2)  # a long LM call
+        line.stage("done")
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    stages = [text.split("] ", 1)[1] for text in file.getvalue().splitlines()]
+    assert stages[0] == "answering (LM)" and stages[-1] == "done"
+    assert set(stages[1:-1]) == {"still answering (LM)"} and len(stages) >= 3
