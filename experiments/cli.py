@@ -155,22 +155,29 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         return 0
     columns = ["n", "composite", "wrong_property_citations", "invalid_ids", "fact_recall", "failed"]
     label = "validation" if summary.stage == "end_to_end" else "end to end, validation sample"
+    # Off a terminal Rich would wrap at 80 columns: tables and paths stay whole lines (soft_wrap).
     for title, table in (("baseline", summary.baseline), ("compiled", summary.result)):
         if table is not None:
             notices.print(f"\n[bold]{title}[/] ({label})")
-            notices.print(table[columns].to_string(), highlight=False)
+            notices.print(table[columns].to_string(), highlight=False, soft_wrap=True)
     metric = "composite" if summary.stage == "end_to_end" else f"{summary.stage} stage metric"
     for title, table in (("validation", summary.comparison), ("test", summary.test_comparison)):
         if table is not None:
             notices.print(f"\n[bold]compiled - baseline[/], {metric}, {title} (paired, 95% bootstrap CI)")
-            notices.print(table.to_string(index=False), highlight=False)
+            notices.print(table.to_string(index=False), highlight=False, soft_wrap=True)
     verdict = "selected" if summary.selected else f"[red]rejected[/]: {plain(summary.rejection)}; the baseline was kept"
+    exported = (
+        "the compiled candidate"
+        if summary.selected
+        else f"the uncompiled baseline (`scoperag export {summary.run_id} --out DIR --baseline` copies it)"
+    )
     notices.print(
         f"\nrun {summary.run_id} ({summary.experiment}): candidate {verdict}\n"
         f"LM calls {summary.lm_calls} ({summary.new_lm_calls} not from cache), tokens {summary.tokens}\n"
-        f"export {summary.export_dir}\nprompt versions "
+        f"logged export: {exported}\n  {plain(summary.export_dir)}\nprompt versions "
         + ", ".join(f"{m} v{v}" for m, v in summary.prompt_versions.items()),
         highlight=False,
+        soft_wrap=True,
     )
     return 0
 

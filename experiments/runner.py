@@ -289,7 +289,7 @@ def _announce_cost(
             f"only {val} validation examples (data.val_size; the configured minimum is data.min_val_size = "
             f"{config.data.min_val_size}): the verdict may turn on one example per case and its interval is wide"
         )
-        log.warning("%s: %s", config.name, message)
+        log.info("%s: %s", config.name, message)  # the progress event is the warning a user sees
         progress(ProgressEvent("setup", message=message, warning=True))
 
 
