@@ -288,7 +288,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
             print(compared.to_json(orient="records", indent=2))
         else:
             metric = compared.attrs.get("metric", "")
-            console().print(f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)")
+            console().print(
+                f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)", soft_wrap=True
+            )
             print(compared.to_string(index=False))
         return 0
     table = list_runs(Path(args.mlruns), experiment=args.experiment, uri=tracking_uri(args))
