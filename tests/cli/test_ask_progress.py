@@ -65,3 +65,27 @@ def test_ask_prints_its_stages_off_a_terminal_and_counts_cache_hits(
         assert "3 LM calls (3 from the cache, not measured), 0 tokens" in again
     finally:
         dspy.cache = previous
+
+
+def test_ctrl_c_during_ask_says_how_long_it_ran_and_that_nothing_was_recorded(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.evaluation.history import History
+    from pipeline.program import lm
+
+    def interrupted(prompt: str) -> object:
+        raise KeyboardInterrupt  # Ctrl-C while the first LM call is under way
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    scripted = scripted_lm(interrupted)
+    scripted.adapter = dspy.JSONAdapter()
+    monkeypatch.setattr(lm, "make_lm", lambda *args, **kwargs: scripted)
+    history = tmp_path / "h.sqlite"
+    capsys.readouterr()
+    command = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--uncompiled"]
+    assert main([*command, "--index", str(index_dir), "--history", str(history)]) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert "decomposing the question (LM)" in err
+    assert re.search(r"interrupted after \d+ s: the question was not answered or recorded", err)
+    assert History(history).recent(5) == []
