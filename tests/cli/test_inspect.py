@@ -14,7 +14,7 @@ from pipeline.evaluation.examples import load_examples
 from pipeline.evaluation.history import History
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.module import ScopedQA
-from pipeline.store import Store, open_store
+from pipeline.store import open_store
 from pipeline.store.embedders import HashEmbedder
 from tests.conftest import DEMO_DIR
 from tests.support.fakes import cooperative, scripted_lm
@@ -29,8 +29,9 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def record(store: Store, history: Path, question: str, property_ref: str) -> str:
+def record(index_dir: Path, history: Path, question: str, property_ref: str) -> str:
     """Ask `question` in `property_ref`'s scope with a cooperative LM and record it; its history id."""
+    store = open_store(index_dir, HashEmbedder(64))
     with dspy.context(lm=scripted_lm(cooperative(SUB_QUESTIONS, score=7.5))):
         done = list(ScopedQA(store).stream(question, resolve_scope(store, property_ref=property_ref)))[-1]
     assert done.trace is not None
@@ -40,9 +41,8 @@ def record(store: Store, history: Path, question: str, property_ref: str) -> str
 def test_history_id_shows_each_sub_question_once_with_chunks_scores_guards_and_timings(
     index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = open_store(index_dir, HashEmbedder(64))
     history = tmp_path / "h.sqlite"
-    answered = record(store, history, "What is the monthly rent and who is the tenant?", "Banda Lane")
+    answered = record(index_dir, history, "What is the monthly rent and who is the tenant?", "Banda Lane")
     capsys.readouterr()
     assert main(["history", answered[:8], "--history", str(history)]) == 0
     out = capsys.readouterr().out
@@ -58,7 +58,7 @@ def test_history_id_shows_each_sub_question_once_with_chunks_scores_guards_and_t
     assert "cost  3 LM calls (decompose 1, score 1, answer 1)" in out
 
     # Banda Road asked inside Banda Lane: the entity gate excludes every document, each exclusion listed once.
-    gated = record(store, history, "What is the rent at Banda Road?", "Banda Lane")
+    gated = record(index_dir, history, "What is the rent at Banda Road?", "Banda Lane")
     capsys.readouterr()
     assert main(["history", gated[:8], "--history", str(history)]) == 0
     out = capsys.readouterr().out
@@ -72,9 +72,8 @@ def test_history_id_shows_each_sub_question_once_with_chunks_scores_guards_and_t
 def test_label_needs_gold_documents_from_the_user_and_names_the_candidates(
     index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = open_store(index_dir, HashEmbedder(64))
     history = tmp_path / "h.sqlite"
-    answered = record(store, history, "What is the monthly rent?", "Banda Lane")
+    answered = record(index_dir, history, "What is the monthly rent?", "Banda Lane")
     traces = tmp_path / "labelled.jsonl"
     common = ["label", answered[:8], "--case", "property", "--traces", str(traces), "--index", str(index_dir)]
     common += ["--history", str(history), "--fact", "KSH 285,000"]
@@ -91,9 +90,8 @@ def test_label_needs_gold_documents_from_the_user_and_names_the_candidates(
 def test_label_shows_the_example_and_asks_before_appending(
     index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = open_store(index_dir, HashEmbedder(64))
     history = tmp_path / "h.sqlite"
-    answered = record(store, history, "What is the monthly rent?", "Banda Lane")
+    answered = record(index_dir, history, "What is the monthly rent?", "Banda Lane")
     traces = tmp_path / "labelled.jsonl"
     command = ["label", answered[:8], "--case", "property", "--traces", str(traces), "--index", str(index_dir)]
     command += ["--history", str(history), "--fact", "KSH 285,000", "--gold", "banda-lane/lease.pdf"]

@@ -9,7 +9,7 @@ from pipeline.intake.scope import Scope, resolve_scope
 from pipeline.program.events import Completed, Decomposed, Filtering, GeneratingSubquestion, Retrieving
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
-from tests.support.fakes import cooperative, scripted_lm
+from tests.support.fakes import ONE_SECTION_PHASES, cooperative, scripted_lm
 
 
 def _run(store: Store, question: str, scope: Scope, sub_questions: list[str] | None = None) -> tuple[list, object]:
@@ -26,15 +26,7 @@ def _entity_docs(store: Store, name: str) -> set[str]:
 def test_no_scope_two_step_plan_and_event_order(demo_store: Store) -> None:
     events, trace = _run(demo_store, "What is the monthly rent at Banda Lane?", resolve_scope(demo_store))
     phases = [e.phase for e in events]
-    assert phases == [
-        "decomposing",
-        "decomposed",
-        "retrieving",
-        "filtering",
-        "generating",
-        "generating_subquestion",
-        "completed",
-    ]
+    assert phases == ONE_SECTION_PHASES
     assert isinstance(events[1], Decomposed) and isinstance(events[2], Retrieving) and isinstance(events[3], Filtering)
     assert [s["tool"] for s in trace.sub_questions[0].steps][:2] == ["retrieve_docs", "retrieve_chunks"]
     assert trace.lm_calls == 3

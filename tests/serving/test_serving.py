@@ -25,19 +25,11 @@ from pipeline.serving.streaming import INTERNAL_ERROR
 from pipeline.store import Store
 from tests.support.app_server import Start, Streamed, post, query, wait_until
 from tests.support.exports import DEMO_QUESTION, save_demo_export
-from tests.support.fakes import cooperative, cooperative_llama, embedded_lm, prompt_step
+from tests.support.fakes import ONE_SECTION_PHASES, cooperative, cooperative_llama, embedded_lm, prompt_step
 
 MiB = 1024 * 1024
 RENT = "What is the monthly rent at Banda Lane?"
-ORDER_ONE_SECTION = [
-    "decomposing",
-    "decomposed",
-    "retrieving",
-    "filtering",
-    "generating",
-    "generating_subquestion",
-    "completed",
-]
+ORDER_ONE_SECTION = ONE_SECTION_PHASES
 
 
 @dataclass

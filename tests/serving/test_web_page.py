@@ -29,7 +29,7 @@ from tests.conftest import DEMO_DIR
 from tests.support.browser import chromium, skip_reason
 from tests.support.compromised_server import Failure, openai_compatible_server
 from tests.support.exports import DEMO_QUESTION, save_demo_export
-from tests.support.fakes import cooperative, field, prompt_step
+from tests.support.fakes import ONE_SECTION_PHASES, cooperative, field, prompt_step
 from tests.support.page_driver import (
     Served,
     add_chip,
@@ -49,15 +49,7 @@ pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() 
 
 RENT = "What is the monthly rent at Banda Lane?"
 LEASE = "What does the lease say about the deposit?"
-PHASES_ONE_SECTION = [
-    "decomposing",
-    "decomposed",
-    "retrieving",
-    "filtering",
-    "generating",
-    "generating_subquestion",
-    "completed",
-]
+PHASES_ONE_SECTION = ONE_SECTION_PHASES
 SECOND_SUB_QUESTION = "Who is the tenant?"
 NOTHING = "zebra"  # a sub-question naming it finds nothing relevant
 HOSTILE = "hostile"

@@ -17,6 +17,17 @@ from pipeline.program.lm import AsyncEmbeddedEngine, EmbeddedEngine, LocalModel
 
 Responder = Callable[[str], Any]
 
+# The events of a question answered in one section, in the order the program sends them.
+ONE_SECTION_PHASES = [
+    "decomposing",
+    "decomposed",
+    "retrieving",
+    "filtering",
+    "generating",
+    "generating_subquestion",
+    "completed",
+]
+
 
 class _ScriptEngine(DummyEngine):
     def __init__(self, owner: DummyLM, respond: Responder) -> None:
