@@ -23,9 +23,7 @@ from pipeline.store import Store
 from tests.experiments.test_experiments import (  # noqa: F401 (fixtures)
     finished,
     fresh_mlruns,
-    mlflow_template,
     run,
-    store,
     write_config,
     write_data,
 )
@@ -34,8 +32,8 @@ from tests.experiments.test_experiments import (  # noqa: F401 (fixtures)
 @pytest.fixture(scope="module")
 def rejected(
     tmp_path_factory: pytest.TempPathFactory,
-    mlflow_template: Path,  # noqa: F811
-    store: Store,  # noqa: F811
+    mlflow_template: Path,
+    store: Store,
 ) -> tuple[RunSummary, Path, list[ProgressEvent]]:
     """A job whose candidate is not selected (the scripted LM answers alike with and without demos)."""
     where = tmp_path_factory.mktemp("rejected")
@@ -99,7 +97,7 @@ def test_runs_prints_the_compact_table_and_wide_and_json_carry_the_rest(
 
 def test_a_rejected_run_exports_only_when_the_baseline_is_asked_for(
     rejected: tuple[RunSummary, Path, list[ProgressEvent]],
-    store: Store,  # noqa: F811
+    store: Store,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -164,8 +162,8 @@ def test_the_estimate_counts_every_phase_and_times_the_embedded_model() -> None:
 
 def test_a_job_with_enough_validation_examples_does_not_warn(
     tmp_path: Path,
-    mlflow_template: Path,  # noqa: F811
-    store: Store,  # noqa: F811
+    mlflow_template: Path,
+    store: Store,
 ) -> None:
     mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
     config = write_config(tmp_path, write_data(tmp_path / "traces"), data="min_val_size = 4")

@@ -19,10 +19,8 @@ from experiments.tracking import experiment_id, open_tracker
 from pipeline.errors import JobInterrupted
 from pipeline.program.calls import StopSignal
 from pipeline.store import Store
-from tests.experiments.test_experiments import (  # noqa: F401 (fixtures)
+from tests.experiments.test_experiments import (
     fresh_mlruns,
-    mlflow_template,
-    store,
     write_config,
     write_data,
 )
@@ -48,8 +46,8 @@ def run_status(mlruns: Path) -> str:
 
 def test_a_stop_marks_the_run_killed_at_once_and_no_lm_call_starts_after_it(
     tmp_path: Path,
-    mlflow_template: Path,  # noqa: F811
-    store: Store,  # noqa: F811
+    mlflow_template: Path,
+    store: Store,
 ) -> None:
     mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
     config = one_worker(write_config(tmp_path, write_data(tmp_path / "traces")))
@@ -82,7 +80,7 @@ def test_a_stop_marks_the_run_killed_at_once_and_no_lm_call_starts_after_it(
 
 def test_ctrl_c_during_optimize_stops_at_the_next_lm_call_and_exits_130(
     tmp_path: Path,
-    mlflow_template: Path,  # noqa: F811
+    mlflow_template: Path,
     demo_index_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from experiments.tracking import experiment_id, open_tracker
-from tests.experiments.test_experiments import fresh_mlruns, mlflow_template  # noqa: F401 (fixture)
+from tests.experiments.test_experiments import fresh_mlruns
 from tests.support.paths import ROOT
 from tests.support.serve_process import free_port, scoperag_command
 
@@ -30,7 +30,7 @@ def readme_ui_command() -> list[str]:
     return found.group(1).split()
 
 
-def test_scoperag_ui_serves_the_project_store_offline(tmp_path: Path, mlflow_template: Path) -> None:  # noqa: F811
+def test_scoperag_ui_serves_the_project_store_offline(tmp_path: Path, mlflow_template: Path) -> None:
     mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
     experiment_id(open_tracker(mlruns), "scoperag-ui-check")
     port = free_port()
