@@ -303,11 +303,12 @@ def register_prompts(
         registered.append(
             existing
             if existing is not None
-            else tracker.client.register_prompt(
-                name=prompt_name(module),
-                template=template,
-                commit_message=f"run {run_id}: {role}",
-                tags={"run_id": run_id, "module": module, "role": role, **tags},
+            else _register(
+                tracker,
+                prompt_name(module),
+                template,
+                f"run {run_id}: {role}",
+                {"run_id": run_id, "module": module, "role": role, **tags},
             )
         )
     versions = {module: int(v.version) for module, v in zip(prompts, registered, strict=True)}
@@ -317,6 +318,22 @@ def register_prompts(
     run_tags[TraceTagKey.LINKED_PROMPTS] = update_linked_prompts_tag(None, registered)
     set_tags(tracker, run_id, run_tags)
     return versions
+
+
+def _register(tracker: Tracker, name: str, template: str, message: str, tags: Mapping[str, str]) -> Any:
+    """A new version of prompt `name`. Two jobs creating the same new prompt at once (a sweep's children) race:
+    the one that loses sees "already exists" and then uses the winner's prompt (its version if identical)."""
+
+    def register() -> Any:
+        return tracker.client.register_prompt(name=name, template=template, commit_message=message, tags=tags)
+
+    try:
+        return register()
+    except MlflowException as exc:
+        if exc.error_code != "RESOURCE_ALREADY_EXISTS":
+            raise
+    same = _same_version(tracker, name, template)  # the winner may have registered this very prompt
+    return same if same is not None else register()
 
 
 def _same_version(tracker: Tracker, name: str, template: str) -> Any:

@@ -248,3 +248,31 @@ def test_every_lm_call_of_an_evaluation_is_a_progress_heartbeat(
     per_call = [e for e in baseline if e.message.endswith(" LM calls") and e.total == 4]
     assert {int(e.message.split(", ")[1].split()[0]) for e in per_call} == set(range(1, 13))
     assert baseline[-1].done == 4 and baseline[-1].message == "examples, 12 LM calls"
+
+
+def test_a_prompt_created_meanwhile_by_another_job_gets_the_new_version(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two jobs of a sweep creating the same new prompt at once: the loser adds its version to the winner's."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS
+
+    summary, mlruns, _ = finished
+    tracker = open_tracker(mlruns)
+    real = tracker.client.register_prompt
+    raced: list[str] = []
+
+    def racing(**kwargs: Any) -> Any:
+        if not raced:
+            real(**kwargs)  # the other job wins the race ...
+            raced.append(kwargs["name"])
+            raise MlflowException(f"Prompt (name={kwargs['name']}) already exists.", RESOURCE_ALREADY_EXISTS)
+        return real(**kwargs)
+
+    monkeypatch.setattr(tracker.client, "register_prompt", racing)
+    other = tracker.client.create_run(tracker.client.get_run(summary.run_id).info.experiment_id).info.run_id
+    versions = register_prompts(tracker, other, {"raced": "a prompt two jobs create at once"}, {})
+    assert raced == ["scoperag-raced"] and versions == {"raced": 1}  # the winner's identical version
+    versions = register_prompts(tracker, other, {"raced": "then another prompt"}, {})
+    assert versions == {"raced": 2}
