@@ -10,7 +10,7 @@ its attributes call it (a corpus that files "2023 Q1" for a fiscal quarter names
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Literal
@@ -54,8 +54,16 @@ _QUARTERS = (
 _FISCAL_YEAR = re.compile(rf"\b(?:FY\s*|fiscal\s+(?:year\s+)?)({_SHORT_YEAR})\b", re.I)
 _BARE_YEAR = re.compile(rf"(?<![\w.,$/-])({_YEAR})(?![\w.,%/-]|\.\d)")
 _LATEST = re.compile(r"\b(?:latest|most\s+recent|newest)\b", re.I)
+# A question that sets its period against others ("compared to previous quarters", "over time").
+_OTHERS = re.compile(
+    r"\b(?:previous|prior|past|preceding|earlier|other)\s+(?:quarters?|periods?|years?|filings?|reports?|ones)\b"
+    r"|\bover\s+time\b|\bacross\s+(?:the\s+|all\s+)?(?:quarters|periods|years|filings|reports)\b",
+    re.I,
+)
 
 PeriodKind = Literal["year", "quarter", "day"]
+LATEST = "latest"
+OTHERS = "others"
 
 
 @dataclass(frozen=True, order=True)
@@ -93,15 +101,18 @@ class Period:
 
 @dataclass(frozen=True)
 class AskedPeriods:
-    """The periods a question names, and whether it asks for the latest one."""
+    """The periods a question names, whether it asks for the latest one, and whether it sets them
+    against other periods (then their documents are preferred, never the only ones read)."""
 
     periods: tuple[Period, ...] = ()
     latest: bool = False
+    others: bool = False
 
     @property
     def labels(self) -> tuple[str, ...]:
-        """Canonical labels, "latest" last when asked: how a plan records them."""
-        return (*(p.label for p in self.periods), *(("latest",) if self.latest else ()))
+        """Canonical labels, then "latest" and "others" when asked: how a plan records them."""
+        flags = ((LATEST,) if self.latest else ()) + ((OTHERS,) if self.others else ())
+        return (*(p.label for p in self.periods), *flags) if self else ()
 
     def __bool__(self) -> bool:
         return bool(self.periods) or self.latest
@@ -164,7 +175,7 @@ def find_periods(text: str) -> AskedPeriods:
                 found.append((m.start(), Period("year", _year(m.group(1)))))
                 taken.append((m.start(), m.end()))
     periods = tuple(dict.fromkeys(p for _, p in sorted(found, key=lambda f: f[0])))
-    return AskedPeriods(periods, bool(_LATEST.search(text)))
+    return AskedPeriods(periods, bool(_LATEST.search(text)), bool(_OTHERS.search(text)))
 
 
 def parse_period(value: str) -> Period | None:
@@ -197,3 +208,26 @@ def period_matches(asked: Period, held: Sequence[Period]) -> bool:
 def latest_end(held: Sequence[Period]) -> date | None:
     """The last day the document's periods reach (None: it states no period)."""
     return max((p.end for p in held), default=None)
+
+
+def asked_from_labels(labels: Sequence[str]) -> AskedPeriods:
+    """The AskedPeriods a plan's period labels stand for (unreadable labels are left out)."""
+    flags = (LATEST, OTHERS)
+    periods = tuple(p for label in labels if label not in flags and (p := parse_period(label)) is not None)
+    return AskedPeriods(periods, LATEST in labels, OTHERS in labels)
+
+
+def preferred_documents(
+    asked: AskedPeriods, held: Mapping[str, Sequence[Period]], groups: Mapping[str, str]
+) -> frozenset[str]:
+    """Ids of the documents (keys of `held`) that cover an asked period; for "latest", also the
+    documents that reach furthest within their group (`groups`: document id -> e.g. its owner)."""
+    found = {d for d, periods in held.items() if any(period_matches(a, periods) for a in asked.periods)}
+    if asked.latest:
+        ends = {d: end for d, periods in held.items() if (end := latest_end(periods)) is not None}
+        last: dict[str, date] = {}
+        for d, end in ends.items():
+            group = groups.get(d, "")
+            last[group] = max(end, last.get(group, end))
+        found |= {d for d, end in ends.items() if end == last[groups.get(d, "")]}
+    return frozenset(found)

@@ -68,6 +68,12 @@ class PlannerConfig(Strict):
     acronym_glossary: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     # Question word -> the catalog document types it points at ("bill" -> invoice).
     doc_type_synonyms: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    # How the periods a question names steer retrieval: "filter" reads only the documents of those
+    # periods when any is found, "boost" ranks their chunks first (others fill the rest), "off"
+    # ignores them. A question that compares with other periods is never steered. Chosen by
+    # measurement on the SEC 10-Q traces (recall@10 held at 0.991 in every case, gold-page recall
+    # @10 of no-scope questions 0.140 -> 0.237; "boost" gave 0.184).
+    period_preference: Literal["off", "boost", "filter"] = "filter"
 
 
 class CoreConfig(Strict):

@@ -23,6 +23,8 @@ from pipeline.cli.common import (
     output,
     program_option,
     ray_option,
+    read_settings,
+    settings_option,
     styled,
 )
 from pipeline.settings import DEFAULT_PARALLEL
@@ -40,7 +42,7 @@ def register(commands: Commands) -> None:
     """Add `evaluate`."""
     p = commands.add_parser(
         "evaluate",
-        parents=[index_option(), program_option(), lm_option(), ray_option()],
+        parents=[index_option(), program_option(), lm_option(), ray_option(), settings_option()],
         help="score the program (or retrieval alone) on labelled traces",
     )
     p.add_argument(
@@ -83,13 +85,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         notices.print(f"no examples in {args.traces} for split={args.split} case={args.case or 'any'}")
         return 1
     store = open_store(Path(args.index))
+    settings = read_settings(args.settings)
     configure_dspy()
     program = None
     lm = None
     if not args.retrieval_only:
         from pipeline.program.lm import make_lm
 
-        program = load_program(store, args.program, notices, uncompiled=args.uncompiled)
+        program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled)
         if not args.ray:  # on Ray each worker makes its own
             lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
@@ -114,6 +117,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                             mode=mode,
                             threads=args.threads,
                             progress=advance,
+                            core=settings.core,
                         )
             _show(args, examples, mode, results)
     return 0

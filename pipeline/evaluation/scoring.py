@@ -201,14 +201,16 @@ def evaluate(
     threads: int = 1,
     progress: Progress | None = None,
     weights: Mapping[str, float] | None = None,
+    core: CoreConfig | None = None,
 ) -> list[ExampleResult]:
-    """Every example scored, in input order: the program's answers, or retrieval alone when no program."""
+    """Every example scored, in input order: the program's answers, or retrieval alone when no program
+    (with `core`'s retrieval settings; a program runs with its own)."""
     resolved = [resolve_example(e, store) for e in examples]
 
     def one(item: ResolvedExample) -> ExampleResult:
         try:
             if program is None:
-                return score_retrieval(store, item, mode)
+                return score_retrieval(store, item, mode, core=core)
             return score_answer(program, store, item, weights)
         except ScopeRagError as exc:
             log.warning("example %s failed: %s", item.example.id, exc)

@@ -61,6 +61,7 @@ def round_search(round_: RetrievalRound, passage: str | None = None, mode: Searc
         gate_entity_ids=round_.filters.entities,
         together_entity_ids=round_.filters.together,
         doc_type_hint=frozenset(round_.filters.doc_types),
+        periods=round_.filters.periods,
     )
 
 
@@ -110,6 +111,7 @@ def _search_key(query: str, search: SearchSettings) -> tuple[object, ...]:
         search.dense_query,
         search.documents_k,
         search.gate_key,
+        search.periods,
     )
 
 

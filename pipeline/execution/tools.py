@@ -23,6 +23,8 @@ from pipeline.guards.entity_gate import (
 )
 from pipeline.guards.ids import IdRejection, filter_document_ids, id_problem
 from pipeline.intake.scope import Scope, allowed_document_ids, scope_document_ids
+from pipeline.periods import Period, asked_from_labels, document_periods, preferred_documents
+from pipeline.retrieval.fusion import reciprocal_rank_fusion
 from pipeline.settings import CoreConfig
 from pipeline.types import ChunkHit, Document, DocumentHit, Entity, SearchMode
 from pipeline.vocabulary import Vocabulary
@@ -92,6 +94,8 @@ class SearchSettings:
     doc_type_hint: frozenset[str] = frozenset()
     # The entities the question names together (the gate's pair rule); () when it names fewer than two.
     together_entity_ids: tuple[str, ...] = ()
+    # The periods the question names (labels, pipeline.periods): their documents are preferred.
+    periods: tuple[str, ...] = ()
 
     @property
     def gate_key(self) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
@@ -147,6 +151,7 @@ class RetrievalTools:
         # Every document id a store call received over the question (stop_conditions.max_total_docs).
         self.sent_documents: dict[str, None] = {}
         self.recorder = ToolRecorder()
+        self._periods: dict[str, tuple[Period, ...]] = {}
 
     def _gate_inputs(self) -> tuple[tuple[Entity, ...], tuple[Entity, ...]]:
         return gate_inputs(self.search.gate_entity_ids, self.store.catalog.entities)
@@ -200,6 +205,32 @@ class RetrievalTools:
         kept = [d for d in position if decided[d]]
         return sorted(kept, key=lambda d: (rank.get(d, -1), position[d]))
 
+    def _preferred(self, ids: Sequence[str]) -> tuple[frozenset[str], bool]:
+        """(those of `ids` whose documents cover a period the question names, whether only those are
+        read): none when it names none or sets its period against others ("compared to previous
+        quarters": every period is needed); only those under "filter"."""
+        if not self.search.periods or self.config.planner.period_preference == "off":
+            return frozenset(), False
+        documents = self.store.catalog.documents
+        for d in ids:
+            if d not in self._periods:
+                self._periods[d] = document_periods(documents[d].attributes)
+        held = {d: self._periods[d] for d in ids}
+        owners = {d: (documents[d].entity_ids or ("",))[0] for d in ids}
+        asked = asked_from_labels(self.search.periods)
+        if asked.others:
+            return frozenset(), False
+        only = self.config.planner.period_preference == "filter"
+        return preferred_documents(asked, held, owners), only
+
+    def _by_period(self, ids: list[str]) -> list[str]:
+        """`ids` with the documents of the asked periods first (only those, when "filter" allows)."""
+        preferred, only = self._preferred(ids)
+        if not preferred:
+            return ids
+        first = [d for d in ids if d in preferred]
+        return first if only else [*first, *(d for d in ids if d not in preferred)]
+
     def retrieve_docs(self, args: Mapping[str, object]) -> ToolResult[Any]:
         """Documents for the query inside the scope, through the entity gate, best first."""
         query = args.get("query")
@@ -225,7 +256,7 @@ class RetrievalTools:
         if found.value is None:
             return found
         by_id = {h.document.document_id: h for h in found.value}
-        kept = tuple(by_id[d] for d in self._gate([h.document for h in found.value])[:k])
+        kept = tuple(by_id[d] for d in self._by_period(self._gate([h.document for h in found.value]))[:k])
         if not kept:
             self.empty_searches.add(query)
         return ToolResult.success(kept)
@@ -248,22 +279,41 @@ class RetrievalTools:
                 f"{len(checked.accepted)} excluded by the entity gate)"
             )
             return ToolResult.failure("missing_param", reason, ("document_ids",))
+        preferred, only = self._preferred(accepted)
+        if preferred and only:
+            accepted = [d for d in accepted if d in preferred]
         ids = self.ensure_sendable(accepted)
         self._record_sent(ids)
         search = self.search
         k = _int_arg(args, "k", self.config.chunks_k)
         weights = dict(search.weights) if search.weights else None
-        found = _store_call(
-            lambda: self.store.search_chunks(
-                query, k, ids, mode=search.mode, weights=weights, dense_query=search.dense_query, depths=search.depths
+
+        def chunks(within: tuple[str, ...]) -> list[ChunkHit]:
+            dense_query, depths = search.dense_query, search.depths
+            return self.store.search_chunks(
+                query, k, within, mode=search.mode, weights=weights, dense_query=dense_query, depths=depths
             )
-        )
+
+        found = _store_call(lambda: chunks(ids))
         if found.value is None:
             return found
+        hits: list[ChunkHit] = found.value
+        if preferred and len(preferred) < len(ids):
+            # "boost": the asked periods' ranking fused with the whole one, so their chunks come first.
+            boosted = _store_call(lambda: chunks(tuple(d for d in ids if d in preferred)))
+            if boosted.value is not None:
+                hits = _fused(boosted.value, hits, k)
         asked, others = self._gate_inputs()
-        backstop = chunk_backstop(found.value, asked, others, self.store.catalog.vocabulary)
+        backstop = chunk_backstop(hits, asked, others, self.store.catalog.vocabulary)
         self.chunk_exclusions.extend(backstop.exclusions)
         return ToolResult.success(backstop.kept)
+
+
+def _fused(first: Sequence[ChunkHit], second: Sequence[ChunkHit], k: int) -> list[ChunkHit]:
+    """The top k of two chunk rankings by reciprocal rank fusion (ties by row)."""
+    hits = {h.chunk.row: h for h in (*second, *first)}
+    rankings = {"preferred": [h.chunk.row for h in first], "all": [h.chunk.row for h in second]}
+    return [hits[f.row] for f in reciprocal_rank_fusion(rankings, limit=k)]
 
 
 def context_sources(scope: Scope, resolver: Callable[[str], Sequence[str]]) -> list[ContextSource]:

@@ -1,7 +1,7 @@
 """Intake: what a question contains, found by pure functions before any planning or LM.
 
 Literal terms (quoted strings, error messages, identifiers, clause numbers, and the corpus's
-own identifiers), catalog entities named (look-alike letters folded), ambiguity (an acronym
+own identifiers), catalog entities named (look-alike letters folded), periods named, ambiguity (an acronym
 with several meanings, a word shared by several entities) and complexity signals. What is
 particular to a corpus (its identifiers, generic nouns, personal-data terms) comes from its
 vocabulary.
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
 from pipeline.entities import find_entity_mentions, phrase_tokens, tokenize
+from pipeline.periods import AskedPeriods, find_periods
 from pipeline.settings import PlannerConfig
 from pipeline.text import normalise
 from pipeline.types import Entity
@@ -128,6 +129,9 @@ class Intake:
     pii_request: bool
     doc_type_hint: frozenset[str]
     subquestions: tuple[str, ...]
+    # Years, quarters and days the question names ("FY2018", "Q2 2023", "as of December 31, 2021"),
+    # and whether it asks for the latest report.
+    periods: AskedPeriods = field(default_factory=AskedPeriods)
 
     @property
     def literal_texts(self) -> tuple[str, ...]:
@@ -276,4 +280,5 @@ def analyse_question(
         pii_request=_mentions(text, (*_PII_TERMS, *vocabulary.pii_terms)),
         doc_type_hint=doc_type_hint(question, doc_types, config.doc_type_synonyms),
         subquestions=subquestions,
+        periods=find_periods(question),
     )

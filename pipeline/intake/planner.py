@@ -135,7 +135,12 @@ def _variants(purpose: RoundPurpose, intake: Intake) -> tuple[str, ...]:
 def _rounds(intake: Intake, gate_ids: tuple[str, ...], config: PlannerConfig) -> tuple[RetrievalRound, ...]:
     modes, hyde = _modes(intake, config)
     together = intake.entity_ids if len(intake.entity_ids) > 1 else ()
-    filters = RetrievalFilters(doc_types=tuple(sorted(intake.doc_type_hint)), entities=gate_ids, together=together)
+    filters = RetrievalFilters(
+        doc_types=tuple(sorted(intake.doc_type_hint)),
+        entities=gate_ids,
+        together=together,
+        periods=intake.periods.labels[:8],
+    )
     return tuple(
         RetrievalRound(
             round_id=i,
@@ -166,6 +171,7 @@ def _tags(intake: Intake, scope: Scope) -> list[RationaleTag]:
         (bool(intake.entity_ids), "entity_mentioned"),
         (scope.entity_id is not None, "entity_in_scope"),
         (bool(intake.doc_type_hint), "doc_type_hint"),
+        (bool(intake.periods), "period_mentioned"),
     ]
     tags.extend(tag for on, tag in flags if on)
     return tags

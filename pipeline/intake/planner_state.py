@@ -39,6 +39,7 @@ RationaleTag = Literal[
     "entity_in_scope",
     "entity_mentioned",
     "doc_type_hint",
+    "period_mentioned",
     "no_scope",
     "chip_scope",
     "property_scope",
@@ -63,13 +64,15 @@ class RetrievalMode(Strict):
 
 
 class RetrievalFilters(Strict):
-    """Document types the entity gate ranks first, and the entity ids it protects."""
+    """Document types the entity gate ranks first, the entity ids it protects, and the periods whose
+    documents retrieval prefers ("2023-Q2", "2022", "2021-12-31", "latest"; pipeline.periods)."""
 
     doc_types: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
     # Entities the question names together (two or more): a document one of them owns with an entity
     # outside them is another pair's, when they own a document together.
     together: tuple[str, ...] = ()
+    periods: tuple[str, ...] = Field(default=(), max_length=8)
 
 
 class RoundOutput(Strict):
