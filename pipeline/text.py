@@ -104,6 +104,12 @@ def bm25_tokens(text: str) -> list[str]:
     return out
 
 
+def word_terms(text: str) -> list[str]:
+    """bm25_tokens of `text` without figures (amounts, dates, numbers): what a page says in words,
+    so a table's columns of numbers neither match a question's words nor lengthen the page."""
+    return [t for t in bm25_tokens(text) if any(c.isalpha() for c in t)]
+
+
 @lru_cache(maxsize=500_000)
 def _terms(match: str) -> tuple[str, ...]:
     """Index terms of one matched token (cached: a corpus repeats its words endlessly)."""

@@ -29,7 +29,7 @@ from pipeline.guards.sanitise import (
 )
 from pipeline.serving import parse_sse, running_server
 from pipeline.serving.server import build_app
-from pipeline.settings import LMRequestSettings, Settings
+from pipeline.settings import CoreConfig, LMRequestSettings, Settings
 from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
 from tests.conftest import DEMO_DIR
 from tests.support.compromised_server import (
@@ -44,8 +44,11 @@ RENT = "What is the monthly rent for Banda Lane?"
 DISPLAY_ATTACKS = ("links", "nested_links", "markup", "escapes", "markers", "huge")
 RETRIES = 3
 TIMEOUT_SECONDS = 2.0
+# The attacks' scripted answers cite the first chunks shown: retrieval stays the chunk ranking they were
+# written against (no page index), so what is checked is what the guards make of the LM's output.
 SETTINGS = Settings(
-    lm_requests=LMRequestSettings(retries=RETRIES, backoff_seconds=0.0, timeout_seconds=TIMEOUT_SECONDS)
+    lm_requests=LMRequestSettings(retries=RETRIES, backoff_seconds=0.0, timeout_seconds=TIMEOUT_SECONDS),
+    core=CoreConfig(page_weight=0.0),
 )
 # Field names the adapters write as "[[ ## name ## ]]" headers: any other name in a prompt was smuggled.
 FIELDS = {name for signature in (Decompose, ScoreRelevance, SectionedAnswer, HyDE) for name in signature.fields} | {
@@ -99,7 +102,7 @@ def cli(
     requests = SETTINGS.lm_requests
     settings.write_text(
         f"[lm_requests]\nretries = {requests.retries}\nbackoff_seconds = {requests.backoff_seconds}\n"
-        f"timeout_seconds = {requests.timeout_seconds}\n"
+        f"timeout_seconds = {requests.timeout_seconds}\n[core]\npage_weight = {SETTINGS.core.page_weight}\n"
     )
     yield Cli(capsys, index_dir, tmp_path / "history.sqlite", settings)
 

@@ -141,6 +141,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from pipeline.intake.scope import allowed_document_ids, resolve_scope
+    from pipeline.settings import CoreConfig
     from pipeline.store import open_store
 
     store = open_store(Path(args.index))
@@ -164,7 +165,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             for i, h in enumerate(doc_hits, start=1)
         ]
     else:
-        hits = store.search_chunks(args.query, args.k, document_ids, args.mode)
+        # The page index weighs in as it does when a question is answered.
+        hits = store.search_chunks(args.query, args.k, document_ids, args.mode, page_weight=CoreConfig().page_weight)
         rows = [
             {
                 "rank": i,

@@ -72,6 +72,7 @@ class SearchStore(Protocol):
         weights: dict[str, float] | None = None,
         dense_query: str | None = None,
         depths: Mapping[str, int] | None = None,
+        page_weight: float = 0.0,
     ) -> list[ChunkHit]: ...
 
     def entity_document_ids(self, entity_id: str) -> list[str]: ...
@@ -291,7 +292,14 @@ class RetrievalTools:
         def chunks(within: tuple[str, ...]) -> list[ChunkHit]:
             dense_query, depths = search.dense_query, search.depths
             return self.store.search_chunks(
-                query, k, within, mode=search.mode, weights=weights, dense_query=dense_query, depths=depths
+                query,
+                k,
+                within,
+                mode=search.mode,
+                weights=weights,
+                dense_query=dense_query,
+                depths=depths,
+                page_weight=self.config.page_weight,
             )
 
         found = _store_call(lambda: chunks(ids))

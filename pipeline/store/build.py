@@ -24,6 +24,7 @@ from pipeline.store.embedding import IncrementalEmbedding
 from pipeline.store.generations import IndexManifest, build_lock, new_scratch_dir, publish_generation
 from pipeline.store.index import document_search_text
 from pipeline.store.name_words import NameWordCounter
+from pipeline.store.pages import PageTexts
 from pipeline.store.profile import DocumentProfile, is_title, profile_document
 from pipeline.store.reading import SourceFile, SourceReader, read_sources
 from pipeline.store.vector_cache import CACHE_NAME, VectorCache
@@ -152,6 +153,7 @@ def build_index(
                 },
                 dense_kind=settings.dense_kind,
                 progress=progress,
+                pages=read.page_texts,
             )
             # Published: the cache keeps what this generation holds and nothing older.
             cache.keep_only([*chunks.keys, *documents.keys])
@@ -190,6 +192,7 @@ class _Read:
 
     chunk_texts: list[str] = field(default_factory=list)
     document_texts: list[str] = field(default_factory=list)
+    page_texts: PageTexts = field(default_factory=lambda: PageTexts([], []))
     skipped: list[InputFileError] = field(default_factory=list)
     hidden: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     pages: int = 0
@@ -245,6 +248,7 @@ def _write_catalog(
         writer.add_chunks(chunks)
         name_words.add(source.pages, document.entity_ids)
         read.chunk_texts.extend(c.text for c in chunks)
+        read.page_texts.add(source.pages, chunks)
         embedding.add([c.text for c in chunks])
         read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
     # The stored vocabulary adds what the corpus text says about its entities' name words.
@@ -265,8 +269,10 @@ def finish_generation(
     fields: dict[str, object],
     dense_kind: DenseKind | None = None,
     progress: Progress | None = None,
+    pages: PageTexts | None = None,
 ) -> IndexManifest:
-    """Write the dense and BM25 indexes beside a finished catalog in `scratch`, then publish."""
+    """Write the dense and BM25 indexes (and the page index when `pages` are given) beside a
+    finished catalog in `scratch`, then publish."""
     if progress:
         progress("index", 0, 1)
     dense = DenseIndex.build(chunk_vectors, dense_kind)
@@ -274,6 +280,8 @@ def finish_generation(
     DenseIndex.build(document_vectors, "flat").save(scratch / "documents_dense")
     BM25Index.build(chunk_texts).save(scratch / "chunks_bm25")
     BM25Index.build(document_texts).save(scratch / "documents_bm25")
+    if pages is not None:
+        pages.save(scratch)
     if progress:
         progress("index", 1, 1)
     return publish_generation(out_dir, scratch, {**fields, "dense_kind": dense.kind})

@@ -17,6 +17,7 @@ from pipeline.retrieval.fusion import reciprocal_rank_fusion
 from pipeline.store.catalog import Catalog
 from pipeline.store.embedders import Embedder, embedder_by_name
 from pipeline.store.generations import IndexManifest, open_generation
+from pipeline.store.pages import PageIndex
 from pipeline.text import normalise
 from pipeline.types import ChunkHit, DocumentHit, Entity, SearchMode
 
@@ -50,6 +51,8 @@ class Store:
     chunk_dense: DenseIndex
     document_bm25: BM25Index
     document_dense: DenseIndex
+    # Page-level BM25 (None: a generation built without one).
+    pages: PageIndex | None = None
     # Set to a list to record every call that reaches the store (tests, traces).
     call_log: list[StoreCall] | None = None
 
@@ -117,15 +120,20 @@ class Store:
         weights: dict[str, float] | None = None,
         dense_query: str | None = None,
         depths: Mapping[str, int] | None = None,
+        page_weight: float = 0.0,
     ) -> list[ChunkHit]:
         """Top k chunks for `query`, inside `document_ids` when given (still k if they hold k).
 
         `dense_query` (e.g. a HyDE passage) replaces `query` for the dense half only; `depths`
-        ("bm25", "dense") sets how deep each retriever looks before fusion (never below k).
+        ("bm25", "dense") sets how deep each retriever looks before fusion (never below k). A
+        `page_weight` above 0 fuses in the page index's ranking with that weight (not in dense mode).
         """
         self._record("search_chunks", document_ids, query)
         rows = None if document_ids is None else self.catalog.rows_for_documents(self.check_document_ids(document_ids))
-        ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query, depths)
+        if self.pages is None or page_weight <= 0 or mode == "dense":
+            ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query, depths)
+        else:
+            ranked = self._with_pages(query, k, rows, mode, weights, dense_query, depths, (self.pages, page_weight))
         chunks = self.catalog.chunks([row for row, _, _ in ranked])
         return [
             ChunkHit(chunk, self.catalog.documents[chunk.document_id].filename, score, scores)
@@ -150,6 +158,28 @@ class Store:
         ranked = self._hybrid(query, k, rows, self.document_bm25, self.document_dense, mode, weights, None, depths)
         order = self.catalog.document_order
         return [DocumentHit(self.catalog.documents[order[row]], score, scores) for row, score, scores in ranked]
+
+    def _with_pages(
+        self,
+        query: str,
+        k: int,
+        rows: npt.NDArray[np.int64] | None,
+        mode: SearchMode,
+        weights: dict[str, float] | None,
+        dense_query: str | None,
+        depths: Mapping[str, int] | None,
+        weighted_pages: tuple[PageIndex, float],
+    ) -> list[tuple[int, float, dict[str, float]]]:
+        """The chunk ranking fused with the page index's (with its weight), each page standing as
+        its best chunk."""
+        pages, page_weight = weighted_pages
+        depth = max(k * FUSION_DEPTH, FUSION_MIN_DEPTH)
+        found = self._hybrid(query, depth, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query, depths)
+        order = [row for row, _, _ in found]
+        rankings = {"chunks": order, "pages": pages.ranked_chunks(query, depth, rows, order)}
+        fused = reciprocal_rank_fusion(rankings, weights={"pages": page_weight}, limit=k)
+        scores = {row: s for row, _, s in found}
+        return [(f.row, f.score, {**scores.get(f.row, {}), "rrf": f.score}) for f in fused]
 
     def _hybrid(
         self,
@@ -213,4 +243,5 @@ def open_store(index_dir: Path, embedder: Embedder | None = None, verify_hashes:
         chunk_dense=chunk_dense,
         document_bm25=BM25Index.load(root / "documents_bm25", len(catalog.documents)),
         document_dense=document_dense,
+        pages=PageIndex.load(root, catalog.chunk_count),
     )

@@ -87,6 +87,16 @@ def test_retrieval_modes_choose_retrievers_depth_and_weights(demo_store: Store) 
     assert chunk_call["depths"] == {"bm25": 40, "dense": 40}
 
 
+def test_chunk_search_weighs_the_page_index_as_configured(demo_store: Store) -> None:
+    plan = plan_for(demo_store, "What is the rent at Banda Lane?")
+    for weight in (0.0, 2.5):
+        spy = RecordingStore(demo_store)
+        QuestionRetrieval(spy, NO_SCOPE, plan, CoreConfig(page_weight=weight)).retrieve(plan.goal)
+        chunk_calls = [c for c in spy.calls if c["op"] == "chunks"]
+        assert chunk_calls and {c["page_weight"] for c in chunk_calls} == {weight}
+    assert CoreConfig().page_weight > 0  # on by default
+
+
 def test_mode_override_keeps_the_plan_but_changes_the_retrievers(demo_store: Store) -> None:
     spy = RecordingStore(demo_store)
     retrieve(spy, plan_for(demo_store, "What is the rent at Banda Lane?"), mode="dense")

@@ -46,8 +46,17 @@ class RecordingStore:
         weights: dict[str, float] | None = None,
         dense_query: str | None = None,
         depths: Mapping[str, int] | None = None,
+        page_weight: float = 0.0,
     ) -> list[ChunkHit]:
         self.calls.append(
-            {"op": "chunks", "query": query, "mode": mode, "weights": weights, "depths": depths, "dense": dense_query}
+            {
+                "op": "chunks",
+                "query": query,
+                "mode": mode,
+                "weights": weights,
+                "depths": depths,
+                "dense": dense_query,
+                "page_weight": page_weight,
+            }
         )
-        return self.store.search_chunks(query, k, document_ids, mode, weights, dense_query, depths)
+        return self.store.search_chunks(query, k, document_ids, mode, weights, dense_query, depths, page_weight)

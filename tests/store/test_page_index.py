@@ -1,0 +1,99 @@
+"""The page index: a page whose words answer a question is found although no single chunk of it does."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.errors import IndexCorruptError
+from pipeline.settings import BuildSettings
+from pipeline.store import Store, open_store
+from pipeline.store.build import build_index
+from pipeline.store.embedders import HashEmbedder
+from pipeline.store.pages import PAGES_BM25, PAGES_FIRST_ROWS, PageIndex
+from pipeline.text import word_terms
+
+QUESTION = "research development selling marketing restructuring charges"
+# Page 2 is a statement: every term of the question is a row label, each far from the others among
+# columns of figures, so each of its chunks holds one label. Pages 1 and 3 are prose that repeats
+# two of the terms in one chunk: the best single chunk is theirs, the best page is page 2.
+STATEMENT = "\n".join(
+    f"{label} " + " ".join(f"{n},{n % 997:03d}" for n in range(100 * i, 100 * i + 24))
+    for i, label in enumerate(
+        ["Research", "development", "Selling", "marketing", "Restructuring", "charges", "Total"], start=1
+    )
+)
+PROSE = (
+    "Research and development continued; research and development teams grew, and research "
+    "development spending is discussed with the committee every quarter in this narrative section. "
+)
+SELLING = "Selling and marketing programs: selling and marketing costs rose as marketing campaigns expanded. "
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    root = tmp_path_factory.mktemp("pages")
+    source = root / "corpus"
+    source.mkdir()
+    (source / "report.txt").write_text(f"{PROSE * 2}\f{STATEMENT}\f{SELLING * 2}", encoding="utf-8")
+    (source / "other.txt").write_text("An unrelated letter about office hours.", encoding="utf-8")
+    build_index(source, root / "index", HashEmbedder(32), settings=BuildSettings(chunk_words=30, chunk_overlap=5))
+    return open_store(root / "index", HashEmbedder(32))
+
+
+def _pages(store: Store, weight: float, mode: str = "bm25") -> list[int]:
+    hits = store.search_chunks(QUESTION, 3, mode=mode, page_weight=weight)  # type: ignore[arg-type]
+    return [h.chunk.page for h in hits]
+
+
+def test_figures_are_no_page_words() -> None:
+    assert word_terms("Total net sales 82,959 $ 117,154 (1,234) 12.5% Q3 2023") == ["total", "net", "sale", "q3"]
+
+
+def test_the_page_index_finds_the_statement_page_the_chunks_miss(store: Store) -> None:
+    assert store.pages is not None
+    assert _pages(store, 0.0)[0] != 2  # chunks alone: a prose chunk that repeats two terms wins
+    assert _pages(store, 3.0)[0] == 2
+    assert _pages(store, 3.0, "hybrid")[0] == 2
+    assert _pages(store, 3.0, "dense") == _pages(store, 0.0, "dense")  # dense search has no page index
+
+
+def test_page_rows_follow_the_chunks(store: Store) -> None:
+    pages = store.pages
+    assert pages is not None
+    chunks = store.catalog.chunks(list(range(store.catalog.chunk_count)))
+    keys = [(c.document_id, c.page) for c in chunks]
+    starts = [row for row in range(len(keys)) if row == 0 or keys[row] != keys[row - 1]]
+    assert pages.first_rows.tolist() == starts and len(starts) == len(set(keys))
+    assert pages.page_rows(np.arange(len(keys), dtype=np.int64)).tolist() == list(range(len(starts)))
+    # Restricted to one document's rows: only its pages.
+    other = next(d for d in store.catalog.documents.values() if d.filename == "other.txt")
+    rows = store.catalog.rows_for_documents([other.document_id])
+    assert [
+        store.catalog.chunks([int(r)])[0].document_id for r in pages.ranked_chunks("office hours", 5, rows, [])
+    ] == [other.document_id]
+
+
+def test_a_generation_without_a_page_index_searches_chunks_alone(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "generation"
+    root.mkdir()
+    assert PageIndex.load(root, store.catalog.chunk_count) is None
+    bare = Store(**{**store.__dict__, "pages": None})
+    assert [h.chunk.row for h in bare.search_chunks(QUESTION, 3, mode="bm25", page_weight=3.0)] == [
+        h.chunk.row for h in store.search_chunks(QUESTION, 3, mode="bm25")
+    ]
+
+
+def test_first_rows_that_disagree_with_the_chunks_are_refused(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "generation"
+    (root / PAGES_BM25).mkdir(parents=True)
+    np.save(root / PAGES_FIRST_ROWS, np.asarray([0, 5, 3], dtype=np.int64), allow_pickle=False)
+    with pytest.raises(IndexCorruptError, match=PAGES_FIRST_ROWS):
+        PageIndex.load(root, store.catalog.chunk_count)
+    np.save(root / PAGES_FIRST_ROWS, np.asarray([0, store.catalog.chunk_count], dtype=np.int64), allow_pickle=False)
+    with pytest.raises(IndexCorruptError, match="disagrees"):
+        PageIndex.load(root, store.catalog.chunk_count)
+    shutil.rmtree(root)
