@@ -76,7 +76,7 @@ PARSED = [
         (
             "evaluate --traces t --index i --split dev --case chip --case property --program e --lm "
             "openai/x --lm-threads 2 --threads 3 --retrieval-only --mode bm25 --mode dense --limit 4 "
-            "--out o --ray ray://head:10001"
+            "--out o --ray ray://head:10001 --settings s.toml"
         ).split(),
         {
             "traces": "t",
@@ -93,6 +93,7 @@ PARSED = [
             "limit": 4,
             "out": "o",
             "ray": "ray://head:10001",
+            "settings": "s.toml",
         },
     ),
     (
@@ -112,6 +113,7 @@ PARSED = [
             "limit": None,
             "out": None,
             "ray": None,
+            "settings": None,
         },
     ),
     (
