@@ -271,3 +271,39 @@ def test_ask_prints_direct_answers_questions_and_the_tool_loop_notice(
     out = " ".join(capsys.readouterr().out.split())
     assert "Some steps could not be completed and were given up for this question: retrieve_chunks" in out
     assert "You asked about Banda Road, but the selection is Banda Lane" in out
+
+
+def test_ask_doc_id_takes_an_id_or_a_relative_path_and_says_so(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dspy
+
+    from pipeline.intake import scope as scopes
+    from pipeline.program import lm
+    from pipeline.store import open_store
+    from tests.support.fakes import cooperative, scripted_lm
+
+    monkeypatch.chdir(tmp_path)  # no active profile
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    scripted = scripted_lm(cooperative(["What is the monthly rent?"]))
+    scripted.adapter = dspy.JSONAdapter()
+    monkeypatch.setattr(lm, "make_lm", lambda *args, **kwargs: scripted)
+    chips: list[tuple[str, ...]] = []
+    resolve = scopes.resolve_scope
+
+    def recording(store: object, **kwargs: object) -> scopes.Scope:
+        found = resolve(store, **kwargs)  # type: ignore[arg-type]
+        chips.append(found.document_ids)
+        return found
+
+    monkeypatch.setattr(scopes, "resolve_scope", recording)
+    lease = next(d for d in open_store(index_dir).catalog.documents.values() if d.relpath == "banda-road/lease.md")
+    common = ["--index", str(index_dir), "--history", str(tmp_path / "h.sqlite")]
+    for reference in ("banda-road/lease.md", lease.document_id):
+        assert main(["ask", "What is the monthly rent?", "--doc-id", reference, *common]) == 0
+    assert chips == [(lease.document_id,), (lease.document_id,)]
+    capsys.readouterr()
+    assert main(["ask", "What is the monthly rent?", "--doc-id", "lease.md", *common]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "'lease.md'" in err and "document id (a canonical UUID" in err and "path relative to the corpus" in err
+    assert len(chips) == 2  # refused before any scope or LM
