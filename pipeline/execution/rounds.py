@@ -29,6 +29,7 @@ from pipeline.execution.tools import SearchSettings, SearchStore
 from pipeline.intake.planner_state import AcceptanceCriteria, PlannerState, RetrievalRound
 from pipeline.intake.scope import Scope
 from pipeline.settings import CoreConfig
+from pipeline.text import bm25_tokens
 from pipeline.types import ChunkHit, Entity, SearchMode
 from pipeline.vocabulary import Vocabulary
 
@@ -99,6 +100,12 @@ def entities_to_cover(
     covered = [entities[e] for e in cover if e in entities]
     named = {m.entity_id for m in find_entity_mentions(sub_question, covered, vocabulary)}
     return criteria.model_copy(update={"must_cover_entities": tuple(e for e in cover if e in named) or cover})
+
+
+def _only_terms(query: str, terms: Sequence[str]) -> bool:
+    """Whether every index term of `query` is one of `terms`' (a query made of those terms alone)."""
+    allowed = {token for term in terms for token in bm25_tokens(term)}
+    return bool(allowed) and set(bm25_tokens(query)) <= allowed
 
 
 def _search_key(query: str, search: SearchSettings) -> tuple[object, ...]:
@@ -197,7 +204,10 @@ class QuestionRetrieval:
     def retrieve(self, sub_question: str) -> SubQuestionRetrieval:
         """Run the rounds for `sub_question` until a stop condition; its merged, capped chunks."""
         plan = self.plan
-        terms = plan.literal_constraints.must_preserve_terms
+        # A literal term in every document names the documents' kind (a form name), not a passage:
+        # it neither orders chunks nor makes a search of its own.
+        generic = tuple(t for t in plan.literal_constraints.must_preserve_terms if self.store.in_every_document(t))
+        terms = tuple(t for t in plan.literal_constraints.must_preserve_terms if t not in generic)
         catalog = self.store.catalog
         criteria = entities_to_cover(sub_question, plan.acceptance_criteria, catalog.entities, catalog.vocabulary)
         rankings: list[Sequence[ChunkHit]] = []
@@ -216,7 +226,7 @@ class QuestionRetrieval:
             queries = [
                 q
                 for q in round_queries(round_, plan.goal, sub_question, gap, self._names)
-                if _search_key(q, search) not in done
+                if _search_key(q, search) not in done and (q == sub_question or not _only_terms(q, generic))
             ]
             if not queries:
                 stop = "no_targeted_query"

@@ -77,6 +77,8 @@ class SearchStore(Protocol):
 
     def entity_document_ids(self, entity_id: str) -> list[str]: ...
 
+    def in_every_document(self, term: str) -> bool: ...
+
 
 @dataclass(frozen=True)
 class SearchSettings:

@@ -47,6 +47,14 @@ class BM25Index:
         retriever = bm25s.BM25.load(str(directory), mmap=True, allow_pickle=False)
         return cls(retriever, size)
 
+    def rows_with(self, term: str) -> npt.NDArray[np.int64]:
+        """The rows holding index term `term` (already tokenised: one of bm25_tokens), ascending."""
+        column = self._retriever.vocab_dict.get(term)
+        if column is None:
+            return np.zeros(0, dtype=np.int64)
+        pointers, rows = self._retriever.scores["indptr"], self._retriever.scores["indices"]
+        return np.sort(np.asarray(rows[pointers[column] : pointers[column + 1]], dtype=np.int64))
+
     def scores(self, query: str) -> npt.NDArray[np.float32]:
         """BM25 score of every row for `query` (0 where no query term occurs)."""
         vocab = self._retriever.vocab_dict

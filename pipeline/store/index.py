@@ -18,7 +18,7 @@ from pipeline.store.catalog import Catalog
 from pipeline.store.embedders import Embedder, embedder_by_name
 from pipeline.store.generations import IndexManifest, open_generation
 from pipeline.store.pages import PageIndex
-from pipeline.text import normalise
+from pipeline.text import bm25_tokens, normalise
 from pipeline.types import ChunkHit, DocumentHit, Entity, SearchMode
 
 # How deep each retriever looks before fusion, relative to k.
@@ -108,6 +108,16 @@ class Store:
         if entity_id not in self.catalog.entities:
             raise UnknownScopeError(self.catalog.entity_kind, [entity_id])
         return self.catalog.document_ids_for_entity(entity_id)
+
+    def in_every_document(self, term: str) -> bool:
+        """Whether `term` (as one index term) occurs in every document of a corpus of several: it then
+        names what the documents are (their form, their kind), not what one passage says."""
+        tokens = bm25_tokens(term)
+        count = len(self.catalog.documents)
+        if not tokens or count < 2:
+            return False
+        rows = self.chunk_bm25.rows_with(tokens[0])
+        return len(np.unique(self.catalog.row_document[rows])) == count
 
     # -- search ----------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ class RecordingStore:
         self.store = store
         self.catalog = store.catalog
         self.entity_document_ids = store.entity_document_ids
+        self.in_every_document = store.in_every_document
         self.calls: list[dict[str, Any]] = []
         self.failures = list(failures)
 
