@@ -316,3 +316,21 @@ def scan_addresses(text: str, asked: Sequence[Entity], others: Sequence[Entity],
 def _contains(haystack: str, needle: str) -> bool:
     """Whole-word containment of one skeleton phrase in another."""
     return f" {needle} " in f" {haystack} "
+
+
+def without_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> str:
+    """`text` (folded) with every name of `entities` it holds left out; `text` itself when it names
+    none of them or holds nothing else."""
+    found = [m for m in find_entity_mentions(text, entities, vocabulary) if m.entity_id]
+    if not found:
+        return text
+    folded = fold(text)
+    tokens = _words(folded)
+    spans = sorted((tokens[m.start].start, tokens[m.end - 1].end) for m in found)
+    kept, at = [], 0
+    for start, end in spans:
+        kept.append(folded[at:start])
+        at = max(at, end)
+    kept.append(folded[at:])
+    rest = " ".join("".join(kept).split())
+    return rest if _words(rest) else text

@@ -11,6 +11,7 @@ from pipeline.entities import (
     name_variants,
     scan_addresses,
     skeleton,
+    without_mentions,
 )
 from pipeline.text import fold
 from pipeline.types import Entity
@@ -117,3 +118,17 @@ def test_phrase_shared_by_asked_and_other_entity_says_nothing() -> None:
     twin = Entity("e-twin", "twin", "Twin House", ("Banda Lane",))
     scan = scan_addresses("Banda Lane", [BANDA_LANE], [twin], VOCABULARY)
     assert scan.asked == () and scan.others == ()
+
+
+def test_a_text_without_the_names_of_some_entities() -> None:
+    question = "What is the rent at 14 Banda Lane, and is Banda Road's rent higher?"
+    assert (
+        without_mentions(question, [BANDA_LANE], VOCABULARY) == "What is the rent at , and is Banda Road's rent higher?"
+    )
+    assert (
+        without_mentions(question, [BANDA_LANE, BANDA_ROAD], VOCABULARY)
+        == "What is the rent at , and is 's rent higher?"
+    )
+    assert without_mentions(question, [DIK_DIK], VOCABULARY) == question  # names none of them: unchanged
+    assert without_mentions("Banda Lane", [BANDA_LANE], VOCABULARY) == "Banda Lane"  # nothing else: kept whole
+    assert without_mentions("Bаnda Lane rent", [BANDA_LANE], VOCABULARY) == "rent"  # a look-alike letter too

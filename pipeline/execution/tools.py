@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from pipeline.entities import without_mentions
 from pipeline.errors import RetrievalRateLimitedError, ScopeRagError, ScopeViolationError, UnknownScopeError
 from pipeline.execution.tool_loop import ContextSource, ToolResult, ToolSpec
 from pipeline.guards.entity_gate import (
@@ -264,6 +265,14 @@ class RetrievalTools:
             self.empty_searches.add(query)
         return ToolResult.success(kept)
 
+    def _chunk_query(self, query: str, ids: Sequence[str]) -> str:
+        """`query` without the names of the entities owning every one of `ids`: inside their documents
+        those names are on every page (headers, footers) and would rank them, not the answer."""
+        documents, entities = self.store.catalog.documents, self.store.catalog.entities
+        owners = set.intersection(*(set(documents[d].entity_ids) for d in ids)) if ids else set()
+        owning = [entities[e] for e in sorted(owners) if e in entities]
+        return without_mentions(query, owning, self.store.catalog.vocabulary) if owning else query
+
     def retrieve_chunks(self, args: Mapping[str, object]) -> ToolResult[Any]:
         """Chunks of the given documents: only canonical, known, in-scope ids the gate keeps."""
         query = args.get("query")
@@ -286,6 +295,7 @@ class RetrievalTools:
         if preferred and only:
             accepted = [d for d in accepted if d in preferred]
         ids = self.ensure_sendable(accepted)
+        query = self._chunk_query(query, ids)
         self._record_sent(ids)
         search = self.search
         k = _int_arg(args, "k", self.config.chunks_k)

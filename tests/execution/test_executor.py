@@ -94,6 +94,21 @@ def test_trace_chip_one_step_on_exactly_the_selected_ids(demo_store: Store) -> N
     assert_store_saw_only_valid_ids(demo_store, scope)
 
 
+def test_chunk_search_leaves_out_the_names_of_the_entity_owning_every_document(demo_store: Store) -> None:
+    scope = resolve_scope(demo_store, property_ref="Banda Lane")
+    question = "What is the monthly rent at Banda Lane, and how does Banda Road compare?"
+    run(demo_store, scope_steps(scope, question, demo_store.entity_document_ids), scope, question)
+    assert demo_store.call_log is not None
+    (call,) = [c for c in demo_store.call_log if c.operation == "search_chunks"]
+    # On every page of Banda Lane's documents its name ranks nothing; another property's name is a claim.
+    assert call.query == "What is the monthly rent at , and how does Banda Road compare?"
+    demo_store.call_log.clear()
+    paths = ids_by_path(demo_store)
+    mixed = resolve_scope(demo_store, document_ids=[paths["banda-lane/lease.pdf"], paths["banda-road/lease.md"]])
+    run(demo_store, scope_steps(mixed, question, demo_store.entity_document_ids), mixed, question)
+    assert [c.query for c in demo_store.call_log if c.operation == "search_chunks"] == [question]  # no one owner
+
+
 def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
     expected = tuple(demo_store.entity_document_ids(scope.entity_id or ""))
