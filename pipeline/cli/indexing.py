@@ -166,7 +166,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         ]
     else:
         # The page index weighs in as it does when a question is answered.
-        hits = store.search_chunks(args.query, args.k, document_ids, args.mode, page_weight=CoreConfig().page_weight)
+        core = CoreConfig()
+        hits = store.search_chunks(
+            args.query, args.k, document_ids, args.mode, page_weight=core.page_weight, figure_weight=core.figure_weight
+        )
         rows = [
             {
                 "rank": i,

@@ -74,6 +74,7 @@ class SearchStore(Protocol):
         dense_query: str | None = None,
         depths: Mapping[str, int] | None = None,
         page_weight: float = 0.0,
+        figure_weight: float = 0.0,
     ) -> list[ChunkHit]: ...
 
     def entity_document_ids(self, entity_id: str) -> list[str]: ...
@@ -312,6 +313,7 @@ class RetrievalTools:
                 dense_query=dense_query,
                 depths=depths,
                 page_weight=self.config.page_weight,
+                figure_weight=self.config.figure_weight,
             )
 
         found = _store_call(lambda: chunks(ids))

@@ -131,19 +131,23 @@ class Store:
         dense_query: str | None = None,
         depths: Mapping[str, int] | None = None,
         page_weight: float = 0.0,
+        figure_weight: float = 0.0,
     ) -> list[ChunkHit]:
         """Top k chunks for `query`, inside `document_ids` when given (still k if they hold k).
 
         `dense_query` (e.g. a HyDE passage) replaces `query` for the dense half only; `depths`
         ("bm25", "dense") sets how deep each retriever looks before fusion (never below k). A
-        `page_weight` above 0 fuses in the page index's ranking with that weight (not in dense mode).
+        `page_weight` above 0 fuses in the page index's ranking with that weight (not in dense mode);
+        `figure_weight` favours pages of figures there (pipeline.store.pages.PageIndex.ranked_chunks).
         """
         self._record("search_chunks", document_ids, query)
         rows = None if document_ids is None else self.catalog.rows_for_documents(self.check_document_ids(document_ids))
         if self.pages is None or page_weight <= 0 or mode == "dense":
             ranked = self._hybrid(query, k, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query, depths)
         else:
-            ranked = self._with_pages(query, k, rows, mode, weights, dense_query, depths, (self.pages, page_weight))
+            ranked = self._with_pages(
+                query, k, rows, mode, weights, dense_query, depths, (self.pages, page_weight, figure_weight)
+            )
         chunks = self.catalog.chunks([row for row, _, _ in ranked])
         return [
             ChunkHit(chunk, self.catalog.documents[chunk.document_id].filename, score, scores)
@@ -178,15 +182,15 @@ class Store:
         weights: dict[str, float] | None,
         dense_query: str | None,
         depths: Mapping[str, int] | None,
-        weighted_pages: tuple[PageIndex, float],
+        weighted_pages: tuple[PageIndex, float, float],
     ) -> list[tuple[int, float, dict[str, float]]]:
-        """The chunk ranking fused with the page index's (with its weight), each page standing as
-        its best chunk."""
-        pages, page_weight = weighted_pages
+        """The chunk ranking fused with the page index's (with its weight and figure weight), each
+        page standing as its best chunk."""
+        pages, page_weight, figure_weight = weighted_pages
         depth = max(k * FUSION_DEPTH, FUSION_MIN_DEPTH)
         found = self._hybrid(query, depth, rows, self.chunk_bm25, self.chunk_dense, mode, weights, dense_query, depths)
         order = [row for row, _, _ in found]
-        rankings = {"chunks": order, "pages": pages.ranked_chunks(query, depth, rows, order)}
+        rankings = {"chunks": order, "pages": pages.ranked_chunks(query, depth, rows, order, figure_weight)}
         fused = reciprocal_rank_fusion(rankings, weights={"pages": page_weight}, limit=k)
         scores = {row: s for row, _, s in found}
         return [(f.row, f.score, {**scores.get(f.row, {}), "rrf": f.score}) for f in fused]

@@ -91,10 +91,11 @@ def test_chunk_search_weighs_the_page_index_as_configured(demo_store: Store) -> 
     plan = plan_for(demo_store, "What is the rent at Banda Lane?")
     for weight in (0.0, 2.5):
         spy = RecordingStore(demo_store)
-        QuestionRetrieval(spy, NO_SCOPE, plan, CoreConfig(page_weight=weight)).retrieve(plan.goal)
+        config = CoreConfig(page_weight=weight, figure_weight=weight * 2)
+        QuestionRetrieval(spy, NO_SCOPE, plan, config).retrieve(plan.goal)
         chunk_calls = [c for c in spy.calls if c["op"] == "chunks"]
-        assert chunk_calls and {c["page_weight"] for c in chunk_calls} == {weight}
-    assert CoreConfig().page_weight > 0  # on by default
+        assert chunk_calls and {(c["page_weight"], c["figure_weight"]) for c in chunk_calls} == {(weight, weight * 2)}
+    assert CoreConfig().page_weight > 0 and CoreConfig().figure_weight > 0  # on by default
 
 
 def test_mode_override_keeps_the_plan_but_changes_the_retrievers(demo_store: Store) -> None:

@@ -13,7 +13,7 @@ from pipeline.settings import BuildSettings
 from pipeline.store import Store, open_store
 from pipeline.store.build import build_index
 from pipeline.store.embedders import HashEmbedder
-from pipeline.store.pages import PAGES_BM25, PAGES_FIRST_ROWS, PageIndex
+from pipeline.store.pages import PAGES_BM25, PAGES_FIGURES, PAGES_FIRST_ROWS, PageIndex, figure_share
 from pipeline.text import word_terms
 
 QUESTION = "research development selling marketing restructuring charges"
@@ -40,6 +40,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     source.mkdir()
     (source / "report.txt").write_text(f"{PROSE * 2}\f{STATEMENT}\f{SELLING * 2}", encoding="utf-8")
     (source / "other.txt").write_text("An unrelated letter about office hours.", encoding="utf-8")
+    for name in ("memo", "note", "card"):  # pages without the question's words, so they weigh (idf > 0)
+        (source / f"{name}.txt").write_text(
+            f"A {name} about the parking rota and the holiday calendar.", encoding="utf-8"
+        )
     build_index(source, root / "index", HashEmbedder(32), settings=BuildSettings(chunk_words=30, chunk_overlap=5))
     return open_store(root / "index", HashEmbedder(32))
 
@@ -59,6 +63,20 @@ def test_the_page_index_finds_the_statement_page_the_chunks_miss(store: Store) -
     assert _pages(store, 3.0)[0] == 2
     assert _pages(store, 3.0, "hybrid")[0] == 2
     assert _pages(store, 3.0, "dense") == _pages(store, 0.0, "dense")  # dense search has no page index
+
+
+def test_a_page_of_figures_is_favoured_as_configured(store: Store) -> None:
+    assert figure_share(STATEMENT) > 0.9 and figure_share(PROSE) == 0.0 and figure_share("") == 0.0
+    pages = store.pages
+    assert pages is not None
+    assert sorted(pages.figures.tolist()) == pytest.approx([0.0] * 6 + [figure_share(STATEMENT)])
+
+    def first_page(figure_weight: float) -> int:
+        hits = store.search_chunks("selling marketing", 1, mode="bm25", page_weight=100.0, figure_weight=figure_weight)
+        return hits[0].chunk.page
+
+    assert first_page(0.0) == 3  # the prose page says both words most
+    assert first_page(20.0) == 2  # the statement, whose row labels they are
 
 
 def test_page_rows_follow_the_chunks(store: Store) -> None:
@@ -95,5 +113,9 @@ def test_first_rows_that_disagree_with_the_chunks_are_refused(store: Store, tmp_
         PageIndex.load(root, store.catalog.chunk_count)
     np.save(root / PAGES_FIRST_ROWS, np.asarray([0, store.catalog.chunk_count], dtype=np.int64), allow_pickle=False)
     with pytest.raises(IndexCorruptError, match="disagrees"):
+        PageIndex.load(root, store.catalog.chunk_count)
+    np.save(root / PAGES_FIRST_ROWS, np.asarray([0, 2], dtype=np.int64), allow_pickle=False)
+    np.save(root / PAGES_FIGURES, np.asarray([0.5, 1.5], dtype=np.float32), allow_pickle=False)
+    with pytest.raises(IndexCorruptError, match=PAGES_FIGURES):
         PageIndex.load(root, store.catalog.chunk_count)
     shutil.rmtree(root)

@@ -48,6 +48,7 @@ class RecordingStore:
         dense_query: str | None = None,
         depths: Mapping[str, int] | None = None,
         page_weight: float = 0.0,
+        figure_weight: float = 0.0,
     ) -> list[ChunkHit]:
         self.calls.append(
             {
@@ -58,6 +59,9 @@ class RecordingStore:
                 "depths": depths,
                 "dense": dense_query,
                 "page_weight": page_weight,
+                "figure_weight": figure_weight,
             }
         )
-        return self.store.search_chunks(query, k, document_ids, mode, weights, dense_query, depths, page_weight)
+        return self.store.search_chunks(
+            query, k, document_ids, mode, weights, dense_query, depths, page_weight, figure_weight
+        )
