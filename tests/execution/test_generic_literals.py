@@ -9,10 +9,8 @@ from pipeline.execution.rounds import QuestionRetrieval
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.scope import NO_SCOPE
 from pipeline.settings import CoreConfig
-from pipeline.store import Store, open_store
-from pipeline.store.build import build_index
-from pipeline.store.embedders import HashEmbedder
-from tests.support.stores import RecordingStore
+from pipeline.store import Store
+from tests.support.stores import RecordingStore, store_of
 
 COVER = "Form 7-K quarterly report. This form 7-K is filed each quarter; see the 7-K instructions."
 PENALTY = "Late payment penalties: a penalty of five percent applies to every late payment."
@@ -20,15 +18,11 @@ PENALTY = "Late payment penalties: a penalty of five percent applies to every la
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    root = tmp_path_factory.mktemp("generic")
-    source = root / "corpus"
-    source.mkdir()
+    files = {}
     for name in ("north", "south", "east"):
         extra = "\f Reference ZX-99 covers the penalty appeal." if name == "east" else ""
-        text = f"{COVER}\f{name.title()} office. {PENALTY} Form 7-K page 2.{extra}"
-        (source / f"{name}.txt").write_text(text, encoding="utf-8")
-    build_index(source, root / "index", HashEmbedder(32))
-    return open_store(root / "index", HashEmbedder(32))
+        files[f"{name}.txt"] = f"{COVER}\f{name.title()} office. {PENALTY} Form 7-K page 2.{extra}"
+    return store_of(tmp_path_factory.mktemp("generic"), files)
 
 
 def _retrieve(store: Store, question: str) -> tuple[RecordingStore, list[str]]:
@@ -59,8 +53,4 @@ def test_a_term_of_one_document_still_searches_and_ranks_first(store: Store) -> 
 
 
 def test_a_corpus_of_one_document_has_no_terms_in_every_document(tmp_path_factory: pytest.TempPathFactory) -> None:
-    root = tmp_path_factory.mktemp("single")
-    (root / "corpus").mkdir()
-    (root / "corpus" / "only.txt").write_text(COVER, encoding="utf-8")
-    build_index(root / "corpus", root / "index", HashEmbedder(32))
-    assert not open_store(root / "index", HashEmbedder(32)).in_every_document("7-K")
+    assert not store_of(tmp_path_factory.mktemp("single"), {"only.txt": COVER}).in_every_document("7-K")

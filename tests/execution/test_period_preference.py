@@ -9,9 +9,8 @@ from pipeline.execution.rounds import QuestionRetrieval
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.scope import NO_SCOPE, Scope, resolve_scope
 from pipeline.settings import CoreConfig, PlannerConfig
-from pipeline.store import Store, open_store
-from pipeline.store.build import build_index
-from pipeline.store.embedders import HashEmbedder
+from pipeline.store import Store
+from tests.support.stores import store_of
 
 MANIFEST = """
 format = "scoperag-corpus/v1"
@@ -28,23 +27,18 @@ QUARTERS = {"2023 Q1": "March 31, 2023", "2023 Q2": "June 30, 2023", "2023 Q3": 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    root = tmp_path_factory.mktemp("quarters")
-    source = root / "corpus"
-    source.mkdir()
-    (source / "corpus.toml").write_text(MANIFEST, encoding="utf-8")
+    files = {"corpus.toml": MANIFEST}
     for number, (quarter, ended) in enumerate(QUARTERS.items(), start=1):
         body = "\n\n".join(
             f"Acme Robotics revenue for the quarter was ${number},{i:03d} million; operating income rose."
             for i in range(8)
         )
-        text = (
+        files[f"{quarter.replace(' ', '-')}.md"] = (
             f"---\ntitle: Acme quarterly report {quarter}\nentities: [acme]\n"
             f"attributes: {{quarter: '{quarter}'}}\n---\n"
             f"ACME ROBOTICS, INC.\nQuarterly report for the quarterly period ended {ended}.\n\n{body}\n"
         )
-        (source / f"{quarter.replace(' ', '-')}.md").write_text(text, encoding="utf-8")
-    build_index(source, root / "index", HashEmbedder(32))
-    return open_store(root / "index", HashEmbedder(32))
+    return store_of(tmp_path_factory.mktemp("quarters"), files)
 
 
 def _quarters(store: Store, question: str, preference: str, scope: Scope = NO_SCOPE) -> set[str]:

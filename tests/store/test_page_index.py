@@ -10,11 +10,10 @@ import pytest
 
 from pipeline.errors import IndexCorruptError
 from pipeline.settings import BuildSettings
-from pipeline.store import Store, open_store
-from pipeline.store.build import build_index
-from pipeline.store.embedders import HashEmbedder
+from pipeline.store import Store
 from pipeline.store.pages import PAGES_BM25, PAGES_FIGURES, PAGES_FIRST_ROWS, PageIndex, figure_share
 from pipeline.text import word_terms
+from tests.support.stores import store_of
 
 QUESTION = "research development selling marketing restructuring charges"
 # Page 2 is a statement: every term of the question is a row label, each far from the others among
@@ -35,17 +34,13 @@ SELLING = "Selling and marketing programs: selling and marketing costs rose as m
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    root = tmp_path_factory.mktemp("pages")
-    source = root / "corpus"
-    source.mkdir()
-    (source / "report.txt").write_text(f"{PROSE * 2}\f{STATEMENT}\f{SELLING * 2}", encoding="utf-8")
-    (source / "other.txt").write_text("An unrelated letter about office hours.", encoding="utf-8")
+    files = {
+        "report.txt": f"{PROSE * 2}\f{STATEMENT}\f{SELLING * 2}",
+        "other.txt": "An unrelated letter about office hours.",
+    }
     for name in ("memo", "note", "card"):  # pages without the question's words, so they weigh (idf > 0)
-        (source / f"{name}.txt").write_text(
-            f"A {name} about the parking rota and the holiday calendar.", encoding="utf-8"
-        )
-    build_index(source, root / "index", HashEmbedder(32), settings=BuildSettings(chunk_words=30, chunk_overlap=5))
-    return open_store(root / "index", HashEmbedder(32))
+        files[f"{name}.txt"] = f"A {name} about the parking rota and the holiday calendar."
+    return store_of(tmp_path_factory.mktemp("pages"), files, BuildSettings(chunk_words=30, chunk_overlap=5))
 
 
 def _pages(store: Store, weight: float, mode: str = "bm25") -> list[int]:

@@ -1,12 +1,26 @@
-"""A store fake: the real demo store, recording how each search was asked for, with scripted failures."""
+"""Stores for tests: one built from a few files, and a fake recording each search (with scripted failures)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from pipeline.store import Store
+from pipeline.settings import BuildSettings
+from pipeline.store import Store, open_store
+from pipeline.store.build import build_index
+from pipeline.store.embedders import HashEmbedder
 from pipeline.types import ChunkHit, DocumentHit, SearchMode
+
+
+def store_of(root: Path, files: Mapping[str, str], settings: BuildSettings | None = None) -> Store:
+    """A store over `files` (relative path -> text) written to `root`/corpus, built with the hash embedder."""
+    source = root / "corpus"
+    source.mkdir()
+    for name, text in files.items():
+        (source / name).write_text(text, encoding="utf-8")
+    build_index(source, root / "index", HashEmbedder(32), settings=settings)
+    return open_store(root / "index", HashEmbedder(32))
 
 
 class RecordingStore:
