@@ -296,7 +296,7 @@ class RetrievalTools:
         if preferred and only:
             accepted = [d for d in accepted if d in preferred]
         ids = self.ensure_sendable(accepted)
-        query = self._chunk_query(query, ids)
+        searched: list[str] = [self._chunk_query(query, ids)]
         self._record_sent(ids)
         search = self.search
         k = _int_arg(args, "k", self.config.chunks_k)
@@ -305,7 +305,7 @@ class RetrievalTools:
         def chunks(within: tuple[str, ...]) -> list[ChunkHit]:
             dense_query, depths = search.dense_query, search.depths
             return self.store.search_chunks(
-                query,
+                searched[-1],
                 k,
                 within,
                 mode=search.mode,
@@ -317,6 +317,10 @@ class RetrievalTools:
             )
 
         found = _store_call(lambda: chunks(ids))
+        if found.value == [] and searched[-1] != query:
+            # Without the owner's names nothing matched (BM25 alone): the names are all it had to go on.
+            searched.append(query)
+            found = _store_call(lambda: chunks(ids))
         if found.value is None:
             return found
         hits: list[ChunkHit] = found.value

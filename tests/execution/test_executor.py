@@ -109,6 +109,16 @@ def test_chunk_search_leaves_out_the_names_of_the_entity_owning_every_document(d
     assert [c.query for c in demo_store.call_log if c.operation == "search_chunks"] == [question]  # no one owner
 
 
+def test_a_chunk_query_left_with_nothing_to_match_searches_with_the_names(demo_store: Store) -> None:
+    scope = resolve_scope(demo_store, property_ref="Banda Lane")
+    question = "Banda Lane zyzzogeton"  # without the name, no BM25 term of its documents is left
+    steps = scope_steps(scope, question, demo_store.entity_document_ids)
+    result = StepExecutor(demo_store, scope).run(steps, SearchSettings(mode="bm25"))
+    assert demo_store.call_log is not None
+    assert [c.query for c in demo_store.call_log if c.operation == "search_chunks"] == ["zyzzogeton", question]
+    assert result.chunks
+
+
 def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
     expected = tuple(demo_store.entity_document_ids(scope.entity_id or ""))
