@@ -138,7 +138,7 @@ def _evaluate_on_ray(
 
     index_dir = Path(args.index).resolve()
     if program is None:
-        setup = WorkerSetup(index_dir, mode=mode)
+        setup = WorkerSetup(index_dir, settings=read_settings(args.settings), mode=mode)
     else:
         lm = functools.partial(make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1)
         setup = program_setup(index_dir, program, lm)

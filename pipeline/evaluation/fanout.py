@@ -25,8 +25,9 @@ TASKS_PER_CPU = 4
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """What a worker needs to score examples: the index, the program (settings and compiled state; None:
-    retrieval only), how to make the LM, the retrieval mode and the composite's weights."""
+    """What a worker needs to score examples: the index, the settings (retrieval alone reads their core
+    section), the program (compiled state; None: retrieval only), how to make the LM, the retrieval mode
+    and the composite's weights."""
 
     index_dir: Path
     program: bool = False
@@ -92,7 +93,8 @@ def score_in_worker(setup: WorkerSetup, examples: list[LabelledExample], attempt
     if lm is not None:
         context = dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if setup.json_adapter else dspy.context(lm=lm)
     with context:
-        return evaluate(examples, store, program=program, mode=setup.mode, weights=setup.weights)
+        core = setup.settings.core if setup.settings is not None else None
+        return evaluate(examples, store, program=program, mode=setup.mode, weights=setup.weights, core=core)
 
 
 def _open(setup: WorkerSetup) -> tuple[Any, Any]:

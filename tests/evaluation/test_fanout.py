@@ -14,6 +14,7 @@ from pipeline.evaluation.fanout import WorkerSetup, evaluate_on_ray, program_set
 from pipeline.evaluation.scoring import evaluate
 from pipeline.evaluation.tables import results_frame
 from pipeline.program.module import ScopedQA
+from pipeline.settings import CoreConfig, Settings, ToolLoopLimits
 from pipeline.store import Store
 from tests.evaluation.test_evaluation import _examples
 from tests.support.fakes import cooperative, scripted_lm
@@ -40,6 +41,15 @@ def test_retrieval_only_on_ray_equals_one_process(demo_store: Store, demo_index_
         assert fanned.retries == 0
         assert results_frame(fanned.results).equals(alone)
         assert seen.calls[-1] == (len(examples), len(examples))
+
+
+def test_retrieval_only_on_ray_reads_the_settings_core(demo_store: Store, demo_index_dir: Path) -> None:
+    examples = _examples() * 3
+    settings = Settings(core=CoreConfig(tool_loop=ToolLoopLimits(max_iterations=1)))
+    alone = results_frame(evaluate(examples, demo_store, mode="hybrid", core=settings.core))
+    assert not alone.equals(results_frame(evaluate(examples, demo_store, mode="hybrid")))  # the settings matter
+    fanned = evaluate_on_ray(examples, WorkerSetup(demo_index_dir, settings=settings))
+    assert results_frame(fanned.results).equals(alone)
 
 
 def test_program_on_ray_gives_the_single_process_metrics(demo_store: Store, demo_index_dir: Path) -> None:
