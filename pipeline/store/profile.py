@@ -31,6 +31,13 @@ _LEGAL_FORM = (
 _NAME_LINE = re.compile(rf"(?:the\s+)?[\w][\w.&'’,\- ]{{0,80}}?\b(?:{_LEGAL_FORM})\.?", re.IGNORECASE)
 _FORM_LINE = re.compile(r"FORM\s+[0-9A-Z][\w-]{0,9}")
 _BETWEEN = re.compile(r"\bbetween\s+(?P<first>.{2,300}?)\s*,?\s+and\s+(?P<second>.{2,300}?)(?:[.;:]\s|$)", re.I)
+# "between A, a company registered in England and Wales, and B": when the first party's description
+# follows a comma, the parties are parted by ", and", since the description may hold an "and" itself.
+_BETWEEN_DESCRIBED = re.compile(
+    r"\bbetween\s+(?P<first>.{2,120}?,\s+(?:a|an|the|with|having|whose|located|organized|organised|incorporated"
+    r"|registered)\b(?:(?![.;:]\s).){0,250}?),\s+and\s+(?P<second>.{2,300}?)(?:[.;:]\s|$)",
+    re.I,
+)
 _PARENTHESES = re.compile(r"\([^)]{0,120}\)")
 # Where a party's description starts: ", a Delaware corporation", ", with offices at", " located at".
 _DESCRIPTOR = re.compile(
@@ -123,7 +130,7 @@ def _party(raw: str) -> str | None:
 
 def _parties(text: str) -> tuple[tuple[str, ...], bool, str]:
     """(named parties, whether one is blank, the clause) of the first "between A and B" in `text`."""
-    m = _BETWEEN.search(text)
+    m = _BETWEEN_DESCRIBED.search(text) or _BETWEEN.search(text)
     if m is None:
         return (), False, ""
     found = [_party(m.group("first")), _party(m.group("second"))]

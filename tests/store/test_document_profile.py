@@ -72,6 +72,17 @@ def test_a_contract_gives_its_parties_and_heading() -> None:
     assert "by and between Acme Robotics" in profile.opening
 
 
+def test_an_and_inside_a_party_description_does_not_part_the_parties() -> None:
+    text = (
+        "NON-DISCLOSURE AGREEMENT\nThis Agreement is made between Helix Robotics Ltd, a company registered in"
+        " England and Wales, and Aster Systems Inc., a Delaware corporation. Each party may disclose information."
+    )
+    assert profile_document((text,)).parties == ("Helix Robotics Ltd", "Aster Systems Inc.")
+    # without a described first party, the plain "A and B" split still holds
+    plain = profile_document(("This Agreement is made between Helix Robotics Ltd and Aster Systems Inc. Each party.",))
+    assert plain.parties == ("Helix Robotics Ltd", "Aster Systems Inc")
+
+
 def test_a_blank_form_names_one_party_and_says_the_other_is_blank() -> None:
     profile = profile_document((NDA.format(first="Acme Robotics, Inc.", second="______________"),))
     assert profile.parties == ("Acme Robotics, Inc.",) and profile.blank_party
