@@ -97,6 +97,17 @@ def cooperative(sub_questions: list[str] | None = None, score: float = 8.0) -> R
             }
         if "[[ ## sections_context ## ]]" in prompt:
             contexts = field(prompt, "sections_context")
+            if contexts and "sentences" in contexts[0]:
+                # answer_mode = "select" (the shipped program): the first two sentences offered per section
+                return {
+                    "choices": [
+                        {
+                            "sub_question_index": c["sub_question_index"],
+                            "sentence_ids": [s["sentence_id"] for s in c["sentences"][:2]],
+                        }
+                        for c in contexts
+                    ]
+                }
             return {
                 "sections": [
                     {
