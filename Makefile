@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MLFLOW_DISABLE_TELEMETRY := true
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup browser demo test lint slow scale bench fuzz adversarial screenshots clean
+.PHONY: setup browser demo ship test lint slow scale bench fuzz adversarial screenshots clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,16 @@ demo: setup
 	$(BIN)/scoperag index datasets/demo --out $(INDEX)
 	$(BIN)/scoperag search "monthly rent" --property "Banda Lane" --index $(INDEX) -k 3
 	$(BIN)/scoperag ask "What is the monthly rent for Banda Lane and who is the tenant?" --property "Banda Lane" --index $(INDEX)
+
+# The program `ask`, `serve` and `make demo` use by default (pipeline/export/shipped/): the program the
+# stage job of SHIP_CONFIG selected (its compiled candidate when the paired interval showed a gain, else
+# the uncompiled program under the config's settings: never a loss). See README "Results".
+SHIP_CONFIG ?= experiments/ship/stage_answer_demo.toml
+SHIPPED := pipeline/export/shipped
+ship: setup
+	@mkdir -p .scoperag
+	$(BIN)/scoperag optimize $(SHIP_CONFIG) --json > .scoperag/ship.json
+	$(BIN)/scoperag export $$($(BIN)/python -c 'import json; print(json.load(open(".scoperag/ship.json"))["run_id"])') --out $(SHIPPED) --overwrite
 
 lint: setup
 	$(BIN)/ruff check .
