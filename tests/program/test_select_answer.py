@@ -114,3 +114,21 @@ def test_only_the_predictor_of_the_answer_mode_is_called(demo_store: Store, mode
         list(program.stream("What is the monthly rent?", resolve_scope(demo_store, property_ref="Banda Lane")))
     answering = [p for p in prompts if "[[ ## sections_context ## ]]" in p]
     assert len(answering) == 1 and ("sentence_id" in answering[0]) == (mode == "select")
+
+
+def test_a_compiled_demo_of_the_select_predictor_reaches_its_prompt(demo_store: Store) -> None:
+    # The select call narrows its signature's output shape per question; the demos compiled into the
+    # predictor must still be sent, or an answer-stage job would compile nothing.
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(answer_mode="select")))
+    shown = [{"sub_question_index": 0, "sentences": [{"sentence_id": 0, "text": "DEMO-SENTENCE", "source": "[a p.1]"}]}]
+    program.select.demos = [
+        dspy.Example(sections_context=shown, choices=[{"sub_question_index": 0, "sentence_ids": [0]}])
+    ]
+    lm = scripted_lm(_choosing(lambda sentences: [0]))
+    with dspy.context(lm=lm):
+        events = list(program.stream("What is the monthly rent?", resolve_scope(demo_store, property_ref="Banda Lane")))
+    assert isinstance(events[-1], Completed)
+    sent = [str(call["messages"]) for call in lm.history]
+    assert len(sent) == 3
+    assert "DEMO-SENTENCE" in sent[-1]  # the select call, the last of the three
+    assert not any("DEMO-SENTENCE" in messages for messages in sent[:-1])
