@@ -80,7 +80,7 @@ def register(commands: Commands) -> None:
 def cmd_ask(args: argparse.Namespace) -> int:
     import dspy
 
-    from pipeline.cli.common import read_settings
+    from pipeline.cli.common import read_settings, settings_for_lm
     from pipeline.cli.progress import StageLine
     from pipeline.evaluation.history import History
     from pipeline.intake.scope import resolve_scope
@@ -92,7 +92,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     configure_dspy()
     store = open_store(Path(args.index))
     scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)
-    settings = read_settings(args.settings)
+    settings = settings_for_lm(read_settings(args.settings), args.lm)
     final: Completed | Failed | None = None
     with StageLine(notices) as progress:
         progress.stage("loading the program and the language model")

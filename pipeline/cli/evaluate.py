@@ -24,6 +24,7 @@ from pipeline.cli.common import (
     program_option,
     ray_option,
     read_settings,
+    settings_for_lm,
     settings_option,
     styled,
 )
@@ -85,7 +86,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         notices.print(f"no examples in {args.traces} for split={args.split} case={args.case or 'any'}")
         return 1
     store = open_store(Path(args.index))
-    settings = read_settings(args.settings)
+    settings = settings_for_lm(read_settings(args.settings), args.lm)
     configure_dspy()
     program = None
     lm = None

@@ -1,7 +1,14 @@
 """The LM behind DSPy programs: an embedded llama.cpp model shipped on PyPI, or any remote one."""
 
 from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, LocalModel, load_local_model
-from pipeline.program.lm.factory import LMSpec, embedded_model_name, make_embedded_lm, make_lm, parse_lm_spec
+from pipeline.program.lm.factory import (
+    LMSpec,
+    embedded_model_name,
+    make_embedded_lm,
+    make_lm,
+    measured_answer_mode,
+    parse_lm_spec,
+)
 from pipeline.program.lm.model_file import (
     GEMMA3_270M,
     QWEN_CODER_05B,
@@ -38,6 +45,7 @@ __all__ = [
     "locate_parts",
     "make_embedded_lm",
     "make_lm",
+    "measured_answer_mode",
     "parse_lm_spec",
     "response_from_llama",
 ]
