@@ -150,15 +150,19 @@ def strip_hidden(text: str) -> tuple[str, dict[str, int]]:
 
 
 # A sentence ends at . ! ? (or a line break) before an upper-case letter, a digit or a quote,
-# unless the word before the stop is a short abbreviation ("No. 12", "Mr. Smith", "U.S.").
+# unless the word before the stop is a short abbreviation ("No. 12", "Mr. Smith", "U.S.", "cf."); a
+# short lower-case word ("is due.") ends its sentence.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])|\n+")
-_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]{1,3}|(?:[A-Za-z]\.)+[A-Za-z]?)\.$")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Z][A-Za-z]{0,2}|(?:[A-Za-z]\.)+[A-Za-z]?|vs|etc|cf|pp?|no|art|sec|cl|ch)\.$")
+# A clause or list number on its own ("1.", "3.2", "(4)", "(b)") opens the sentence after it.
+_NUMBERING = re.compile(r"\(?\d{1,3}(?:\.\d{1,3})*[.)]?|\([a-z]{1,3}\)")
 MAX_SENTENCE_CHARS = 400
 
 
 def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> list[str]:
     """The sentences of `text` in order, whitespace collapsed, none empty, each at most `max_chars` long
-    (a longer one is cut at a word boundary into pieces)."""
+    (a longer one is cut at a word boundary into pieces); a bare clause number joins the sentence
+    after it."""
     pieces: list[str] = []
     current = ""
     for part in _SENTENCE_END.split(text):
@@ -166,7 +170,7 @@ def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> list[str]
         if not part:
             continue
         current = f"{current} {part}" if current else part
-        if not _ABBREVIATION.search(current):
+        if not _ABBREVIATION.search(current) and not _NUMBERING.fullmatch(current):
             pieces.append(current)
             current = ""
     if current:

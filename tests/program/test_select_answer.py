@@ -32,6 +32,16 @@ def test_split_sentences_keeps_abbreviations_and_caps_length() -> None:
     assert split_sentences("   \n ") == []
 
 
+def test_split_sentences_keeps_a_clause_number_with_its_clause() -> None:
+    text = "1. Term and rent 1.1 The term is 3 years. 2. Deposit is due.\n(b) Pay it, cf. clause 4. Paid in 2023."
+    assert split_sentences(text) == [
+        "1. Term and rent 1.1 The term is 3 years.",
+        "2. Deposit is due.",
+        "(b) Pay it, cf. clause 4.",
+        "Paid in 2023.",
+    ]
+
+
 def _hit(row: int, text: str, page: int = 1) -> ChunkHit:
     return ChunkHit(chunk=Chunk(row, f"doc-{row}", page, 0, text), filename=f"f{row}.pdf", score=1.0)
 
