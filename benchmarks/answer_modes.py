@@ -1,7 +1,8 @@
 """The answer step on the embedded models: written bullets against chosen sentences, on labelled inputs.
 
-    python benchmarks/answer_modes.py [--model 0.5b|1.5b|gemma-270m|smollm2-135m] [--modes write select]
-        [--split dev] [--limit 40] [--threads N] [--parallel 2] [--cache DIR] [--json PATH]
+    python benchmarks/answer_modes.py [--model 0.5b|1.5b|gemma-270m|smollm2-135m] [--modes write select lead]
+        [--sentence-order chunk|question] [--split dev] [--limit 40] [--threads N] [--parallel 2]
+        [--cache DIR] [--json PATH]
 
 Each example's context is its gold pages' chunks plus retrieved distractors (the answer stage's
 inputs, pipeline.evaluation.stage_inputs), so the numbers measure the answer step alone: fact
@@ -9,19 +10,24 @@ recall, citation precision, correct abstention and seconds per example, one LM c
 Needs the demo index built with the real embedder (`make demo`). DSPy's cache is off: every
 call is real. A model other than the default is read from `<cache>/<its file name>` (size and
 sha256 checked) or assembled from its installed parts (pipeline/program/lm/model_file.py).
+
+`lead` is the floor a chosen answer must beat, with no LM: the select step answered by code that
+takes the first LEAD_SENTENCES sentences offered for each section (retrieval order).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted DummyLM lives with the tests
 
 import argparse
 import json
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import dspy
@@ -42,6 +48,10 @@ from pipeline.program.lm import (
 from pipeline.program.module import ScopedQA
 from pipeline.settings import ProgramSettings, Settings, available_cores
 from pipeline.store import open_store
+from tests.support.fakes import field, scripted_lm
+
+# Sentences the no-LM `lead` baseline takes per section (the select step's bullet cap).
+LEAD_SENTENCES = 5
 
 MODELS = {"0.5b": QWEN_CODER_05B, "1.5b": QWEN_CODER_15B, "gemma-270m": GEMMA3_270M, "smollm2-135m": SMOLLM2_135M}
 
@@ -51,6 +61,23 @@ def _mean(values: list[float | None]) -> float | None:
     return round(statistics.fmean(present), 4) if present else None
 
 
+def lead_lm() -> dspy.LM:
+    """An LM stand-in for the select step that chooses the first LEAD_SENTENCES offered ids per section."""
+
+    def respond(prompt: str) -> dict[str, Any]:
+        return {
+            "choices": [
+                {
+                    "sub_question_index": c["sub_question_index"],
+                    "sentence_ids": [s["sentence_id"] for s in c["sentences"][:LEAD_SENTENCES]],
+                }
+                for c in field(prompt, "sections_context")
+            ]
+        }
+
+    return scripted_lm(respond)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--index", default=".scoperag/index")
@@ -58,7 +85,10 @@ def main() -> None:
     parser.add_argument("--split", default="dev")
     parser.add_argument("--model", choices=sorted(MODELS), default="0.5b")
     parser.add_argument("--cache", default=str(default_model_cache_dir()), help="where the model file is")
-    parser.add_argument("--modes", nargs="+", choices=["write", "select"], default=["write", "select"])
+    parser.add_argument("--modes", nargs="+", choices=["write", "select", "lead"], default=["write", "select"])
+    parser.add_argument(
+        "--sentence-order", choices=["chunk", "question"], default="chunk", help="how select and lead see sentences"
+    )
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--threads", type=int, default=available_cores())
     parser.add_argument("--parallel", type=int, default=2)
@@ -74,23 +104,41 @@ def main() -> None:
     picked = {e.id for e in stratified_sample([examples[i] for i in usable], args.limit, seed=0)}
     items = [stage_example(store, resolved[i], rows[i]) for i in usable if examples[i].id in picked]
     started = time.perf_counter()
-    lm = make_embedded_lm(
-        cache_dir=Path(args.cache), threads=args.threads, parallel=args.parallel, model=MODELS[args.model], cache=False
-    )
+    lm = None
+    if set(args.modes) - {"lead"}:
+        lm = make_embedded_lm(
+            cache_dir=Path(args.cache),
+            threads=args.threads,
+            parallel=args.parallel,
+            model=MODELS[args.model],
+            cache=False,
+        )
     print(
-        f"model {args.model} loaded in {time.perf_counter() - started:.1f} s; {len(items)} examples, "
-        f"{args.threads} threads, {args.parallel} at once"
+        f"model {args.model if lm else '(none)'} loaded in {time.perf_counter() - started:.1f} s; {len(items)} "
+        f"examples, {args.threads} threads, {args.parallel} at once"
     )
     results: list[dict[str, Any]] = []
     print(f"{'mode':<7} {'n':>3} {'value':>6} {'facts':>6} {'cite_p':>6} {'abstain':>7} {'s/example':>9}")
     for mode in args.modes:
-        program = ScopedQA(store, Settings(program=ProgramSettings(answer_mode=mode)))
+        program = ScopedQA(
+            store,
+            Settings(
+                program=ProgramSettings(
+                    answer_mode="select" if mode == "lead" else mode, sentence_order=args.sentence_order
+                )
+            ),
+        )
         begun = time.perf_counter()
-        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        context = (
+            {"lm": lead_lm(), "adapter": dspy.ChatAdapter()}
+            if mode == "lead"
+            else {"lm": lm, "adapter": dspy.JSONAdapter()}
+        )
+        with dspy.context(**context):
             scored = evaluate_stage(StageProgram(program, "answer"), items, threads=args.parallel)
         seconds = time.perf_counter() - begun
         row = {
-            "model": args.model,
+            "model": "none" if mode == "lead" else args.model,
             "mode": mode,
             "n": len(scored),
             "value": _mean([r.value for r in scored]),
@@ -118,13 +166,14 @@ def main() -> None:
                 for a, b in zip(first["per_example"], second["per_example"], strict=True)
                 if a.get(metric) is not None and b.get(metric) is not None
             ]
-            rows = compare_paired([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], seed=0)
+            diffs = compare_paired([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], seed=0)
             print(f"\n{second['mode']} - {first['mode']}, {metric} (paired, 95% bootstrap CI)")
-            print(differences_frame(rows).to_string(index=False))  # type: ignore[attr-defined]
+            print(differences_frame(diffs).to_string(index=False))  # type: ignore[attr-defined]
     if args.json:
         meta = {
             "model": args.model,
             "split": args.split,
+            "sentence_order": args.sentence_order,
             "threads": args.threads,
             "parallel": args.parallel,
             "load_average": os.getloadavg(),

@@ -130,6 +130,9 @@ class ProgramSettings(Strict):
     # How the answer is made: "write" (the LM writes cited bullets) or "select" (the LM chooses
     # sentences of the kept chunks by id; code quotes them with their citation).
     answer_mode: Literal["write", "select"] = "write"
+    # The order sentences are offered in for "select": as the kept chunks run ("chunk"), or best match
+    # to the sub-question first ("question"; a small model favours the first ids it is shown).
+    sentence_order: Literal["chunk", "question"] = "chunk"
 
 
 class LMRequestSettings(Strict):

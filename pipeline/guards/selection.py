@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from pipeline.guards.citations import citation_label
 from pipeline.guards.sanitise import defuse_field_markers
+from pipeline.retrieval.bm25 import BM25Index
 from pipeline.text import split_sentences
 from pipeline.types import ChunkHit
 from signatures.models import AnswerSection, Bullet, Citation, NumberedSentence
@@ -28,18 +29,22 @@ class OfferedSentence:
     hit: ChunkHit
 
 
-def offered_sentences(chunks: Sequence[ChunkHit], max_chars: int) -> list[OfferedSentence]:
-    """The sentences of each chunk's first `max_chars` characters, numbered from 0 in chunk order (at most
-    MAX_SENTENCES; a sentence repeated word for word is offered once)."""
-    out: list[OfferedSentence] = []
+def offered_sentences(chunks: Sequence[ChunkHit], max_chars: int, question: str | None = None) -> list[OfferedSentence]:
+    """The sentences of each chunk's first `max_chars` characters (a sentence repeated word for word is
+    offered once), numbered from 0: in chunk order, or, given the section's `question`, best BM25
+    match to it first (ties keep chunk order). At most MAX_SENTENCES are offered."""
+    found: list[tuple[str, ChunkHit]] = []
     seen: set[str] = set()
     for hit in chunks:
         for sentence in split_sentences(hit.chunk.text[:max_chars]):
-            if sentence in seen or len(out) >= MAX_SENTENCES:
-                continue
-            seen.add(sentence)
-            out.append(OfferedSentence(len(out), sentence, hit))
-    return out
+            if sentence not in seen:
+                seen.add(sentence)
+                found.append((sentence, hit))
+    if question is not None and len(found) > 1:
+        scores = BM25Index.build([text for text, _ in found]).scores(question)
+        order = sorted(range(len(found)), key=lambda i: -float(scores[i]))
+        found = [found[i] for i in order]
+    return [OfferedSentence(i, text, hit) for i, (text, hit) in enumerate(found[:MAX_SENTENCES])]
 
 
 def numbered(sentences: Sequence[OfferedSentence]) -> list[NumberedSentence]:

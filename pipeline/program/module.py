@@ -406,7 +406,12 @@ class ScopedQA(dspy.Module):
     ) -> dict[int, AnswerSection]:
         """Sections quoting the sentences the LM chose by id, each cited with its own chunk's page."""
         limit = self.settings.program.max_chunk_chars
-        offered = {i: offered_sentences(kept[i], limit) for i, _ in enumerate(sub_questions) if kept[i]}
+        by_question = self.settings.program.sentence_order == "question"
+        offered = {
+            i: offered_sentences(kept[i], limit, question if by_question else None)
+            for i, question in enumerate(sub_questions)
+            if kept[i]
+        }
         offered = {i: sentences for i, sentences in offered.items() if sentences}
         if not offered:
             return {}

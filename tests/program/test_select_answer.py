@@ -8,7 +8,7 @@ import dspy
 import pytest
 
 from pipeline.guards.citations import citation_label
-from pipeline.guards.selection import NOTHING_CHOSEN, offered_sentences, render_choice
+from pipeline.guards.selection import MAX_SENTENCES, NOTHING_CHOSEN, offered_sentences, render_choice
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.events import Completed
 from pipeline.program.module import ScopedQA
@@ -59,6 +59,48 @@ def test_render_choice_quotes_chosen_sentences_with_their_own_citation() -> None
     assert render_choice(0, [0, 1, 2], offered, max_bullets=2).section.bullets[-1].text == "Paid monthly."
     nothing = render_choice(0, [9], offered, max_bullets=5).section.bullets
     assert [(b.text, b.citations) for b in nothing] == [(NOTHING_CHOSEN, [])]
+
+
+def test_offered_sentences_put_the_best_match_to_the_question_first() -> None:
+    chunks = [
+        _hit(1, "The term is 3 years. The deposit is two months. Water is paid by the Tenant."),
+        _hit(2, "The rent is KSH 285,000 per month. Rent rises by 5% a year.", 2),
+    ]
+    in_chunk_order = [s.text for s in offered_sentences(chunks, 900)]
+    assert in_chunk_order[0] == "The term is 3 years."
+    ranked = offered_sentences(chunks, 900, "What is the monthly rent?")
+    assert [s.sentence_id for s in ranked] == [0, 1, 2, 3, 4]
+    texts = [s.text for s in ranked]
+    assert texts[0] == "The rent is KSH 285,000 per month."  # both words of the question
+    assert texts.index("Rent rises by 5% a year.") < texts.index("The term is 3 years.")  # one word before none
+    assert ranked[0].hit.filename == "f2.pdf"  # each sentence keeps its own chunk
+    # no word of the question in any sentence: chunk order
+    assert [s.text for s in offered_sentences(chunks, 900, "Who signed?")] == in_chunk_order
+
+
+def test_offered_sentences_are_capped_after_ranking() -> None:
+    filler = " ".join(f"Clause {i} says nothing." for i in range(MAX_SENTENCES + 5))
+    chunks = [_hit(1, filler), _hit(2, "The rent is KSH 9.")]
+    assert len(offered_sentences(chunks, 20_000)) == MAX_SENTENCES
+    assert all("rent" not in s.text for s in offered_sentences(chunks, 20_000))
+    ranked = offered_sentences(chunks, 20_000, "What is the rent?")
+    assert len(ranked) == MAX_SENTENCES and ranked[0].text == "The rent is KSH 9."
+
+
+def test_sentence_order_question_reaches_the_select_prompt(demo_store: Store) -> None:
+    shown: dict[str, list[str]] = {}
+    for order in ("chunk", "question"):
+        settings = Settings(program=ProgramSettings(answer_mode="select", sentence_order=order))  # type: ignore[arg-type]
+
+        def pick(sentences: list[dict[str, Any]], order: str = order) -> list[int]:
+            shown[order] = [s["text"] for s in sentences]
+            return [0]
+
+        with dspy.context(lm=scripted_lm(_choosing(pick))):
+            scope = resolve_scope(demo_store, property_ref="Banda Lane")
+            list(ScopedQA(demo_store, settings).stream("What is the monthly rent?", scope))
+    assert sorted(shown["chunk"]) == sorted(shown["question"]) and shown["chunk"] != shown["question"]
+    assert "rent" in shown["question"][0].lower()
 
 
 def _choosing(pick: Any) -> Responder:
