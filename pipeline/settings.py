@@ -130,9 +130,10 @@ class ProgramSettings(Strict):
     # How the answer is made: "write" (the LM writes cited bullets) or "select" (the LM chooses
     # sentences of the kept chunks by id; code quotes them with their citation).
     answer_mode: Literal["write", "select"] = "write"
-    # The order sentences are offered in for "select": as the kept chunks run ("chunk"), or best match
-    # to the sub-question first ("question"; a small model favours the first ids it is shown).
-    sentence_order: Literal["chunk", "question"] = "chunk"
+    # The order sentences are offered in for "select": best BM25 match to the sub-question first
+    # ("question"), or as the kept chunks run ("chunk"). Measured on the demo dev split, embedded 0.5B
+    # model: fact recall 0.544 -> 0.956 (the model takes the first ids it is shown; benchmarks/README.md).
+    sentence_order: Literal["chunk", "question"] = "question"
 
 
 class LMRequestSettings(Strict):
