@@ -39,7 +39,7 @@ demo: setup
 # The program `ask`, `serve` and `make demo` use by default (pipeline/export/shipped/): the program the
 # stage job of SHIP_CONFIG selected (its compiled candidate when the paired interval showed a gain, else
 # the uncompiled program under the config's settings: never a loss). See README "Results".
-SHIP_CONFIG ?= experiments/ship/stage_answer_demo.toml
+SHIP_CONFIG ?= experiments/stage_score_demo.toml
 SHIPPED := pipeline/export/shipped
 ship: setup
 	@mkdir -p .scoperag

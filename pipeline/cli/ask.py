@@ -97,7 +97,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     with StageLine(notices) as progress:
         progress.stage("loading the program and the language model")
         try:
-            program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled)
+            program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
             lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads, requests=settings.lm_requests)
             with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
                 for event in program.stream(args.question, scope):

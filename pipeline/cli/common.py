@@ -122,14 +122,22 @@ def profile_paths() -> ProfilePaths:
 
 
 def load_program(
-    store: Store, program_dir: str | None, notices: Console, settings: Settings | None = None, uncompiled: bool = False
+    store: Store,
+    program_dir: str | None,
+    notices: Console,
+    settings: Settings | None = None,
+    uncompiled: bool = False,
+    lm: str | None = None,
 ) -> ScopedQA:
     """The program `choose_program` picks (--program, else the active profile, else the shipped compiled
-    program, else uncompiled; `uncompiled` drops the compiled state); says which."""
-    from pipeline.export.choice import choose_program
+    program when `lm` is the embedded model, else uncompiled; `uncompiled` drops the compiled state);
+    says which."""
+    from pipeline.export.choice import choose_program, shipped_for
 
     program_path = Path(program_dir) if program_dir else None
-    choice = choose_program(store, program_path, profile_paths(), settings, uncompiled=uncompiled)
+    choice = choose_program(
+        store, program_path, profile_paths(), settings, shipped=shipped_for(lm), uncompiled=uncompiled
+    )
     notices.print(styled(("program: " + choice.source, "dim")))
     return choice.program
 

@@ -93,7 +93,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.retrieval_only:
         from pipeline.program.lm import make_lm
 
-        program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled)
+        program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
         if not args.ray:  # on Ray each worker makes its own
             lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]

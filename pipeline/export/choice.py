@@ -10,13 +10,20 @@ from pathlib import Path
 from pipeline.export.profiles import ProfilePaths, active_profile
 from pipeline.export.saving import load_export_with_settings
 from pipeline.export.schema import ExportManifest
+from pipeline.program.lm.factory import parse_lm_spec
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-# The compiled program `ask`, `serve` and `make demo` use by default (made by the command in
-# README.md "Results"); absent, the default is the uncompiled program.
+# The compiled program `ask`, `serve` and `make demo` use by default on the embedded model (made by
+# `make ship`, README.md "Results"); absent, or with another LM, the default is the uncompiled program.
 SHIPPED_PROGRAM = Path(__file__).parent / "shipped"
+
+
+def shipped_for(lm_spec: str | None) -> Path | None:
+    """The shipped program when the LM `lm_spec` names (None: the embedded model) is the embedded model it
+    was compiled and measured on; None for any other LM, which runs uncompiled until compiled for it."""
+    return SHIPPED_PROGRAM if parse_lm_spec(lm_spec).kind == "embedded" else None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from pipeline.errors import ScopeRagError
-from pipeline.export.choice import choose_program
+from pipeline.export.choice import choose_program, shipped_for
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.lm import make_lm
 from pipeline.serving.app import create_app
@@ -87,7 +87,8 @@ def build_app(
     settings = settings or Settings()
     store = open_store(index_dir)
     lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests)
-    choice = choose_program(store, program_dir, profiles, settings, uncompiled=uncompiled)
+    shipped = shipped_for(lm_spec)
+    choice = choose_program(store, program_dir, profiles, settings, shipped=shipped, uncompiled=uncompiled)
     announce(f"program: {choice.source}")
     return create_app(
         store=store,

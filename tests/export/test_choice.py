@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.errors import ExportError
 from pipeline.export import PROGRAM, program_state, save_export
-from pipeline.export.choice import choose_program
+from pipeline.export.choice import SHIPPED_PROGRAM, choose_program, shipped_for
 from pipeline.export.profiles import ProfilePaths, activate, add_profile
 from pipeline.program.module import ScopedQA
 from pipeline.settings import ProgramSettings, Settings
@@ -114,3 +114,20 @@ def test_an_export_runs_with_the_program_settings_it_was_compiled_under(demo_sto
     save_export(program, tmp_path / "s", settings=Settings(), experiment_config={}, trainset_hash="h", scores={})
     chosen = choose_program(demo_store, tmp_path / "s", None).program.settings.program
     assert chosen.answer_mode == "select" and chosen.relevance_threshold == 6.0
+
+
+@pytest.mark.parametrize(
+    ("lm", "ships"),
+    [(None, True), ("embedded", True), ("openai/gpt-4o-mini", False), ("http://127.0.0.1:8080/v1", False)],
+)
+def test_the_shipped_program_is_for_the_embedded_model_it_was_compiled_on(lm: str | None, ships: bool) -> None:
+    assert shipped_for(lm) == (SHIPPED_PROGRAM if ships else None)
+
+
+def test_the_shipped_program_loads_strictly_and_was_compiled_for_the_embedded_model(demo_store: Store) -> None:
+    # The export in the repository (made by `make ship`) must load into today's program, with its
+    # compiled state and the settings it was measured under.
+    choice = choose_program(demo_store, None, None, shipped=SHIPPED_PROGRAM)
+    assert choice.manifest is not None and choice.source == "the shipped compiled program (shipped)"
+    assert any(predictor.demos for predictor in choice.program.predictors())
+    assert choice.program.settings.program.answer_mode == "select"
