@@ -6,7 +6,7 @@ reaches a store call; store failures come back as typed tool errors.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -267,12 +267,7 @@ class RetrievalTools:
         return ToolResult.success(kept)
 
     def _chunk_query(self, query: str, ids: Sequence[str]) -> str:
-        """`query` without the names of the entities owning every one of `ids`: inside their documents
-        those names are on every page (headers, footers) and would rank them, not the answer."""
-        documents, entities = self.store.catalog.documents, self.store.catalog.entities
-        owners = set.intersection(*(set(documents[d].entity_ids) for d in ids)) if ids else set()
-        owning = [entities[e] for e in sorted(owners) if e in entities]
-        return without_mentions(query, owning, self.store.catalog.vocabulary) if owning else query
+        return query_within(self.store, query, ids)
 
     def retrieve_chunks(self, args: Mapping[str, object]) -> ToolResult[Any]:
         """Chunks of the given documents: only canonical, known, in-scope ids the gate keeps."""
@@ -348,3 +343,12 @@ def context_sources(scope: Scope, resolver: Callable[[str], Sequence[str]]) -> l
     if ids is None:
         return []
     return [ContextSource("scope_documents" if scope.kind == "chip" else "scope_property", {"document_ids": list(ids)})]
+
+
+def query_within(store: SearchStore, query: str, ids: Collection[str]) -> str:
+    """`query` without the names of the entities owning every one of documents `ids`: inside their
+    documents those names are on every page (headers, footers) and would rank them, not the answer."""
+    documents, entities = store.catalog.documents, store.catalog.entities
+    owners = set.intersection(*(set(documents[d].entity_ids) for d in ids)) if ids else set()
+    owning = [entities[e] for e in sorted(owners) if e in entities]
+    return without_mentions(query, owning, store.catalog.vocabulary) if owning else query

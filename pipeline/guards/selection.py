@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pipeline.guards.citations import citation_label
 from pipeline.guards.sanitise import defuse_field_markers
 from pipeline.retrieval.bm25 import BM25Index
-from pipeline.text import split_sentences
+from pipeline.text import split_sentences, tokens
 from pipeline.types import ChunkHit
 from signatures.models import AnswerSection, Bullet, Citation, NumberedSentence
 
@@ -30,9 +30,9 @@ class OfferedSentence:
 
 
 def offered_sentences(chunks: Sequence[ChunkHit], max_chars: int, question: str | None = None) -> list[OfferedSentence]:
-    """The sentences of each chunk's first `max_chars` characters (a sentence repeated word for word is
-    offered once), numbered from 0: in chunk order, or, given the section's `question`, best BM25
-    match to it first (ties keep chunk order). At most MAX_SENTENCES are offered."""
+    """The sentences of each chunk's first `max_chars` characters (a sentence repeated word for word, or
+    held inside a longer offered one, is offered once), numbered from 0: in chunk order, or, given the
+    section's `question`, best BM25 match to it first (ties keep chunk order). At most MAX_SENTENCES."""
     found: list[tuple[str, ChunkHit]] = []
     seen: set[str] = set()
     for hit in chunks:
@@ -40,6 +40,14 @@ def offered_sentences(chunks: Sequence[ChunkHit], max_chars: int, question: str 
             if sentence not in seen:
                 seen.add(sentence)
                 found.append((sentence, hit))
+    # A sentence cut by a chunk boundary ("Deposit 2.1 ..." after "2. Deposit 2.1 ...") is offered once,
+    # whole: one held inside another offered sentence is left out.
+    folded = [f" {' '.join(tokens(text))} " for text, _ in found]
+    found = [
+        entry
+        for i, entry in enumerate(found)
+        if not any(i != j and len(other) > len(folded[i]) and folded[i] in other for j, other in enumerate(folded))
+    ]
     if question is not None and len(found) > 1:
         scores = BM25Index.build([text for text, _ in found]).scores(question)
         order = sorted(range(len(found)), key=lambda i: -float(scores[i]))

@@ -16,6 +16,7 @@ from pipeline.errors import LMFailure
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
 from pipeline.execution.direct import direct_answer
 from pipeline.execution.rounds import Clock, QuestionRetrieval
+from pipeline.execution.tools import query_within
 from pipeline.guards.citations import MISSING_SECTION, build_section, citation_label
 from pipeline.guards.relevance import apply_scores
 from pipeline.guards.sanitise import (
@@ -401,6 +402,11 @@ class ScopedQA(dspy.Module):
                 answered[section.sub_question_index] = section
         return answered
 
+    def _ranking_query(self, question: str, hits: Sequence[ChunkHit]) -> str:
+        """`question` as sentences are ranked against it: without the names of the entities owning every
+        kept chunk's document (inside those documents the names match everything)."""
+        return query_within(self.store, question, {h.chunk.document_id for h in hits})
+
     def _choose(
         self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
     ) -> dict[int, AnswerSection]:
@@ -408,7 +414,7 @@ class ScopedQA(dspy.Module):
         limit = self.settings.program.max_chunk_chars
         by_question = self.settings.program.sentence_order == "question"
         offered = {
-            i: offered_sentences(kept[i], limit, question if by_question else None)
+            i: offered_sentences(kept[i], limit, self._ranking_query(question, kept[i]) if by_question else None)
             for i, question in enumerate(sub_questions)
             if kept[i]
         }

@@ -78,6 +78,36 @@ def test_offered_sentences_put_the_best_match_to_the_question_first() -> None:
     assert [s.text for s in offered_sentences(chunks, 900, "Who signed?")] == in_chunk_order
 
 
+def test_a_sentence_cut_by_a_chunk_boundary_is_offered_once_whole() -> None:
+    chunks = [
+        _hit(1, "1.4 Interest is due. 2. Deposit 2.1 The Tenant pays KSH 570,000."),
+        _hit(2, "Deposit 2.1 The Tenant pays KSH 570,000. The rent is KSH 5."),
+        _hit(3, "The rent is KSH 5.5 million."),
+    ]
+    assert [s.text for s in offered_sentences(chunks, 900)] == [
+        "1.4 Interest is due.",
+        "2. Deposit 2.1 The Tenant pays KSH 570,000.",
+        "The rent is KSH 5.",  # not held in "KSH 5.5 million": whole tokens only
+        "The rent is KSH 5.5 million.",
+    ]
+
+
+def test_the_ranking_query_leaves_out_the_names_of_the_entity_owning_every_kept_chunk(demo_store: Store) -> None:
+    program = ScopedQA(demo_store)
+    scope = resolve_scope(demo_store, property_ref="Banda Lane")
+    owned = demo_store.entity_document_ids(scope.entity_id or "")[:2]
+    hits = [ChunkHit(chunk=Chunk(i, d, 1, 0, "text"), filename="f.pdf", score=1.0) for i, d in enumerate(owned)]
+    question = "What is the monthly rent for Banda Lane?"
+    assert len(owned) == 2 and "Banda" not in program._ranking_query(question, hits)
+    assert "rent" in program._ranking_query(question, hits)
+    # a chunk of a document the entity does not own: its name stays (it tells the documents apart)
+    other = next(
+        d for d in demo_store.catalog.documents if d not in demo_store.entity_document_ids(scope.entity_id or "")
+    )
+    mixed = [*hits, ChunkHit(chunk=Chunk(9, other, 1, 0, "text"), filename="g.pdf", score=1.0)]
+    assert "Banda Lane" in program._ranking_query(question, mixed)
+
+
 def test_offered_sentences_are_capped_after_ranking() -> None:
     filler = " ".join(f"Clause {i} says nothing." for i in range(MAX_SENTENCES + 5))
     chunks = [_hit(1, filler), _hit(2, "The rent is KSH 9.")]
