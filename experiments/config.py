@@ -37,6 +37,8 @@ class DataConfig(Strict):
     val_size: int = Field(ge=1, le=10_000)
     cases: tuple[Case, ...] = CASES
     corpus_dir: Path = Path("datasets/demo")
+    # The corpus manifest when it is not corpus_dir/corpus.toml (named in the index hint).
+    corpus_manifest: Path | None = None
     index_dir: Path = Path(".scoperag/index")
     # After selection (never used for it): uncompiled vs compiled on this split, logged as test.*.
     test_split: Split | None = None

@@ -44,10 +44,12 @@ def open_index(config: ExperimentConfig, config_path: Path) -> Store:
     try:
         return open_store(config.data.index_dir)
     except IndexNotFoundError:
+        data = config.data
+        manifest = f" --manifest {data.corpus_manifest}" if data.corpus_manifest else ""
         raise ExperimentConfigError(
             str(config_path),
-            f"no index at {config.data.index_dir}; build it with "
-            f"`scoperag index {config.data.corpus_dir} --out {config.data.index_dir}`",
+            f"no index at {data.index_dir}; build it with "
+            f"`scoperag index {data.corpus_dir}{manifest} --out {data.index_dir}`",
             "data.index_dir",
         ) from None
 

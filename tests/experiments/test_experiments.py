@@ -443,6 +443,13 @@ def test_bad_data_is_refused_before_anything_is_logged(tmp_path: Path, store: St
     with pytest.raises(ExperimentConfigError, match="scoperag index datasets/demo --out") as info:
         run_experiment(missing_index, mlruns=tmp_path / "mlruns")
     assert info.value.field == "data.index_dir"
+    with_manifest = write_config(
+        tmp_path, traces, data=f"index_dir = '{tmp_path / 'none'}'\ncorpus_manifest = 'elsewhere/corpus.toml'"
+    )
+    with pytest.raises(
+        ExperimentConfigError, match=r"scoperag index datasets/demo --manifest elsewhere/corpus\.toml --out"
+    ):
+        run_experiment(with_manifest, mlruns=tmp_path / "mlruns")
     write_examples(traces / "dev.jsonl", [e for e in demo_examples() if e.case != "chip"])
     with pytest.raises(ExperimentConfigError, match=r"no example of case\(s\) chip"):
         run(write_config(tmp_path, traces), tmp_path / "mlruns", store)
