@@ -8,8 +8,11 @@ from experiments.config import ExperimentConfig
 
 # An end-to-end question: decompose, score and answer, and HyDE for a conceptual one (the upper end).
 CALLS_PER_QUESTION = 4
-# An uncached call of the embedded 0.5B model on 2 cores takes 15-40 s (experiments/README.md).
-EMBEDDED_SECONDS_PER_CALL = 25.0
+# Seconds per uncached call of the embedded 0.5B model on 2 cores, two at a time, by what the call does
+# (benchmarks/results/lm-throughput.json: 1,725 decompose, 234 score and 241 answer examples an hour, an
+# end-to-end question 18.5 s). A decompose call reads one question; score and answer read chunks.
+EMBEDDED_SECONDS_PER_CALL = {"decompose": 2.1, "score": 15.4, "answer": 14.9}
+EMBEDDED_SECONDS_PER_QUESTION = 18.5
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,15 @@ class JobEstimate:
 
 
 def estimate_job(config: ExperimentConfig, val_examples: int, test_examples: int, embedded: bool) -> JobEstimate:
-    """The job's LM calls: uncompiled and compiled on validation (and test), plus the compile budget."""
-    per_example = CALLS_PER_QUESTION if config.stage == "end_to_end" else 1
-    calls = 2 * per_example * (val_examples + test_examples) + config.budget.max_lm_calls
-    if config.stage != "end_to_end":
-        calls += 2 * CALLS_PER_QUESTION * min(config.data.end_to_end_size, val_examples)
-    seconds = calls * EMBEDDED_SECONDS_PER_CALL if embedded else None
-    return JobEstimate(calls, seconds, val_examples, config.data.min_val_size)
+    """The job's LM calls: uncompiled and compiled on validation (and test), plus the compile budget; the time
+    at the embedded model's measured rate for the stage's calls."""
+    if config.stage == "end_to_end":
+        questions = 2 * (val_examples + test_examples) + config.budget.max_lm_calls // CALLS_PER_QUESTION
+        calls = 2 * CALLS_PER_QUESTION * (val_examples + test_examples) + config.budget.max_lm_calls
+        seconds = questions * EMBEDDED_SECONDS_PER_QUESTION
+    else:
+        stage_calls = 2 * (val_examples + test_examples) + config.budget.max_lm_calls
+        questions = 2 * min(config.data.end_to_end_size, val_examples)
+        calls = stage_calls + CALLS_PER_QUESTION * questions
+        seconds = stage_calls * EMBEDDED_SECONDS_PER_CALL[config.stage] + questions * EMBEDDED_SECONDS_PER_QUESTION
+    return JobEstimate(calls, seconds if embedded else None, val_examples, config.data.min_val_size)

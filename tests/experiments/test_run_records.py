@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from experiments.config import load_config
-from experiments.estimate import EMBEDDED_SECONDS_PER_CALL, estimate_job
+from experiments.estimate import EMBEDDED_SECONDS_PER_CALL, EMBEDDED_SECONDS_PER_QUESTION, estimate_job
 from experiments.runner import ProgressEvent, RunSummary, run_name
 from experiments.runs import compact_lines, export_run, list_runs
 from experiments.tracking import open_tracker, prompt_name, register_prompts
@@ -155,9 +155,29 @@ def test_the_estimate_counts_every_phase_and_times_the_embedded_model() -> None:
     config = load_config(ROOT / "experiments" / "bootstrap_demo.toml")
     estimate = estimate_job(config, val_examples=4, test_examples=0, embedded=True)
     assert estimate.lm_calls == 2 * 4 * 4 + config.budget.max_lm_calls and estimate.too_few
-    assert estimate.seconds == estimate.lm_calls * EMBEDDED_SECONDS_PER_CALL
+    # an end-to-end job: 2 x 4 questions, and the compile budget's calls as questions of 4 calls each
+    questions = 2 * 4 + config.budget.max_lm_calls // 4
+    assert estimate.seconds == questions * EMBEDDED_SECONDS_PER_QUESTION
     assert "min on the embedded model if none comes from the cache" in estimate.describe()
     assert not estimate_job(config, 40, 0, True).too_few
+
+
+def test_a_stage_jobs_time_is_its_calls_at_the_stages_rate_plus_the_end_to_end_report() -> None:
+    from tests.support.paths import ROOT
+
+    decompose = load_config(ROOT / "experiments" / "stage_decompose_sec.toml")
+    score = load_config(ROOT / "experiments" / "stage_score_sec.toml")
+    for config in (decompose, score):
+        estimate = estimate_job(config, val_examples=40, test_examples=40, embedded=True)
+        stage_calls = 2 * 80 + config.budget.max_lm_calls
+        assert estimate.lm_calls == stage_calls + 4 * 2 * 4
+        assert config.stage in ("decompose", "score")
+        assert estimate.seconds == pytest.approx(
+            stage_calls * EMBEDDED_SECONDS_PER_CALL[config.stage] + 2 * 4 * EMBEDDED_SECONDS_PER_QUESTION
+        )
+    # a decompose call reads one question, a score call reads chunks: the same count takes less time
+    assert EMBEDDED_SECONDS_PER_CALL["decompose"] < EMBEDDED_SECONDS_PER_CALL["score"]
+    assert estimate_job(decompose, 40, 40, False).seconds is None
 
 
 def test_a_job_with_enough_validation_examples_does_not_warn(
