@@ -33,7 +33,7 @@ from typing import Any
 import dspy
 
 from optimizers.stages import StageProgram, evaluate_stage
-from pipeline.evaluation.compare import compare_paired, differences_frame
+from pipeline.evaluation.compare import compare_rows, differences_frame
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.labels import resolve_example
 from pipeline.evaluation.stage_inputs import gold_chunk_rows, missing_label, stage_example
@@ -161,12 +161,7 @@ def main() -> None:
     if len(results) == 2:
         first, second = results
         for metric in ("value", "fact_recall"):
-            pairs = [
-                (a["case"], a[metric], b[metric])
-                for a, b in zip(first["per_example"], second["per_example"], strict=True)
-                if a.get(metric) is not None and b.get(metric) is not None
-            ]
-            diffs = compare_paired([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], seed=0)
+            diffs = compare_rows(first["per_example"], second["per_example"], metric, seed=0)
             print(f"\n{second['mode']} - {first['mode']}, {metric} (paired, 95% bootstrap CI)")
             print(differences_frame(diffs).to_string(index=False))  # type: ignore[attr-defined]
     if args.json:

@@ -33,7 +33,7 @@ from typing import Any
 
 import dspy
 
-from pipeline.evaluation.compare import compare_paired, differences_frame
+from pipeline.evaluation.compare import compare_rows, differences_frame
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
 from pipeline.export.choice import SHIPPED_PROGRAM, choose_program
@@ -95,13 +95,7 @@ def run_row(model: str, program: str, results: list[ExampleResult], seconds: flo
 
 def paired(first: dict[str, Any], other: dict[str, Any], metric: str) -> Any:
     """`other` - `first` on `metric`, over the examples where both have a value, per case and overall."""
-    pairs = [
-        (a["case"], a[metric], b[metric])
-        for a, b in zip(first["per_example"], other["per_example"], strict=True)
-        if a[metric] is not None and b[metric] is not None
-    ]
-    diffs = compare_paired([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], seed=0)
-    return differences_frame(diffs)
+    return differences_frame(compare_rows(first["per_example"], other["per_example"], metric, seed=0))
 
 
 def pairs_to_compare(runs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -97,6 +97,22 @@ def compare_paired(
     return out
 
 
+def compare_rows(
+    baseline: Sequence[Mapping[str, object]], candidate: Sequence[Mapping[str, object]], metric: str, *, seed: int
+) -> list[Difference]:
+    """`compare_paired` over per-example rows (each with `id`, `case` and `metric`), paired by id; an example
+    without a numeric `metric` in either row (None: the metric does not apply) is left out."""
+    theirs = {row["id"]: row for row in candidate}
+    pairs = [
+        (str(row["case"]), float(a), float(b))
+        for row in baseline
+        if row["id"] in theirs
+        and isinstance(a := row.get(metric), int | float)
+        and isinstance(b := theirs[row["id"]].get(metric), int | float)
+    ]
+    return compare_paired([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], seed=seed)
+
+
 def overall(differences: Sequence[Difference]) -> Difference:
     """The `all` row of a comparison."""
     for difference in differences:

@@ -9,6 +9,7 @@ from pipeline.evaluation.compare import (
     Difference,
     bootstrap_interval,
     compare_paired,
+    compare_rows,
     overall,
     paired_bootstrap,
     select_candidate,
@@ -89,3 +90,24 @@ def test_selection_rejects_any_safety_gate_failure_whatever_the_gain_or_the_base
         and verdict.reason is not None
         and "wrong-property citations 2 (baseline 2)" in verdict.reason
     )
+
+
+def test_compare_rows_pairs_by_id_and_leaves_out_examples_a_metric_does_not_apply_to() -> None:
+    baseline = [
+        {"id": "a", "case": "chip", "fact_recall": 0.0},
+        {"id": "b", "case": "chip", "fact_recall": 1.0},
+        {"id": "c", "case": "no_scope", "fact_recall": 0.5},
+        {"id": "d", "case": "no_scope", "fact_recall": None},
+        {"id": "e", "case": "no_scope", "fact_recall": 1.0},
+    ]
+    # another order, "c" without a value, "e" missing altogether
+    candidate = [
+        {"id": "d", "case": "no_scope", "fact_recall": 1.0},
+        {"id": "b", "case": "chip", "fact_recall": 1.0},
+        {"id": "c", "case": "no_scope", "fact_recall": None},
+        {"id": "a", "case": "chip", "fact_recall": 1.0},
+    ]
+    rows = compare_rows(baseline, candidate, "fact_recall", seed=0)
+    assert [(r.case, r.n) for r in rows] == [("chip", 2), ("all", 2)]
+    assert rows[-1].baseline == pytest.approx(0.5) and rows[-1].candidate == pytest.approx(1.0)
+    assert compare_rows(baseline, candidate, "citation_precision", seed=0) == []
