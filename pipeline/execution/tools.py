@@ -266,9 +266,6 @@ class RetrievalTools:
             self.empty_searches.add(query)
         return ToolResult.success(kept)
 
-    def _chunk_query(self, query: str, ids: Sequence[str]) -> str:
-        return query_within(self.store, query, ids)
-
     def retrieve_chunks(self, args: Mapping[str, object]) -> ToolResult[Any]:
         """Chunks of the given documents: only canonical, known, in-scope ids the gate keeps."""
         query = args.get("query")
@@ -291,7 +288,7 @@ class RetrievalTools:
         if preferred and only:
             accepted = [d for d in accepted if d in preferred]
         ids = self.ensure_sendable(accepted)
-        searched: list[str] = [self._chunk_query(query, ids)]
+        searched: list[str] = [query_within(self.store, query, ids)]
         self._record_sent(ids)
         search = self.search
         k = _int_arg(args, "k", self.config.chunks_k)
