@@ -75,7 +75,7 @@ def register(commands: Commands) -> None:
     p = commands.add_parser(
         "export",
         parents=[mlruns_option()],
-        help="copy a run's selected program (scoperag-program/v2) to a directory",
+        help="copy a run's selected program (scoperag-program/v3) to a directory",
     )
     p.add_argument("run_id")
     p.add_argument("--out", required=True)

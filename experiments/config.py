@@ -137,7 +137,7 @@ class ExperimentConfig(Strict):
     budget: BudgetConfig
     tracking: TrackingConfig = TrackingConfig()
     optimizer_params: OptimizerParams
-    # The program's own settings (e.g. answer_mode = "select"); recorded in the export.
+    # The program's own settings (e.g. which steps run their floor); recorded in the export.
     program: ProgramSettings = ProgramSettings()
     # Keep the uncompiled program unless the candidate's validation composite is higher.
     require_improvement: bool = True
@@ -171,9 +171,7 @@ class ExperimentConfig(Strict):
 
     @property
     def stage_module(self) -> str:
-        """The predictor a stage job compiles: the stage's own, `select` for the answer stage in select mode."""
-        if self.stage == "answer" and self.program.answer_mode == "select":
-            return "select"
+        """The predictor a stage job compiles: the stage's own."""
         return self.stage
 
     def settings(self) -> Settings:

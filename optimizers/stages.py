@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 
 
 def stage_predictor(program: ScopedQA, stage: Stage) -> str:
-    """The predictor that makes `stage`'s output: the stage's own, or `select` when answers are chosen."""
-    return "select" if stage == "answer" and program.settings.program.answer_mode == "select" else stage
+    """The predictor that makes `stage`'s output: the stage's own."""
+    return stage
 
 
 class StageProgram(dspy.Module):

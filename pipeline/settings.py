@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from pipeline.errors import SettingsError
 from pipeline.files import read_toml_model
@@ -115,25 +115,67 @@ DEFAULT_HISTORY = Path(".scoperag/history.sqlite")
 DEFAULT_PROFILES = Path(".scoperag/profiles")
 
 
-class ProgramSettings(Strict):
-    """Knobs of the program that are not the LM's: threshold, sizes, output budgets."""
+DecomposeStep = Literal["lm", "question", "parts"]
+ScoreStep = Literal["lm", "keep_all", "top_k"]
+AnswerStep = Literal["lm", "sentence", "span"]
+AbstainStep = Literal["lm", "support"]
+ComputeStep = Literal["lm", "rows"]
+STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute")
 
+
+class StepChoices(Strict):
+    """Which way each learned step runs: "lm" (the LM call), or its floor, the same step done by plain code
+    with no LM call (pipeline.intake.parts, pipeline.guards.relevance, pipeline.answering).
+
+    decompose: "question" (the question as its one sub-question), "parts" (its own questions, split on "?"
+    and on "and" before a question word); score: "keep_all" (every retrieved chunk), "top_k" (the first
+    `keep_top_k` by retrieval); answer: "sentence" (the best-ranked sentence), "span" (the span of the
+    kind asked for: an amount, a date, a name ...); abstain: "support" (not found when the best sentences
+    hold less than `support_threshold` of the key terms), "lm" (when the LM finds no answer; needs
+    answer = "lm"); compute: "rows" (operands read as table rows), "lm" (the LM names the operands).
+    """
+
+    decompose: DecomposeStep = "lm"
+    score: ScoreStep = "lm"
+    answer: AnswerStep = "lm"
+    abstain: AbstainStep = "lm"
+    compute: ComputeStep = "lm"
+
+    @model_validator(mode="after")
+    def _abstain_needs_lm_answer(self) -> StepChoices:
+        if self.abstain == "lm" and self.answer != "lm":
+            raise ValueError(
+                f'abstain = "lm" needs answer = "lm" (the LM finds no answer); with answer = "{self.answer}" '
+                'set abstain = "support"'
+            )
+        return self
+
+    def uses_lm(self, step: str) -> bool:
+        """Whether `step` makes an LM call."""
+        return bool(getattr(self, step) == "lm")
+
+
+class ProgramSettings(Strict):
+    """Knobs of the program that are not the LM's: which steps call it, threshold, sizes, output budgets."""
+
+    steps: StepChoices = StepChoices()
     relevance_threshold: float = Field(default=5.0, ge=0.0, le=10.0)
     max_chunk_chars: int = Field(default=900, ge=50, le=20_000)
     # The scorer judges relevance from a chunk's opening; the answer reads the whole shown text.
     # Shorter scoring prompts are most of what a question's prompt tokens cost.
     score_chunk_chars: int = Field(default=360, ge=50, le=20_000)
+    # Chunks kept by the score floor "top_k".
+    keep_top_k: int = Field(default=3, ge=1, le=100)
+    # Sentences of the kept chunks, best match first, offered to the answer step per sub-question.
+    line_sentences: int = Field(default=6, ge=1, le=48)
+    # Share of a sub-question's key terms the best sentences must hold for the abstain floor to answer.
+    support_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Evidence sentences quoted under an answer line.
+    max_evidence: int = Field(default=3, ge=1, le=5)
     # Output budgets per call: a small model that starts repeating itself stops here.
     max_tokens: dict[str, int] = Field(
-        default_factory=lambda: {"decompose": 160, "score": 400, "answer": 900, "hyde": 200, "select": 200}
+        default_factory=lambda: {"decompose": 160, "score": 400, "answer": 300, "hyde": 200, "compute": 300}
     )
-    # How the answer is made: "write" (the LM writes cited bullets) or "select" (the LM chooses
-    # sentences of the kept chunks by id; code quotes them with their citation).
-    answer_mode: Literal["write", "select"] = "write"
-    # The order sentences are offered in for "select": best BM25 match to the sub-question first
-    # ("question"), or as the kept chunks run ("chunk"). Measured on the demo dev split, embedded 0.5B
-    # model: fact recall 0.544 -> 0.956 (the model takes the first ids it is shown; benchmarks/README.md).
-    sentence_order: Literal["chunk", "question"] = "question"
 
 
 class LMRequestSettings(Strict):

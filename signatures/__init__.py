@@ -1,9 +1,9 @@
 """DSPy signatures, one per file; each docstring is the module's instruction."""
 
+from signatures.answer_lines import AnswerLines
+from signatures.compute_figure import ComputeFigure
 from signatures.decompose import Decompose
 from signatures.hyde import HyDE
 from signatures.score_relevance import ScoreRelevance
-from signatures.sectioned_answer import SectionedAnswer
-from signatures.select_sentences import SelectSentences
 
-__all__ = ["Decompose", "HyDE", "ScoreRelevance", "SectionedAnswer", "SelectSentences"]
+__all__ = ["AnswerLines", "ComputeFigure", "Decompose", "HyDE", "ScoreRelevance"]

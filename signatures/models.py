@@ -42,46 +42,6 @@ class GroupScores(_Model):
     )
 
 
-class SourceChunk(_Model):
-    """A chunk the answer may cite, labelled the way citations must name it."""
-
-    filename: str
-    page: int
-    text: str
-
-
-class SectionContext(_Model):
-    """A sub-question and the only chunks its section may use and cite."""
-
-    sub_question_index: int
-    sub_question: str
-    chunks: list[SourceChunk]
-
-
-class Citation(_Model):
-    """A reference to one page of one shown document."""
-
-    filename: str
-    page: int
-
-
-class Bullet(_Model):
-    """One statement of a section with the pages that support it."""
-
-    text: str = Field(
-        description="a fact the chunks state, with figures, dates and names as written; never the question itself",
-        json_schema_extra={"maxLength": 400},
-    )
-    citations: list[Citation] = Field(default_factory=list, json_schema_extra={"maxItems": 4})
-
-
-class AnswerSection(_Model):
-    """The answer to one sub-question: 1-5 bullets."""
-
-    sub_question_index: int
-    bullets: list[Bullet] = Field(json_schema_extra={"minItems": 1, "maxItems": 5})
-
-
 class NumberedSentence(_Model):
     """One sentence of a chunk the answer may use, numbered within its sub-question's section."""
 
@@ -90,20 +50,46 @@ class NumberedSentence(_Model):
     text: str
 
 
-class SentenceSection(_Model):
-    """A sub-question and the numbered sentences of the chunks kept for it."""
+class LineSentences(_Model):
+    """A sub-question and the numbered sentences it may be answered from, best match first."""
 
     sub_question_index: int
     sub_question: str
     sentences: list[NumberedSentence]
 
 
-class SectionChoice(_Model):
-    """The sentences chosen to answer one sub-question, by id, in the order they should be shown."""
+class AnswerLine(_Model):
+    """The answer to one sub-question: the sentences it comes from, then the answer itself."""
 
     sub_question_index: int
     sentence_ids: list[int] = Field(
         default_factory=list,
-        description="ids of the sentences that state the answer; empty when none does",
-        json_schema_extra={"maxItems": 5},
+        description="ids of the 1-3 sentences that state the answer, most direct first; empty when none does",
+        json_schema_extra={"maxItems": 3},
+    )
+    answer: str = Field(
+        default="",
+        description="the answer copied from those sentences, at most 40 words: the amount, name, date, duration, "
+        "yes/no or short list asked for, figures and names exactly as written; empty when no sentence answers",
+        json_schema_extra={"maxLength": 300},
+    )
+
+
+class OperandChoice(_Model):
+    """One figure a computation uses: its name in the expression, and where it is quoted from."""
+
+    name: str = Field(description="a, b, c, ...")
+    sentence_id: int
+    figure: str = Field(description="the figure exactly as the sentence writes it")
+
+
+class FigureComputation(_Model):
+    """How to compute the figure one sub-question asks for: its operands and an expression over their names."""
+
+    sub_question_index: int
+    operands: list[OperandChoice] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
+    expression: str = Field(
+        default="",
+        description="arithmetic over the operand names, e.g. a / b * 100; empty when the sentences lack a figure",
+        json_schema_extra={"maxLength": 120},
     )

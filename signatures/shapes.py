@@ -1,9 +1,9 @@
 """Per-call output types with the exact shape the program expects, for constrained decoding.
 
-The signatures declare lenient types (list[GroupScores], list[AnswerSection]); for one call
-the program knows how many groups, chunks and sections there are and which pages were
-shown, so it narrows the output field's JSON SCHEMA to exactly that shape (prefixItems,
-const, enum, min/maxItems), which llama.cpp turns into a grammar. Validation stays the
+The signatures declare lenient types (list[GroupScores], list[AnswerLine]); for one call
+the program knows how many groups, chunks, sections and sentences there are, so it narrows
+the output field's JSON SCHEMA to exactly that shape (prefixItems, const, enum,
+min/maxItems), which llama.cpp turns into a grammar. Validation stays the
 lenient list type: a model without a grammar that misses a section loses that section
 only, and the program's own checks still decide what every value means.
 """
@@ -16,9 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter, WithJsonSchema, create_model
 from pydantic_core import core_schema
 
-from signatures.models import AnswerSection, Bullet, Citation, GroupScores, Score, SectionChoice
-
-MAX_BULLET_CHARS = 300
+from signatures.models import AnswerLine, FigureComputation, GroupScores, OperandChoice, Score
 
 
 def inline_refs(schema: Any, defs: dict[str, Any] | None = None) -> Any:
@@ -110,52 +108,42 @@ def exact_scores_type(group_sizes: Sequence[int]) -> Any:
     return shaped_list(GroupScores, _tuple_of(groups), "GroupScoresList", before=_no_boolean_scores)
 
 
-def exact_sections_type(shown: Sequence[tuple[int, Sequence[tuple[str, int]]]], max_bullets: int = 5) -> Any:
-    """tuple[Section...]: one per (sub-question index, shown (filename, page) pairs), citing only those."""
-    sections = []
-    for index, pages in shown:
-        filenames = sorted({f for f, _ in pages})
-        numbers = sorted({p for _, p in pages})
-        citation = create_model(
-            f"CitationForSection{index}",
-            __base__=Citation,
-            filename=(_enum(str, filenames), ...),
-            page=(_enum(int, numbers), ...),
-        )
-        bullet = create_model(
-            f"BulletForSection{index}",
-            __base__=Bullet,
-            text=(
-                str,
-                Field(
-                    description=Bullet.model_fields["text"].description,
-                    json_schema_extra={"maxLength": MAX_BULLET_CHARS},
-                ),
-            ),
-            citations=(_list_of(citation), Field(json_schema_extra={"maxItems": 2})),
-        )
-        sections.append(
-            create_model(
-                f"AnswerForSection{index}",
-                __base__=AnswerSection,
-                sub_question_index=(_const(index), ...),
-                bullets=(_list_of(bullet), Field(json_schema_extra={"minItems": 1, "maxItems": max_bullets})),
-            )
-        )
-    return shaped_list(AnswerSection, _tuple_of(sections), "AnswerSectionList")
-
-
-def exact_choices_type(sections: Sequence[tuple[int, int]], max_bullets: int = 5) -> Any:
-    """tuple[Choice...]: one per (sub-question index, number of sentences shown), choosing only shown ids."""
-    choices = []
+def exact_lines_type(sections: Sequence[tuple[int, int]], max_words_chars: int = 300) -> Any:
+    """tuple[Line...]: one per (sub-question index, number of sentences shown), naming only shown ids."""
+    lines = []
     for index, count in sections:
         ids = _enum(int, list(range(count)))
-        choices.append(
+        lines.append(
             create_model(
-                f"ChoiceForSection{index}",
-                __base__=SectionChoice,
+                f"AnswerForSection{index}",
+                __base__=AnswerLine,
                 sub_question_index=(_const(index), ...),
-                sentence_ids=(_list_of(ids), Field(json_schema_extra={"minItems": 0, "maxItems": max_bullets})),
+                sentence_ids=(_list_of(ids), Field(json_schema_extra={"minItems": 0, "maxItems": 3})),
+                answer=(str, Field(json_schema_extra={"maxLength": max_words_chars})),
             )
         )
-    return shaped_list(SectionChoice, _tuple_of(choices), "SectionChoiceList")
+    return shaped_list(AnswerLine, _tuple_of(lines), "AnswerLineList")
+
+
+def exact_computations_type(sections: Sequence[tuple[int, int, Sequence[str]]]) -> Any:
+    """tuple[Computation...]: one per (sub-question index, sentences shown, figures those sentences write),
+    whose operands quote only shown sentences and written figures."""
+    computations = []
+    for index, count, figures in sections:
+        operand = create_model(
+            f"OperandForSection{index}",
+            __base__=OperandChoice,
+            name=(_enum(str, list("abcdefgh")), ...),
+            sentence_id=(_enum(int, list(range(count))), ...),
+            figure=(_enum(str, list(dict.fromkeys(figures))) if figures else str, ...),
+        )
+        computations.append(
+            create_model(
+                f"ComputationForSection{index}",
+                __base__=FigureComputation,
+                sub_question_index=(_const(index), ...),
+                operands=(_list_of(operand), Field(json_schema_extra={"minItems": 0, "maxItems": 8})),
+                expression=(str, Field(json_schema_extra={"maxLength": 120})),
+            )
+        )
+    return shaped_list(FigureComputation, _tuple_of(computations), "FigureComputationList")

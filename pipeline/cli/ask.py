@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.cli.common import (
     CASES,
@@ -25,6 +26,11 @@ from pipeline.cli.common import (
     settings_option,
     styled,
 )
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from pipeline.program.events import Section
 
 
 def register(commands: Commands) -> None:
@@ -80,7 +86,7 @@ def register(commands: Commands) -> None:
 def cmd_ask(args: argparse.Namespace) -> int:
     import dspy
 
-    from pipeline.cli.common import read_settings, settings_for_lm
+    from pipeline.cli.common import read_settings
     from pipeline.cli.progress import StageLine
     from pipeline.evaluation.history import History
     from pipeline.intake.scope import resolve_scope
@@ -92,7 +98,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     configure_dspy()
     store = open_store(Path(args.index))
     scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)
-    settings = settings_for_lm(read_settings(args.settings), args.lm)
+    settings = read_settings(args.settings)
     final: Completed | Failed | None = None
     with StageLine(notices) as progress:
         progress.stage("loading the program and the language model")
@@ -126,19 +132,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
     elif final.scope_note is not None:
         out.print(styled((final.scope_note.message, "yellow")))
     for section in final.sections:
-        out.print(styled((f"{section.index + 1}. {section.sub_question}", "bold")))
-        if section.status == "error":
-            out.print(styled("  ", (section.error or "", "red")))
-        for bullet in section.bullets:
-            out.print(styled("  - ", bullet))
-        if section.sources:
-            names = "; ".join(f"{s.filename} p.{s.page}" for s in section.sources)
-            out.print(styled((f"  sources: {names}", "dim")))
+        for line in section_lines(section, "  "):
+            out.print(line)
         out.print()
     # Questions asked alongside an answer, and the tool loop's message when steps were given up.
     alongside = final.sections or final.scope_note is not None  # else the questions are the answer
     for note in filter(None, [*(final.clarifying_questions if alongside else ()), final.notice]):
         out.print(styled((note, "yellow")))
+    if final.trace is not None and final.trace.steps:
+        out.print(styled((steps_line(final.trace.steps), "dim")), soft_wrap=True)
     summary = cost_line(final.lm_calls, final.cached_calls, final.tokens, final.seconds)
     out.print(styled((f"{summary}; scope: {scope.kind}; history: {history_id}", "dim")), soft_wrap=True)
     return 0
@@ -148,6 +150,10 @@ def describe_event(event: object) -> str:
     """The stage line for one progress event (data in it is shown as text, never markup)."""
     from pipeline.program.events import Completed, Decomposed, Failed, GeneratingSubquestion
 
+    lm = getattr(event, "lm", None)
+    if lm is not None:
+        phase = str(getattr(event, "phase", "working"))
+        return STAGE_WORDS.get(phase, phase) + (" (LM)" if lm else " (no LM)")
     if isinstance(event, Decomposed):
         return f"decomposed into {len(event.sub_questions)} sub-question(s)"
     if isinstance(event, GeneratingSubquestion):
@@ -160,11 +166,30 @@ def describe_event(event: object) -> str:
 
 # What each stage event means while it lasts.
 STAGE_WORDS = {
-    "decomposing": "decomposing the question (LM)",
+    "decomposing": "decomposing the question",
     "retrieving": "retrieving chunks for each sub-question",
-    "filtering": "scoring the chunks (LM)",
-    "generating": "answering (LM)",
+    "filtering": "scoring the chunks",
+    "generating": "answering",
 }
+
+
+def steps_line(steps: dict[str, str]) -> str:
+    """Which way each learned step ran: "decompose: LM, score: floor keep_all, ..."."""
+    return "steps: " + ", ".join(f"{name}: {'LM' if way == 'lm' else f'floor {way}'}" for name, way in steps.items())
+
+
+def section_lines(section: Section, indent: str) -> list[Text]:
+    """One answer section as terminal lines: heading, answer line, formula, evidence quotes, sources."""
+    lines = [styled((f"{section.index + 1}. {section.sub_question}", "bold"))]
+    if section.status == "error":
+        return [*lines, styled(indent, (section.error or "", "red"))]
+    if section.status == "not_found":
+        return [*lines, styled(indent, (section.answer, "yellow"))]
+    lines.append(styled(indent, (section.cited_answer, "bold green")))
+    if section.formula:
+        lines.append(styled(indent, ("computed: ", "dim"), section.formula))
+    lines.extend(styled(indent + "  ", ("> ", "dim"), quote) for quote in section.cited_evidence)
+    return lines
 
 
 def cost_line(lm_calls: int, cached: int, tokens: int, seconds: float) -> str:

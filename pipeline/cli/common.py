@@ -149,17 +149,6 @@ def read_settings(path: str | None) -> Settings:
     return load_settings(Path(path)) if path else Settings()
 
 
-def settings_for_lm(settings: Settings, lm: str | None) -> Settings:
-    """`settings` with the answer mode measured best for the LM `lm` names (--lm; None: the embedded
-    model), unless they set one themselves."""
-    from pipeline.program.lm.factory import measured_answer_mode
-
-    mode = measured_answer_mode(lm)
-    if mode is None or "answer_mode" in settings.program.model_fields_set:
-        return settings
-    return settings.model_copy(update={"program": settings.program.model_copy(update={"answer_mode": mode})})
-
-
 # -- options shared by several commands (argparse parents) ------------------------------------------
 
 

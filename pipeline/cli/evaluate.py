@@ -24,7 +24,6 @@ from pipeline.cli.common import (
     program_option,
     ray_option,
     read_settings,
-    settings_for_lm,
     settings_option,
     styled,
 )
@@ -86,7 +85,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         notices.print(f"no examples in {args.traces} for split={args.split} case={args.case or 'any'}")
         return 1
     store = open_store(Path(args.index))
-    settings = settings_for_lm(read_settings(args.settings), args.lm)
+    settings = read_settings(args.settings)
     configure_dspy()
     program = None
     lm = None

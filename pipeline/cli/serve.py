@@ -17,7 +17,6 @@ from pipeline.cli.common import (
     profile_paths,
     program_option,
     read_settings,
-    settings_for_lm,
     settings_option,
 )
 
@@ -62,7 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         lm_threads=args.threads,
-        settings=settings_for_lm(read_settings(args.settings), args.lm),
+        settings=read_settings(args.settings),
         announce=lambda line: print(line, file=sys.stderr),
         corpus=Path(args.corpus) if args.corpus else None,
     )

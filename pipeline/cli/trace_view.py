@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from pipeline.cli.ask import section_lines
 from pipeline.cli.common import styled
 from pipeline.program.events import Section
 from pipeline.program.trace import Intervention, QuestionTrace, SubQuestionTrace
@@ -67,10 +68,7 @@ def _sub_question(sq: SubQuestionTrace, section: Section | None) -> list[Text]:
         styled((f"   {len(sq.chunks)} retrieved, {kept} kept{rounds}{stop}", "dim")),
     ]
     if section is not None:
-        if section.status == "error":
-            lines.append(styled("   answer: ", (section.error or "missing", "red")))
-        for bullet in section.bullets:
-            lines.append(styled("   - ", bullet))
+        lines.extend(section_lines(section, "   ")[1:])
         if section.sources:
             lines.append(
                 styled(("   sources: " + "; ".join(f"{s.filename} p.{s.page}" for s in section.sources), "dim"))

@@ -11,8 +11,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pipeline.guards.ids import id_problem
-from pipeline.periods import find_dates
 from pipeline.text import normalise, word_set
+from pipeline.values import SCALES, missing_values, value_spans
 
 # ---- safety -------------------------------------------------------------------------------
 
@@ -92,10 +92,6 @@ def citation_recall(cited_documents: Iterable[str], gold: Collection[str]) -> fl
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 
 
-def _dates(text: str) -> set[str]:
-    return {day.isoformat() for _, _, day in find_dates(text)}
-
-
 def number_values(text: str) -> set[str]:
     """Numbers in canonical form: thousands separators dropped, trailing zero decimals dropped."""
     out = set()
@@ -106,25 +102,22 @@ def number_values(text: str) -> set[str]:
     return out
 
 
-# Scale words are often written differently or left out ("1.2 million", "1,200,000").
-_SCALE_WORDS = frozenset({"million", "billion", "thousand"})
+# Words a figure is written with, not claims of their own ("per cent", "million").
+_FIGURE_WORDS = frozenset({"per", "cent", "percent", "pct", *SCALES})
 
 
 def fact_present(fact: str, answer: str, units: Collection[str] = frozenset()) -> bool:
-    """Whether `answer` states `fact`: dates and numbers compared by value, words as text.
-
-    "1,200,000" matches "1200000.00"; "1 March 2023" matches "March 1, 2023" and "2023-03-01";
-    other words must appear after normalisation, except scale words and the corpus's `units`
-    (currency words an amount may be written with or without).
+    """Whether `answer` states `fact`: figures, dates and references by value (pipeline.values: "1,200,000"
+    matches "1.2 million", "10/11/96" matches "Oct. 11, 1996", "seventy-five per cent" matches "75%"),
+    other words as text, except the corpus's `units` (currency words an amount may be written with or without).
     """
-    fact_norm, answer_norm = normalise(fact), normalise(answer)
-    fact_dates = _dates(fact_norm)
-    if fact_dates:
-        return fact_dates <= _dates(answer_norm)
-    fact_numbers = number_values(fact)
-    if fact_numbers and not fact_numbers <= number_values(answer):
+    if missing_values(fact, answer):
         return False
-    words = [w for w in re.findall(r"[a-z]+", fact_norm) if w not in _SCALE_WORDS and w not in units]
+    rest = list(fact)
+    for start, end in value_spans(fact):
+        rest[start:end] = " " * (end - start)
+    answer_norm = normalise(answer)
+    words = [w for w in re.findall(r"[a-z]+", normalise("".join(rest))) if w not in _FIGURE_WORDS and w not in units]
     return all(w in answer_norm for w in words)
 
 
@@ -148,14 +141,124 @@ def abstention_correct(expect_not_found: bool, did_abstain: bool) -> bool:
     return expect_not_found == did_abstain
 
 
+# ---- what a reader reads: answer lines, evidence, length -------------------------------------
+
+# An answer line longer than this is no answer (a whole clause quoted is not an answer).
+MAX_LINE_WORDS = 40
+# A section a reader takes in at a glance: words of line and evidence beyond this cost brevity.
+BREVITY_WORDS = 60
+
+
+@dataclass(frozen=True)
+class ReadSection:
+    """What a reader reads of one section: its answer line, its evidence quotes (text, document, page), and
+    whether it gives an answer (False: it says the documents do not state it)."""
+
+    answer: str
+    evidence: tuple[tuple[str, str, int], ...] = ()
+    found: bool = True
+
+
+def _line_states(line: str, fact: str, units: Collection[str]) -> bool:
+    return len(line.split()) <= MAX_LINE_WORDS and fact_present(fact, line, units)
+
+
+def answer_line_correct(
+    facts: Sequence[str], sections: Sequence[ReadSection], units: Collection[str] = frozenset()
+) -> float | None:
+    """1.0 when an answer line of at most MAX_LINE_WORDS words states a gold fact, else 0.0 (None without facts)."""
+    if not facts:
+        return None
+    lines = [s.answer for s in sections if s.found]
+    return float(any(_line_states(line, fact, units) for line in lines for fact in facts))
+
+
+def line_fact_recall(
+    facts: Sequence[str], sections: Sequence[ReadSection], units: Collection[str] = frozenset()
+) -> float | None:
+    """Share of gold facts stated by some answer line of at most MAX_LINE_WORDS words (None without facts)."""
+    if not facts:
+        return None
+    lines = [s.answer for s in sections if s.found]
+    return sum(any(_line_states(line, fact, units) for line in lines) for fact in facts) / len(facts)
+
+
+def evidence_precision(
+    sections: Sequence[ReadSection],
+    gold_pages: Mapping[str, frozenset[int] | None],
+    facts: Sequence[str],
+    units: Collection[str] = frozenset(),
+) -> float | None:
+    """Share of quoted evidence sentences that are on a gold page (any page of a gold document without page
+    labels) or state a gold fact; None when nothing is quoted."""
+    quotes = [q for s in sections if s.found for q in s.evidence]
+    if not quotes:
+        return None
+    good = 0
+    for text, document, page in quotes:
+        pages = gold_pages.get(document, frozenset())
+        on_gold = document in gold_pages and (pages is None or page in pages)
+        good += on_gold or any(fact_present(f, text, units) for f in facts)
+    return good / len(quotes)
+
+
+def words_per_section(sections: Sequence[ReadSection]) -> float | None:
+    """Mean words a reader reads per answered section: answer line plus evidence (None: nothing answered)."""
+    found = [s for s in sections if s.found]
+    if not found:
+        return None
+    return sum(len(s.answer.split()) + sum(len(q[0].split()) for q in s.evidence) for s in found) / len(found)
+
+
+def quotes_per_section(sections: Sequence[ReadSection]) -> float | None:
+    """Mean evidence quotes per answered section (None: nothing answered)."""
+    found = [s for s in sections if s.found]
+    return sum(len(s.evidence) for s in found) / len(found) if found else None
+
+
+def brevity(words: float | None) -> float | None:
+    """1.0 up to BREVITY_WORDS words per section, then falling as BREVITY_WORDS / words (None: nothing read)."""
+    return None if words is None else min(1.0, BREVITY_WORDS / max(words, 1.0))
+
+
+def reader_metrics(
+    sections: Sequence[ReadSection],
+    facts: Sequence[str],
+    gold_pages: Mapping[str, frozenset[int] | None],
+    expect_not_found: bool,
+    units: Collection[str] = frozenset(),
+) -> dict[str, float | None]:
+    """Every reader metric of one answer (ExampleScores' field names): answer lines, fact recall over lines
+    and evidence, evidence precision, length, and abstention both ways."""
+    did_abstain = not any(s.found for s in sections)
+    read = "\n".join(line for s in sections if s.found for line in (s.answer, *(q[0] for q in s.evidence)))
+    words = words_per_section(sections)
+    return {
+        "answer_line_correct": None if expect_not_found else answer_line_correct(facts, sections, units),
+        "line_fact_recall": None if expect_not_found else line_fact_recall(facts, sections, units),
+        "fact_recall": fact_recall(facts, read, units),
+        "evidence_precision": None if expect_not_found else evidence_precision(sections, gold_pages, facts, units),
+        "words_per_section": words,
+        "quotes_per_section": quotes_per_section(sections),
+        "brevity": brevity(words),
+        "abstention": float(abstention_correct(expect_not_found, did_abstain)),
+        "abstained_when_absent": float(did_abstain) if expect_not_found else None,
+        "false_abstention": None if expect_not_found else float(did_abstain),
+    }
+
+
 # ---- composite ------------------------------------------------------------------------------
 
+# A reader's weights: a correct short answer line first, then quotes that back it, honest abstention,
+# everything stated at all, retrieval, brevity. A five-quote dump whose first quote holds the fact loses
+# to one correct line with one quote (tests/evaluation/test_metrics.py).
 DEFAULT_WEIGHTS: Mapping[str, float] = {
-    "fact_recall": 0.4,
-    "citation_precision": 0.2,
-    "recall_at_10": 0.15,
-    "sub_question_coverage": 0.1,
-    "abstention": 0.15,
+    "answer_line_correct": 0.35,
+    "evidence_precision": 0.15,
+    "abstention": 0.2,
+    "fact_recall": 0.1,
+    "recall_at_10": 0.1,
+    "brevity": 0.1,
 }
 
 
@@ -176,6 +279,16 @@ class ExampleScores:
     tokens: int
     page_recall_at_5: float | None = None
     page_recall_at_10: float | None = None
+    answer_line_correct: float | None = None
+    line_fact_recall: float | None = None
+    evidence_precision: float | None = None
+    words_per_section: float | None = None
+    quotes_per_section: float | None = None
+    brevity: float | None = None
+    # of examples whose answer is not in scope: 1.0 when the answer says so (None otherwise); of answerable
+    # ones: 1.0 when it says "not found" all the same (a false abstention; None otherwise)
+    abstained_when_absent: float | None = None
+    false_abstention: float | None = None
 
     @property
     def gates_passed(self) -> bool:

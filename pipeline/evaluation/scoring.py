@@ -17,14 +17,13 @@ from pipeline.evaluation.labels import ResolvedExample, resolve_example
 from pipeline.evaluation.metrics import (
     DEFAULT_WEIGHTS,
     ExampleScores,
-    abstained,
-    abstention_correct,
+    ReadSection,
     citation_precision,
     citation_recall,
     composite,
-    fact_recall,
     invalid_store_ids,
     page_recall_at_k,
+    reader_metrics,
     recall_at_k,
     sub_question_coverage,
     wrong_property_citations,
@@ -59,14 +58,9 @@ class ExampleResult:
 
     @property
     def failed(self) -> bool:
-        """Gate failures, errors, wrong abstention, or an answerable example with no fact right."""
+        """Gate failures, errors, wrong abstention, or an answerable example whose answer lines state no fact."""
         s = self.scores
-        return (
-            self.error is not None
-            or not s.gates_passed
-            or s.abstention < 1.0
-            or (s.fact_recall is not None and s.fact_recall == 0.0)
-        )
+        return self.error is not None or not s.gates_passed or s.abstention < 1.0 or s.answer_line_correct == 0.0
 
 
 def _isolated(store: Store) -> Store:
@@ -165,6 +159,11 @@ def score_prediction(
     example = resolved.example
     cited_pairs = [(s.document_id, s.page) for section in sections for s in section.sources]
     cited_docs = {d for d, _ in cited_pairs}
+    units = store.catalog.vocabulary.unit_words
+    reader = reader_metrics(
+        read_sections(sections), example.answer_facts, resolved.gold_pages, example.expect_not_found, units
+    )
+    abstention = float(reader.pop("abstention") or 0.0)
     shown = [c for sq in trace.sub_questions for c in sorted(sq.chunks, key=lambda c: -c.retrieval_score)]
     ranked = [c.document_id for c in shown]
     pages = [(c.document_id, c.page) for c in shown]
@@ -180,16 +179,28 @@ def score_prediction(
         ),
         citation_precision=None if example.expect_not_found else citation_precision(cited_pairs, resolved.gold_pages),
         citation_recall=citation_recall(cited_docs, resolved.gold),
-        fact_recall=fact_recall(example.answer_facts, answer, store.catalog.vocabulary.unit_words),
-        abstention=float(abstention_correct(example.expect_not_found, abstained(cited_docs))),
         lm_calls=trace.lm_calls,
+        abstention=abstention,
         tokens=trace.tokens,
         page_recall_at_5=page_recall_at_k(pages, resolved.gold_pages, 5),
         page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
+        **reader,
     )
     return ExampleResult(
         example, scores, composite(scores, weights or DEFAULT_WEIGHTS), answer, tuple(sorted(cited_docs)), error
     )
+
+
+def read_sections(sections: Sequence[Any]) -> list[ReadSection]:
+    """What a reader reads of the answer's `Section`s (pipeline.program.events)."""
+    return [
+        ReadSection(
+            answer=s.answer,
+            evidence=tuple((e.text, e.source.document_id, e.source.page) for e in s.evidence),
+            found=s.status == "answered",
+        )
+        for s in sections
+    ]
 
 
 def evaluate(

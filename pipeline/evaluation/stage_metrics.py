@@ -2,7 +2,8 @@
 
 decompose: gold-document and gold-page recall@10 of the retrieval run on its sub-questions, plus
 coverage of the labelled sub-questions; score: precision and recall of the kept chunks against the
-chunks on gold pages; answer: fact recall, citation precision and correct abstention. Every stage
+chunks on gold pages; answer: what a reader gets (pipeline.evaluation.metrics.reader_metrics): a correct
+answer line, evidence on gold pages, correct abstention both ways, facts stated, brevity. Every stage
 keeps the safety gates of the end-to-end metric (pipeline.evaluation.metrics): a stage value is 0
 when a gate failed, and optimizers rank such a candidate below every gate-clean one.
 """
@@ -21,7 +22,13 @@ RECALL_K = 10
 STAGE_WEIGHTS: Mapping[Stage, Mapping[str, float]] = {
     "decompose": {"document_recall": 0.4, "page_recall": 0.4, "sub_question_coverage": 0.2},
     "score": {"kept_f1": 1.0, "dropped_share": 1.0},
-    "answer": {"fact_recall": 0.5, "citation_precision": 0.25, "abstention": 0.25},
+    "answer": {
+        "answer_line_correct": 0.4,
+        "evidence_precision": 0.15,
+        "abstention": 0.25,
+        "fact_recall": 0.1,
+        "brevity": 0.1,
+    },
 }
 # What every stage's record holds beyond its own components: the safety gates.
 SAFETY_METRICS = ("wrong_property", "invalid_ids")

@@ -6,16 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.evaluation.metrics import (
-    abstained,
-    abstention_correct,
-    citation_precision,
-    fact_recall,
     invalid_store_ids,
+    reader_metrics,
     sub_question_coverage,
     wrong_property_citations,
 )
+from pipeline.evaluation.scoring import read_sections
 from pipeline.evaluation.stage_inputs import StageExample
 from pipeline.evaluation.stage_metrics import (
+    STAGE_WEIGHTS,
     StageScores,
     document_recall_at_k,
     kept_precision_recall,
@@ -76,21 +75,27 @@ def score_kept(store: Store, item: StageExample, kept: Sequence[Sequence[ChunkHi
 
 
 def score_sections(store: Store, item: StageExample, sections: Sequence[Section]) -> StageScores:
-    """Fact recall, citation precision and correct abstention of the guarded answer sections."""
+    """What a reader gets from the guarded answer sections (reader_metrics), with the safety gate."""
     resolved = item.resolved
     example = item.example
-    cited_pairs = [(s.document_id, s.page) for section in sections for s in section.sources]
-    cited_docs = {d for d, _ in cited_pairs}
-    text = "\n".join(bullet for section in sections for bullet in section.bullets)
+    cited_docs = {s.document_id for section in sections for s in section.sources}
     allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
+    units = store.catalog.vocabulary.unit_words
+    reader = reader_metrics(
+        read_sections(sections), example.answer_facts, resolved.gold_pages, example.expect_not_found, units
+    )
     return StageScores(
         stage="answer",
-        metrics={
-            "fact_recall": fact_recall(example.answer_facts, text, store.catalog.vocabulary.unit_words),
-            "citation_precision": None
-            if example.expect_not_found
-            else citation_precision(cited_pairs, resolved.gold_pages),
-            "abstention": float(abstention_correct(example.expect_not_found, abstained(cited_docs))),
-        },
+        metrics={name: reader[name] for name in STAGE_WEIGHTS["answer"]},
         wrong_property=wrong_property_citations(cited_docs, resolved.forbidden, allowed),
+        details={
+            name: reader[name]
+            for name in (
+                "line_fact_recall",
+                "words_per_section",
+                "quotes_per_section",
+                "abstained_when_absent",
+                "false_abstention",
+            )
+        },
     )

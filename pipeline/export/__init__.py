@@ -1,4 +1,4 @@
-"""The `scoperag-program/v1` export format: a directory of plain JSON (manifest, program state, prompts)."""
+"""The `scoperag-program/v3` export format: a directory of plain JSON (manifest, program state, prompts)."""
 
 from pipeline.export.jsonio import FORBIDDEN_KEYS, MAX_FILE_BYTES, canonical_json, is_forbidden_key, strict_loads
 from pipeline.export.prompts import render_prompts

@@ -1,6 +1,6 @@
 """Named prompt profiles: exported programs registered under a name, one of them active, movable as JSON.
 
-The registry (`scoperag-profiles/v1`) is one JSON file; a profile points to a `scoperag-program/v1`
+The registry (`scoperag-profiles/v1`) is one JSON file; a profile points to a `scoperag-program/v3`
 directory. `export_profile` inlines that directory into one `scoperag-profile/v1` document and
 `import_profile` writes it back under the profiles root, validated by the same rules as `load_export`.
 """
@@ -73,7 +73,7 @@ class Registry(StrictJson):
 
 
 class InlineExport(StrictJson):
-    """A whole `scoperag-program/v1` directory inside one JSON document."""
+    """A whole `scoperag-program/v3` directory inside one JSON document."""
 
     manifest: dict[str, JsonValue]
     program: dict[str, JsonValue]

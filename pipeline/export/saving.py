@@ -1,4 +1,4 @@
-"""save_export / read_export / load_export: a compiled ScopedQA to and from a `scoperag-program/v1` directory."""
+"""save_export / read_export / load_export: a compiled ScopedQA to and from a `scoperag-program/v3` directory."""
 
 from __future__ import annotations
 
@@ -136,9 +136,9 @@ def load_export(export_dir: Path, program: ScopedQA, *, max_file_bytes: int = MA
 
 
 def export_program_settings(manifest: ExportManifest) -> ProgramSettings:
-    """The program settings an export was compiled under; a v1 export (which predates answer_mode) wrote."""
+    """The program settings an export was compiled under (which way each step runs, thresholds, sizes)."""
     try:
-        return ProgramSettings.model_validate({"answer_mode": "write", **manifest.config.program})
+        return ProgramSettings.model_validate(manifest.config.program)
     except ValidationError as exc:
         raise schema_error(exc, MANIFEST, "config.program") from None
 
@@ -147,7 +147,7 @@ def load_export_with_settings(
     export_dir: Path, store: Store, settings: Settings | None = None, *, max_file_bytes: int = MAX_FILE_BYTES
 ) -> LoadedExport:
     """A ScopedQA over `store` holding the export's state, run with `settings` (default Settings()) whose
-    program section is the one the export was compiled under (answer_mode, thresholds, sizes)."""
+    program section is the one the export was compiled under (steps, thresholds, sizes)."""
     contents = read_export(export_dir, max_file_bytes=max_file_bytes)
     base = settings or Settings()
     program = ScopedQA(store, base.model_copy(update={"program": export_program_settings(contents.manifest)}))
@@ -158,7 +158,7 @@ def load_export_with_settings(
 def apply_state(program: ScopedQA, state: Mapping[str, Any], file: str) -> ScopedQA:
     """A deep copy of `program` with a validated program.json state loaded; ExportError if it does not fit.
 
-    A predictor the state does not carry (`select` in a v1 export) keeps `program`'s own state.
+    A predictor the state does not carry keeps `program`'s own state.
     """
     _check_shape(program, file)
     fresh: ScopedQA = program.deepcopy()

@@ -1,7 +1,8 @@
-"""The `scoperag-program/v2` schemas: manifest.json and each predictor's state in program.json.
+"""The `scoperag-program/v3` schemas: manifest.json and each predictor's state in program.json.
 
-v2 added the `select` predictor (the chosen answer). A v1 export, which has none, still loads: its
-predictors are loaded and `select` keeps the program's own (uncompiled) state.
+v3 answers with answer lines (`answer` is AnswerLines, `compute` names a computed figure's operands) and
+records which way each step runs (`config.program.steps`). Exports of v1 and v2, whose `answer` wrote or
+chose bullets, are refused with the way out: run the job again and export it with this version.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints,
 
 from pipeline.errors import ExportError
 from pipeline.types import StrictJson
-from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer, SelectSentences
+from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, ScoreRelevance
 
-FORMAT = "scoperag-program/v2"
-FORMAT_V1 = "scoperag-program/v1"
-FORMATS = (FORMAT_V1, FORMAT)
+FORMAT = "scoperag-program/v3"
+FORMATS = (FORMAT,)
 FORMAT_FAMILY = "scoperag-program/"
 MANIFEST = "manifest.json"
 PROGRAM = "program.json"
@@ -27,15 +27,12 @@ PROMPTS = "prompts.md"
 PREDICTORS: dict[str, type[dspy.Signature]] = {
     "decompose": Decompose,
     "score": ScoreRelevance,
-    "answer": SectionedAnswer,
+    "answer": AnswerLines,
     "hyde": HyDE,
-    "select": SelectSentences,
+    "compute": ComputeFigure,
 }
 # The predictors each format version carries.
-FORMAT_PREDICTORS: dict[str, tuple[str, ...]] = {
-    FORMAT_V1: ("decompose", "score", "answer", "hyde"),
-    FORMAT: tuple(PREDICTORS),
-}
+FORMAT_PREDICTORS: dict[str, tuple[str, ...]] = {FORMAT: tuple(PREDICTORS)}
 METADATA = "metadata"
 
 M = TypeVar("M", bound=BaseModel)
@@ -79,7 +76,7 @@ class ExportConfig(StrictJson):
 class ExportManifest(StrictJson):
     """manifest.json: provenance, config, scores and the hashes of program.json and prompts.md."""
 
-    format: Literal["scoperag-program/v1", "scoperag-program/v2"]
+    format: Literal["scoperag-program/v3"]
     created_at: str
     versions: Versions
     config: ExportConfig

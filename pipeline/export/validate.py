@@ -136,7 +136,7 @@ def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, A
             raise ExportError(
                 file,
                 "has decision settings ('fields'), which none of ScopedQA's signatures use",
-                "Remove the key; scoperag-program/v1 does not carry decision settings",
+                "Remove the key; scoperag-program/v3 does not carry decision settings",
                 key_path=f"{name}.fields",
             )
         parsed = validate_model(PredictorState, predictor, file, name)

@@ -104,3 +104,12 @@ def _problem(index: int, size: int, scores: list[object] | None) -> tuple[Fallba
     if any(not MIN_SCORE <= v <= MAX_SCORE for v in values if v is not None):
         return "out_of_range", f"score outside {MIN_SCORE:g}-{MAX_SCORE:g} in {scores!r}"
     return None
+
+
+def keep_without_scores(sizes: Sequence[int], keep: int | None) -> list[GroupVerdict]:
+    """The scoring step's floor, no LM: every retrieved chunk kept (`keep` None), or the first `keep` of each
+    group in retrieval order. No chunk gets a score."""
+    return [
+        GroupVerdict(i, (None,) * size, tuple(keep is None or j < keep for j in range(size)))
+        for i, size in enumerate(sizes)
+    ]

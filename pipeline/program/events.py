@@ -24,21 +24,53 @@ class SourceRef(Strict):
     page: int
 
 
+class Evidence(Strict):
+    """A sentence quoted beneath an answer line, and the page it is quoted from."""
+
+    text: str
+    source: SourceRef
+
+
 class Section(Strict):
-    """One sub-question's answer: bullets with inline citations, its sources, or its error."""
+    """One sub-question's answer: the answer line and the pages it is cited to, the evidence sentences
+    quoted beneath it, every page the section cites, how the line was made; or a line saying the
+    documents in scope do not state it (status "not_found", nothing cited); or its error."""
 
     index: int
     sub_question: str
-    bullets: tuple[str, ...] = ()
+    answer: str = ""
+    answer_sources: tuple[SourceRef, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
     sources: tuple[SourceRef, ...] = ()
-    status: Literal["answered", "no_information", "error"] = "answered"
+    status: Literal["answered", "not_found", "error"] = "answered"
+    # "extracted" (a span of a sentence), "written" (by the LM, grounded), "sentence" (a whole sentence),
+    # "computed" (worked out by code from quoted figures; `formula` shows how)
+    basis: Literal["extracted", "written", "sentence", "computed"] | None = None
+    formula: str | None = None
     error: str | None = None
+
+    @property
+    def cited_answer(self) -> str:
+        """The answer line with its citations inline: "KSH 285,000 per month [lease.pdf, page 2]"."""
+        return " ".join([self.answer, *dict.fromkeys(cite(s) for s in self.answer_sources)])
+
+    @property
+    def cited_evidence(self) -> tuple[str, ...]:
+        """Each evidence sentence with its citation inline."""
+        return tuple(f"{e.text} {cite(e.source)}" for e in self.evidence)
+
+
+def cite(source: SourceRef) -> str:
+    """The inline form of a citation: [filename, page N]."""
+    return f"[{source.filename}, page {source.page}]"
 
 
 class Decomposing(Strict):
-    """Sent as the question's first LM step starts: splitting it into sub-questions (and HyDE, if planned)."""
+    """Sent as the question's first step starts: splitting it into sub-questions (and HyDE, if planned);
+    `lm` says whether the step calls the LM or runs its floor."""
 
     phase: Literal["decomposing"] = "decomposing"
+    lm: bool = True
 
 
 class Decomposed(Strict):
@@ -51,13 +83,17 @@ class Retrieving(Strict):
 
 
 class Filtering(Strict):
+    """Sent as the scoring step starts; `lm` says whether it calls the LM or runs its floor."""
+
     phase: Literal["filtering"] = "filtering"
+    lm: bool = True
 
 
 class Generating(Strict):
-    """Sent as the answer step starts: one LM call writes (or chooses) every section."""
+    """Sent as the answer step starts: one LM call (or the floor) gives every section its answer line."""
 
     phase: Literal["generating"] = "generating"
+    lm: bool = True
 
 
 class GeneratingSubquestion(Strict):
@@ -105,27 +141,31 @@ Event = Annotated[
 
 
 def render_markdown(sections: Sequence[Section]) -> str:
-    """The answer as Markdown: one `## Sub-question N:` section per sub-question."""
+    """The answer as Markdown: per sub-question a heading, the answer line, its formula when computed, and
+    the evidence quoted beneath it."""
     parts = []
     for section in sections:
-        lines = [f"## Sub-question {section.index + 1}: {section.sub_question}"]
+        lines = [f"## {section.index + 1}. {section.sub_question}"]
         if section.status == "error":
-            lines.append(f"- {section.error}")
+            lines.append(section.error or "")
         else:
-            lines.extend(f"- {bullet}" for bullet in section.bullets)
-        parts.append("\n".join(lines))
+            lines.append(f"**{section.cited_answer}**" if section.status == "answered" else section.answer)
+            if section.formula:
+                lines.append(f"Computed: {section.formula}")
+            lines.extend(f"> {quote}" for quote in section.cited_evidence)
+        parts.append("\n\n".join(lines))
     return "\n\n".join(parts)
 
 
 def cap_answer(sections: Sequence[Section], max_bytes: int) -> tuple[list[Section], int]:
-    """`sections` with bullets dropped from the last section backwards until `render_markdown` of them
-    is at most `max_bytes` of UTF-8; and how many bullets were dropped."""
+    """`sections` with evidence quotes dropped from the last section backwards until `render_markdown` of them
+    is at most `max_bytes` of UTF-8; and how many quotes were dropped."""
     kept = list(sections)
     dropped = 0
     while len(render_markdown(kept).encode("utf-8")) > max_bytes:
-        last = next((i for i in reversed(range(len(kept))) if kept[i].bullets), None)
+        last = next((i for i in reversed(range(len(kept))) if kept[i].evidence), None)
         if last is None:
             break
-        kept[last] = kept[last].model_copy(update={"bullets": kept[last].bullets[:-1]})
+        kept[last] = kept[last].model_copy(update={"evidence": kept[last].evidence[:-1]})
         dropped += 1
     return kept, dropped

@@ -12,16 +12,17 @@ from typing import Any
 
 import dspy
 
+from pipeline.answering.asks import FormatRequest, split_format
+from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
 from pipeline.execution.direct import direct_answer
 from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.execution.tools import query_within
-from pipeline.guards.citations import MISSING_SECTION, build_section, citation_label
-from pipeline.guards.relevance import apply_scores
+from pipeline.guards.citations import citation_label
+from pipeline.guards.relevance import GroupVerdict, apply_scores, keep_without_scores
 from pipeline.guards.sanitise import (
     MAX_ANSWER_BYTES,
-    MAX_BULLETS,
     MAX_QUESTION_CHARS,
     MAX_SUB_QUESTION_CHARS,
     MAX_SUB_QUESTIONS,
@@ -31,10 +32,12 @@ from pipeline.guards.sanitise import (
     sanitised_text,
     valid_text,
 )
-from pipeline.guards.selection import numbered, offered_sentences, render_choice
+from pipeline.guards.sub_questions import check_sub_questions
+from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import Scope, ScopeNote, allowed_document_ids, scope_document_ids, scope_note
+from pipeline.program.answer_step import AnswerStep
 from pipeline.program.calls import call_once
 from pipeline.program.events import (
     Completed,
@@ -47,7 +50,6 @@ from pipeline.program.events import (
     GeneratingSubquestion,
     Retrieving,
     Section,
-    SourceRef,
     cap_answer,
     render_markdown,
 )
@@ -61,27 +63,18 @@ from pipeline.program.trace import (
     record_question,
     record_retrieval,
     record_sanitised,
-    record_section,
     record_tool_loop,
 )
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
-from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer, SelectSentences
-from signatures.models import (
-    AnswerSection,
-    ChunkForScoring,
-    ScoringGroup,
-    SectionChoice,
-    SectionContext,
-    SentenceSection,
-    SourceChunk,
-)
-from signatures.shapes import exact_choices_type, exact_scores_type, exact_sections_type
+from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, ScoreRelevance
+from signatures.models import ChunkForScoring, ScoringGroup
+from signatures.shapes import exact_scores_type
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_BULLETS", "MAX_SUB_QUESTIONS", "QuestionRun", "ScopedQA"]
+__all__ = ["MAX_SUB_QUESTIONS", "QuestionRun", "ScopedQA"]
 
 
 @dataclass
@@ -92,6 +85,8 @@ class QuestionRun:
     trace: QuestionTrace
     # The question asks for reasoning only (arithmetic on given numbers): answered without documents.
     reasoning_only: bool = False
+    # How the question asks its answer to be written ("Answer in USD billions."), taken out of the plan's goal.
+    format_request: FormatRequest | None = None
 
 
 class ScopedQA(dspy.Module):
@@ -107,9 +102,9 @@ class ScopedQA(dspy.Module):
         self.clock = clock
         self.decompose = dspy.Predict(Decompose)
         self.score = dspy.Predict(ScoreRelevance)
-        self.answer = dspy.Predict(SectionedAnswer)
+        self.answer = dspy.Predict(AnswerLines)
         self.hyde = dspy.Predict(HyDE)
-        self.select = dspy.Predict(SelectSentences)
+        self.compute = dspy.Predict(ComputeFigure)
         self._doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
         self._name_terms = name_terms(store.catalog.entities.values())
 
@@ -140,7 +135,8 @@ class ScopedQA(dspy.Module):
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
         note = self._scope_note(plan, scope)
-        yield Decomposing()
+        steps = self.settings.program.steps
+        yield Decomposing(lm=steps.uses_lm("decompose"))
         try:
             passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
             sub_questions = self.decompose_step(run)
@@ -151,15 +147,12 @@ class ScopedQA(dspy.Module):
             )
             groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
             record_tool_loop(trace, retrieval)
-            yield Filtering()
+            yield Filtering(lm=steps.uses_lm("score"))
             kept = self.score_step(run, sub_questions, groups)
-            sections_out: list[Section] = []
-            yield Generating()
-            answered = self._generate(run, sub_questions, kept)
-            allowed = allowed_document_ids(scope, self.store.entity_document_ids)
-            for index, sub_question in enumerate(sub_questions):
-                yield GeneratingSubquestion(index=index, sub_question=sub_question)
-                sections_out.append(self._section(index, sub_question, kept[index], answered, allowed, trace))
+            yield Generating(lm=steps.uses_lm("answer"))
+            sections_out = self.answer_sections(run, scope, sub_questions, kept)
+            for section in sections_out:
+                yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
             failure = Intervention(guard="lm", target="call", reason=str(exc))
@@ -172,7 +165,7 @@ class ScopedQA(dspy.Module):
         trace.timings["total"] = time.perf_counter() - started
         sections_out, over = cap_answer(sections_out, MAX_ANSWER_BYTES)
         if over:
-            reason = f"{over} bullets dropped from the end: the answer was over {MAX_ANSWER_BYTES} bytes"
+            reason = f"{over} evidence quotes dropped from the end: the answer was over {MAX_ANSWER_BYTES} bytes"
             trace.interventions.append(Intervention(guard="cap", target="answer", reason=reason))
         answer = render_markdown(sections_out)
         if note is not None and note.kind == "other_entity" and any(s.sources for s in sections_out):
@@ -247,24 +240,32 @@ class ScopedQA(dspy.Module):
         return trace
 
     def _plan(self, trace: QuestionTrace, scope: Scope) -> QuestionRun:
+        """The plan for the question without its format instructions (they are applied to the answer by
+        code, never searched for or made into sub-questions)."""
         catalog = self.store.catalog
         planner = self.settings.core.planner
+        body, format_request = split_format(trace.question)
         intake, plan = analyse_and_plan(
-            trace.question, scope, catalog.entities, self._doc_types, planner, vocabulary=catalog.vocabulary
+            body, scope, catalog.entities, self._doc_types, planner, vocabulary=catalog.vocabulary
         )
         trace.planner = plan.model_dump(mode="json")
-        return QuestionRun(plan, trace, intake.answerability == "reasoning_only")
+        trace.format_request = format_request.text if format_request else None
+        trace.steps = self.settings.program.steps.model_dump()
+        return QuestionRun(plan, trace, intake.answerability == "reasoning_only", format_request)
 
     def answer_sections(
         self, run: QuestionRun, scope: Scope, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
     ) -> list[Section]:
-        """The answer step alone: one LM call, then every section through the citation guard."""
-        answered = self._generate(run, sub_questions, kept)
+        """The answer step alone: each sub-question's answer line and evidence (at most one answer call and one
+        compute call, none where the steps run their floors), through the guards."""
         allowed = allowed_document_ids(scope, self.store.entity_document_ids)
-        return [
-            self._section(index, sub_question, kept[index], answered, allowed, run.trace)
-            for index, sub_question in enumerate(sub_questions)
-        ]
+        generic = self.store.catalog.vocabulary.generic
+        step = AnswerStep(self.settings.program, generic, self._call, self.answer, self.compute)
+        queries = [self._ranking_query(sq, kept[i]) for i, sq in enumerate(sub_questions)]
+        catalog = self.store.catalog
+        entities = list(catalog.entities.values())
+        asked = [without_mentions(sq, entities, catalog.vocabulary) for sq in sub_questions]
+        return step.run(run, sub_questions, kept, queries, asked, allowed)
 
     def _call(self, name: str, predictor: dspy.Predict, run: QuestionRun, **inputs: Any) -> dspy.Prediction | None:
         """One LM call, counted with its tokens; None when the output could not be parsed, or when
@@ -290,11 +291,23 @@ class ScopedQA(dspy.Module):
         return outcome.prediction
 
     def decompose_step(self, run: QuestionRun) -> list[str]:
-        """Sub-questions from the LM, plus any of the question's own it missed (up to the cap)."""
+        """Sub-questions from the LM (only those that say what the question says) or from its floor, plus any
+        of the question's own the LM missed (up to the cap)."""
         goal, trace = run.plan.goal, run.trace
-        result = self._call("decompose", self.decompose, run, question=goal)
-        sub_questions, fell_back, removed, cut = clean_sub_questions(getattr(result, "sub_questions", None), goal)
+        step = self.settings.program.steps.decompose
+        if step == "lm":
+            raw = getattr(self._call("decompose", self.decompose, run, question=goal), "sub_questions", None)
+        else:
+            raw = [goal] if step == "question" else question_parts(goal)
+        sub_questions, fell_back, removed, cut = clean_sub_questions(raw, goal)
         record_sanitised(trace, "sub_questions", removed, cut)
+        if step == "lm" and not fell_back:
+            sub_questions, dropped = check_sub_questions(sub_questions, goal)
+            for item in dropped:
+                target = f"sub_question:{item.text}"
+                trace.interventions.append(Intervention(guard="sub_question", target=target, reason=item.reason))
+            if not sub_questions:
+                sub_questions, fell_back = [sanitised_text(goal, MAX_SUB_QUESTION_CHARS)], True
         if fell_back:
             trace.fallbacks.append(
                 Intervention(guard="decompose", target="sub_questions", reason="empty: using the question")
@@ -329,6 +342,10 @@ class ScopedQA(dspy.Module):
         if not any(groups):
             return groups
         trace = run.trace
+        step = self.settings.program.steps.score
+        if step != "lm":
+            keep = self.settings.program.keep_top_k if step == "top_k" else None
+            return self._keep(trace, groups, keep_without_scores([len(g) for g in groups], keep))
         payload = [
             ScoringGroup(
                 sub_question_index=i,
@@ -358,6 +375,12 @@ class ScopedQA(dspy.Module):
                     reason=f"{fb.reason}: {fb.detail}",
                 )
             )
+        return self._keep(trace, groups, verdicts)
+
+    def _keep(
+        self, trace: QuestionTrace, groups: list[list[ChunkHit]], verdicts: Sequence[GroupVerdict]
+    ) -> list[list[ChunkHit]]:
+        """Each group's kept chunks, with every chunk's score and verdict copied into the trace."""
         kept: list[list[ChunkHit]] = []
         for verdict, group, sq_trace in zip(verdicts, groups, trace.sub_questions, strict=True):
             for chunk_trace, score, keep in zip(sq_trace.chunks, verdict.scores, verdict.kept, strict=True):
@@ -365,100 +388,10 @@ class ScopedQA(dspy.Module):
             kept.append([h for h, keep in zip(group, verdict.kept, strict=True) if keep])
         return kept
 
-    def _generate(
-        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
-    ) -> dict[int, AnswerSection]:
-        """One section per sub-question with kept chunks: written by `answer`, or chosen by `select`."""
-        if self.settings.program.answer_mode == "select":
-            return self._choose(run, sub_questions, kept)
-        contexts = [
-            SectionContext(
-                sub_question_index=i,
-                sub_question=sq,
-                chunks=[
-                    SourceChunk(
-                        filename=h.filename,
-                        page=h.chunk.page,
-                        text=self._shown(h, self.settings.program.max_chunk_chars),
-                    )
-                    for h in kept[i]
-                ],
-            )
-            for i, sq in enumerate(sub_questions)
-            if kept[i]
-        ]
-        if not contexts:
-            return {}
-        shape = exact_sections_type(
-            [(c.sub_question_index, [(chunk.filename, chunk.page) for chunk in c.chunks]) for c in contexts],
-            max_bullets=MAX_BULLETS,
-        )
-        signature = self.answer.signature.with_updated_fields("sections", type_=shape)
-        result = self._call("answer", self.answer, run, sections_context=contexts, signature=signature)
-        sections = getattr(result, "sections", None)
-        answered: dict[int, AnswerSection] = {}
-        for section in sections if isinstance(sections, list | tuple) else []:
-            if isinstance(section, AnswerSection) and section.sub_question_index not in answered:
-                answered[section.sub_question_index] = section
-        return answered
-
     def _ranking_query(self, question: str, hits: Sequence[ChunkHit]) -> str:
         """`question` as sentences are ranked against it: without the names of the entities owning every
         kept chunk's document (inside those documents the names match everything)."""
         return query_within(self.store, question, {h.chunk.document_id for h in hits})
-
-    def _choose(
-        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
-    ) -> dict[int, AnswerSection]:
-        """Sections quoting the sentences the LM chose by id, each cited with its own chunk's page."""
-        limit = self.settings.program.max_chunk_chars
-        by_question = self.settings.program.sentence_order == "question"
-        offered = {
-            i: offered_sentences(kept[i], limit, self._ranking_query(question, kept[i]) if by_question else None)
-            for i, question in enumerate(sub_questions)
-            if kept[i]
-        }
-        offered = {i: sentences for i, sentences in offered.items() if sentences}
-        if not offered:
-            return {}
-        contexts = [
-            SentenceSection(sub_question_index=i, sub_question=sub_questions[i], sentences=numbered(sentences))
-            for i, sentences in offered.items()
-        ]
-        shape = exact_choices_type([(i, len(s)) for i, s in offered.items()], max_bullets=MAX_BULLETS)
-        signature = self.select.signature.with_updated_fields("choices", type_=shape)
-        result = self._call("select", self.select, run, sections_context=contexts, signature=signature)
-        choices = getattr(result, "choices", None)
-        answered: dict[int, AnswerSection] = {}
-        for choice in choices if isinstance(choices, list | tuple) else []:
-            index = choice.sub_question_index if isinstance(choice, SectionChoice) else None
-            if index not in offered or index in answered:
-                continue
-            rendered = render_choice(index, choice.sentence_ids, offered[index], MAX_BULLETS)
-            if rendered.unknown_ids:
-                reason = f"sentence ids {list(rendered.unknown_ids)[:10]} were not offered: ignored"
-                run.trace.interventions.append(Intervention(guard="select", target=f"section:{index}", reason=reason))
-            answered[index] = rendered.section
-        return answered
-
-    def _section(
-        self,
-        index: int,
-        sub_question: str,
-        chunks: list[ChunkHit],
-        answered: dict[int, AnswerSection],
-        allowed: frozenset[str] | None,
-        trace: QuestionTrace,
-    ) -> Section:
-        vocabulary = self.store.catalog.vocabulary
-        verdict = build_section(index, sub_question, chunks, answered.get(index), allowed, MAX_BULLETS, vocabulary)
-        record_section(trace, index, verdict)
-        refs = tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in verdict.sources)
-        if verdict.status == "error":
-            return Section(index=index, sub_question=sub_question, status="error", error=MISSING_SECTION)
-        return Section(
-            index=index, sub_question=sub_question, bullets=verdict.bullets, sources=refs, status=verdict.status
-        )
 
     def _shown(self, hit: ChunkHit, limit: int) -> str:
         return defuse_field_markers(hit.chunk.text[:limit])

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
-from pipeline.guards.citations import SectionVerdict, citation_label
-from pipeline.guards.sanitise import MAX_BULLET_TEXT_CHARS, MAX_TRACE_BYTES, Sanitised, display_record, valid_text
+from pipeline.guards.citations import citation_label
+from pipeline.guards.sanitise import MAX_TRACE_BYTES, Sanitised, display_record, valid_text
+from pipeline.guards.sections import GuardedSection
 from pipeline.types import Strict
 
 if TYPE_CHECKING:
@@ -115,6 +116,29 @@ class DirectAnswerTrace(Strict):
     refused: str | None = None
 
 
+class LineTrace(Strict):
+    """How one section's answer line was made: the kind of answer asked for, which way the answer step ran
+    ("lm" or a floor), how well the sentences supported an answer, the line proposed and the sentences it
+    named, and what became of it (status, and why it is not found)."""
+
+    index: int
+    kind: str
+    step: str
+    support: float | None = None
+    proposed: str | None = None
+    evidence_ids: list[int] = Field(default_factory=list)
+    basis: str | None = None
+    formula: str | None = None
+    status: str = "answered"
+    reason: str | None = None
+
+    @field_validator("proposed", "reason")
+    @classmethod
+    def _displayable(cls, value: str | None) -> str | None:
+        # the proposal is LM output: the record is shown by `history` and served as JSON
+        return None if value is None else display_record(value)
+
+
 class QuestionTrace(Strict):
     """Everything recorded about one question; what gets labelled and compiled against."""
 
@@ -139,6 +163,12 @@ class QuestionTrace(Strict):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     timings: dict[str, float] = Field(default_factory=dict)
+    # How each section's answer line was made (pipeline.answering), in section order.
+    lines: list[LineTrace] = Field(default_factory=list)
+    # The question's instructions about the answer's format, taken out before planning ("Answer in ...").
+    format_request: str | None = None
+    # Which way each learned step ran: "lm" or its floor (ProgramSettings.steps).
+    steps: dict[str, str] = Field(default_factory=dict)
     answer: str = ""
     sections: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -285,27 +315,15 @@ def record_call(trace: QuestionTrace, name: str, outcome: CallOutcome) -> None:
         trace.fallbacks.append(Intervention(guard=name, target="lm_output", reason=valid_text(outcome.unparseable)))
 
 
-def record_section(trace: QuestionTrace, index: int, verdict: SectionVerdict) -> None:
-    """Add what the guards did to one answer section to the trace."""
-    target = f"section:{index}"
-    if verdict.status == "error":
-        trace.fallbacks.append(Intervention(guard="answer", target=target, reason="missing from the answer"))
-        return
-    if verdict.bullets_given:
-        reason = f"{verdict.bullets_given} bullets cut to {verdict.max_bullets}"
-        trace.interventions.append(Intervention(guard="answer", target=target, reason=reason))
-    for removed in verdict.removed_citations:
+def record_line(trace: QuestionTrace, line: LineTrace, guarded: GuardedSection) -> None:
+    """Add how one section's answer line was made, and what the guards did to it, to the trace."""
+    target = f"section:{line.index}"
+    trace.lines.append(line.model_copy(update={"status": guarded.status, "reason": guarded.reason}))
+    for removed in guarded.removed:
         label = citation_label(valid_text(removed.filename), removed.page)
         trace.interventions.append(Intervention(guard="citation", target=f"{target}:{label}", reason=removed.reason))
-    for item in verdict.rendered_out:
-        trace.interventions.append(Intervention(guard="render", target=target, reason=item))
-    for number, length in verdict.cut:
-        reason = f"bullet {number + 1} of {length} characters cut to {MAX_BULLET_TEXT_CHARS}"
-        trace.interventions.append(Intervention(guard="cap", target=target, reason=reason))
-    for dropped in verdict.dropped:
-        trace.interventions.append(
-            Intervention(guard="grounding", target=f"{target}:{dropped.text}", reason=dropped.reason)
-        )
+    for guard, reason in guarded.interventions:
+        trace.interventions.append(Intervention(guard=guard, target=target, reason=reason))
 
 
 def fit_trace(trace: QuestionTrace, max_bytes: int = MAX_TRACE_BYTES) -> None:

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.arithmetic import evaluate_arithmetic, format_number
 from pipeline.errors import ArithmeticRefused
-from pipeline.execution.direct import (
-    SMALL_TALK_ANSWER,
-    arithmetic_expression,
-    direct_answer,
-    evaluate_arithmetic,
-    format_number,
-)
+from pipeline.execution.direct import SMALL_TALK_ANSWER, arithmetic_expression, direct_answer
 
 
 @pytest.mark.parametrize(

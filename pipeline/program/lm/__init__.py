@@ -6,7 +6,6 @@ from pipeline.program.lm.factory import (
     embedded_model_name,
     make_embedded_lm,
     make_lm,
-    measured_answer_mode,
     parse_lm_spec,
 )
 from pipeline.program.lm.model_file import (
@@ -45,7 +44,6 @@ __all__ = [
     "locate_parts",
     "make_embedded_lm",
     "make_lm",
-    "measured_answer_mode",
     "parse_lm_spec",
     "response_from_llama",
 ]

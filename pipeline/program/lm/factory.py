@@ -31,18 +31,6 @@ class LMSpec:
     value: str
 
 
-# The answer mode measured best per model, used when the settings choose none. The embedded 0.5B
-# model chooses better than it writes (benchmarks/answer_modes.py, demo dev, 40 examples, paired:
-# fact recall +0.324 [+0.147, +0.500], 3.3x faster); other LMs keep writing until measured.
-MEASURED_ANSWER_MODE: dict[str, Literal["write", "select"]] = {EMBEDDED: "select"}
-
-
-def measured_answer_mode(spec: str | None) -> Literal["write", "select"] | None:
-    """The answer mode measured best for the LM `spec` names (None: not measured)."""
-    parsed = parse_lm_spec(spec)
-    return MEASURED_ANSWER_MODE.get(parsed.value) if parsed.kind == "embedded" else None
-
-
 def parse_lm_spec(spec: str | None) -> LMSpec:
     """The backend named by `spec`; a clear error for anything that is none of the three forms."""
     text = (spec or EMBEDDED).strip()

@@ -1,0 +1,274 @@
+"""What a question asks for, read by plain rules over English question forms (pure functions): the kind
+of answer (an amount, a percentage, a date, a duration, a count, a name, yes or no, or text), its format
+instructions ("Answer in USD billions.", "Round to one decimal place."), which are taken out of the
+question and applied by code, and whether it asks for a figure to be computed (a ratio, a margin, a
+change, a sum, an average) and from which figures."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.text import normalise
+
+AnswerKind = Literal["amount", "percent", "date", "duration", "count", "name", "yes_no", "text"]
+Operation = Literal["ratio", "share", "margin", "difference", "change", "percent_change", "sum", "average"]
+Scale = Literal["thousand", "million", "billion"]
+
+_NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "a": 1, "an": 1}
+_SCALE_WORDS: dict[str, Scale] = {
+    "thousand": "thousand",
+    "thousands": "thousand",
+    "million": "million",
+    "millions": "million",
+    "billion": "billion",
+    "billions": "billion",
+}
+
+# ---- format instructions ---------------------------------------------------------------------
+
+# A sentence of its own that only says how to write the answer ("Answer in USD millions.",
+# "Round your answer to two decimal places.", "Please express it as a percentage.").
+_FORMAT_SENTENCE = re.compile(
+    r"(?:^|(?<=[.?!])\s+)(?:please\s+)?(?:answer|round|express|give|provide|report|state|present|write|show)\b"
+    r"[^.?!]*?\b(?:round(?:ed|ing)?|decimal|places?|units?|percents?|percentages?|thousands?|millions?|billions?|"
+    r"whole\s+numbers?|integers?|dollars?|(?-i:[A-Z]{3}))\b[^.?!]*(?:[.!]|$)",
+    re.IGNORECASE,
+)
+# The same instruction as a trailing clause: "..., rounded to one decimal place?", "(in USD millions)".
+_FORMAT_CLAUSE = re.compile(
+    r",?\s*\((?:in|as)\s+[^()]{1,40}\)|,?\s+(?:rounded|round)\s+to\s+(?:the\s+nearest\s+)?[\w\s-]{1,30}?"
+    r"(?:decimal\s+places?|decimal|whole\s+numbers?|integer|percent|million|billion|thousand)s?\b",
+    re.IGNORECASE,
+)
+_DECIMALS = re.compile(
+    r"\b(?:to\s+)?(zero|one|two|three|four|five|a|an|\d)\s+(?:decimal\s+places?|decimals?|decimal\s+points?)\b"
+    r"|\bnearest\s+(?:whole\s+number|integer)\b|\bwhole\s+numbers?\b|\b(?:nearest\s+)?(tenth|hundredth)s?\b",
+    re.IGNORECASE,
+)
+_SCALE = re.compile(r"\b(?:in\s+)?(?:units\s+of\s+)?(?:[A-Z]{3}\s+|\$\s*)?(thousands?|millions?|billions?)\b", re.I)
+_PERCENT = re.compile(r"\b(?:percents?|percentages?|per\s?cent|in\s+%)\b|%", re.IGNORECASE)
+_CURRENCY = re.compile(r"\b([A-Z]{3})\b")
+
+
+@dataclass(frozen=True)
+class FormatRequest:
+    """How the question asks the answer to be written: a scale (figures in millions), a number of
+    decimal places, as a percentage, in a currency; `text` is the instruction as the question wrote it."""
+
+    text: str
+    scale: Scale | None = None
+    decimals: int | None = None
+    percent: bool = False
+    currency: str | None = None
+
+
+def split_format(question: str) -> tuple[str, FormatRequest | None]:
+    """The question without its format instructions, and what they ask (None when it has none)."""
+    found: list[str] = []
+
+    def take(match: re.Match[str]) -> str:
+        found.append(match.group(0).strip(" ,"))
+        return ""
+
+    body = _FORMAT_SENTENCE.sub(take, question)
+    body = _FORMAT_CLAUSE.sub(take, body)
+    body = " ".join(body.split())
+    if not found or not body.strip(" ?.!"):
+        return question, None
+    if body[-1] not in "?.!":
+        body += "?" if question.rstrip().endswith("?") or found else ""
+    text = " ".join(found)
+    return body, read_format(text)
+
+
+def format_only(text: str) -> bool:
+    """Whether `text` is nothing but an instruction about the answer's format ("Answer in USD billions.?")."""
+    rest = _FORMAT_CLAUSE.sub("", _FORMAT_SENTENCE.sub("", text))
+    return rest != text and not rest.strip(" ?.!,;:")
+
+
+def read_format(text: str) -> FormatRequest:
+    """What an instruction asks: scale, decimal places, percentage, currency code."""
+    decimals: int | None = None
+    if (m := _DECIMALS.search(text)) is not None:
+        word = (m.group(1) or "").casefold()
+        if m.group(2):
+            decimals = 1 if m.group(2).casefold() == "tenth" else 2
+        elif word:
+            decimals = int(word) if word.isdigit() else _NUMBER_WORDS.get(word, 0)
+        else:
+            decimals = 0
+    scale = _SCALE.search(text)
+    currency = next((c for c in _CURRENCY.findall(text) if c.isupper()), None)
+    return FormatRequest(
+        text=text,
+        scale=_SCALE_WORDS[scale.group(1).casefold()] if scale else None,
+        decimals=decimals,
+        percent=bool(_PERCENT.search(text)),
+        currency=currency,
+    )
+
+
+# ---- the kind of answer -------------------------------------------------------------------------
+
+_AUXILIARY = re.compile(
+    r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|must|may|might|should|shall)\b"
+)
+_PERCENT_ASK = re.compile(
+    r"\b(?:what|which|by\s+what|how\s+much\s+of\s+a)\s+(?:percentage|percent|per\s?cent|share|proportion|rate|ratio)"
+    r"|\bpercentage\b|\bper\s?cent\b|\bmargin\b|%|\bwhat\s+interest\b|\binterest\s+rate\b|\brate\s+of\b"
+)
+_DURATION_ASK = re.compile(
+    r"\bhow\s+long\b|\bhow\s+many\s+(?:days|weeks|months|years|hours|business\s+days)\b"
+    r"|\bhow\s+much\s+(?:notice|time)\b|\bwhat\s+(?:notice|term|period|duration)\b|\bfor\s+how\s+long\b"
+)
+_DATE_ASK = re.compile(
+    r"^when\b|\bwhen\s+(?:is|was|does|did|do|will|must|are|were)\b|\bsince\s+when\b|\b(?:what|which)\s+"
+    r"(?:date|day|year|month)\b|\bon\s+what\s+date\b|\bby\s+when\b|\band\s+when\b"
+)
+_COUNT_ASK = re.compile(r"\bhow\s+many\b|\bwhat\s+(?:number|count)\s+of\b")
+_NAME_ASK = re.compile(
+    r"^(?:who|whom|whose)\b|\b(?:and|by|to|from|with)\s+(?:who|whom)\b|\bwho\s+(?:is|was|are|were|signed|owns|holds)\b"
+    r"|\b(?:which|what)\s+(?:firm|company|companies|bank|person|party|parties|entity|entities|individual|"
+    r"organisation|organization|surveyor|valuer|auditor|agent|lender|buyer|seller|name)\b|\bname\s+of\b"
+)
+# Nouns of money: a "what is the X" question about one of these asks for an amount.
+_AMOUNT_NOUNS = (
+    "price|cost|costs|value|amount|fee|fees|charge|charges|rent|deposit|sum|payment|payments|revenue|revenues|"
+    "sales|income|expense|expenses|profit|profits|loss|losses|cash|debt|tax|taxes|salary|wage|consideration|"
+    "balance|capital|earnings|dividend|dividends|spending|spend|expenditure|expenditures|proceeds|premium|"
+    "penalty|fine|compensation|budget|valuation|worth|liabilities|assets|equity|ebitda|capex|turnover"
+)
+_AMOUNT_ASK = re.compile(rf"\bhow\s+much\b|\b(?:{_AMOUNT_NOUNS})\b")
+
+
+def answer_kind(question: str) -> AnswerKind:
+    """What kind of value answers `question`, from its question words ("how much notice" -> duration,
+    "who" -> name, "is ..." -> yes_no); "text" when nothing narrower applies."""
+    q = normalise(question)
+    if _DURATION_ASK.search(q):
+        return "duration"
+    if _NAME_ASK.search(q):
+        return "name"
+    if _DATE_ASK.search(q):
+        return "date"
+    if _PERCENT_ASK.search(q):
+        return "percent"
+    if _COUNT_ASK.search(q):
+        return "count"
+    if _AUXILIARY.search(q):
+        return "yes_no"
+    if _AMOUNT_ASK.search(q):
+        return "amount"
+    return "text"
+
+
+# ---- computed figures ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComputeRequest:
+    """A figure the question asks to be computed: the operation and the figures it is computed from,
+    as the question names them (a change or an average names one figure, taken in several periods)."""
+
+    operation: Operation
+    operands: tuple[str, ...]
+    percent: bool
+
+
+_LEAD = r"(?:what\s+(?:is|was|were|are)\s+|calculate\s+|compute\s+|determine\s+|find\s+)?(?:the\s+)?"
+_END = r"(?=\s+(?:for|in|during|of\s+the|over|at|as\s+of|from|between|reported|in\s+the)\b|[?.,;]|$)"
+_PHRASE = r"[a-z][a-z&,'/\- ]{1,80}?"
+_COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
+    (
+        "percent_change",
+        re.compile(
+            rf"\b(?:percentage|percent|%)\s+(?:change|increase|decrease|growth|decline)\s+(?:in|of)\s+(?:the\s+)?"
+            rf"(?P<a>{_PHRASE}){_END}|\b(?P<b>{_PHRASE})\s+(?:growth\s+rate|grew\s+by\s+what\s+percent)"
+        ),
+    ),
+    (
+        "average",
+        re.compile(
+            rf"\b(?:average|mean)\s+(?:quarterly\s+|annual\s+|monthly\s+)?(?:of\s+(?:the\s+)?)?(?P<a>{_PHRASE}){_END}"
+        ),
+    ),
+    (
+        "share",
+        re.compile(
+            rf"\b(?:{_LEAD})?(?P<a>{_PHRASE})\s+as\s+an?\s+(?:percentage|percent|%|share|proportion|fraction)\s+of\s+"
+            rf"(?:the\s+)?(?P<b>{_PHRASE}){_END}"
+            rf"|\b(?:what\s+)?(?:percentage|percent|share|proportion|fraction)\s+of\s+(?:the\s+)?(?P<c>{_PHRASE})\s+"
+            rf"(?:came|come|comes|was|were|is|did)\s+(?:from|generated\s+by|made\s+up\s+by|accounted\s+for\s+by)\s+"
+            rf"(?:the\s+)?(?P<d>{_PHRASE}){_END}"
+        ),
+    ),
+    (
+        "ratio",
+        re.compile(
+            rf"\bratio\s+of\s+(?:the\s+)?(?P<a>{_PHRASE})\s+to\s+(?:the\s+)?(?P<b>{_PHRASE}){_END}"
+            rf"|\b(?P<c>{_PHRASE})\s+divided\s+by\s+(?:the\s+)?(?P<d>{_PHRASE}){_END}"
+            rf"|\b(?P<e>{_PHRASE})[- ]to[- ](?P<f>{_PHRASE})\s+ratio\b"
+        ),
+    ),
+    (
+        "margin",
+        re.compile(
+            r"\b(?P<a>gross|operating|net|profit|ebitda|pre-tax|pretax|net\s+profit|operating\s+profit)\s+margin\b"
+        ),
+    ),
+    (
+        "sum",
+        re.compile(
+            rf"\b(?:combined|sum\s+of|total\s+of|together|aggregate)\s+(?:the\s+)?(?P<a>{_PHRASE})\s+and\s+(?:the\s+)?"
+            rf"(?P<b>{_PHRASE}){_END}"
+        ),
+    ),
+    (
+        "change",
+        re.compile(
+            rf"\b(?:change|increase|decrease|difference|growth|decline)\s+in\s+(?:the\s+)?(?P<a>{_PHRASE}){_END}"
+            rf"|\bhow\s+much\s+(?:did|has|have)\s+(?:the\s+)?(?P<b>{_PHRASE})\s+(?:increase|decrease|grow|decline|"
+            rf"change|rise|fall)"
+        ),
+    ),
+)
+
+# Words that make a "margin" question ask for a percentage, not the margin's amount.
+_MARGIN_AMOUNT = re.compile(r"\bmargin\s+(?:amount|in\s+dollars|dollars)\b|\bhow\s+much\s+gross\s+margin\b")
+
+
+_POSSESSIVE = re.compile(r"^.*\b\w+(?:'s|’s|s')\s+")
+_QUESTION_LEAD = re.compile(rf"^{_LEAD}")
+
+
+def _operand(phrase: str) -> str:
+    """An operand as a figure's label: without the question's lead words and a possessive owner
+    ("what was acme's gross margin" -> "gross margin")."""
+    phrase = _POSSESSIVE.sub("", _QUESTION_LEAD.sub("", " ".join(phrase.split())))
+    return phrase.strip(" ,")
+
+
+def compute_request(question: str) -> ComputeRequest | None:
+    """The computation `question` asks for, or None when it asks for a figure as reported.
+
+    A margin is the named profit as a share of revenue ("operating margin" -> operating income over
+    revenue), which a filing may also report itself; the answer step prefers a reported figure.
+    """
+    q = normalise(question)
+    for operation, pattern in _COMPUTE_PATTERNS:
+        m = pattern.search(q)
+        if m is None:
+            continue
+        phrases = tuple(_operand(p) for p in m.groups() if p)
+        if operation == "margin":
+            if _MARGIN_AMOUNT.search(q):
+                return None
+            kind = phrases[0]
+            profit = "gross margin" if kind == "gross" else f"{kind} income"
+            return ComputeRequest("margin", (profit, "revenue"), percent=True)
+        percent = operation in ("share", "percent_change") or bool(_PERCENT.search(q))
+        return ComputeRequest(operation, phrases, percent=percent)
+    return None

@@ -1,0 +1,201 @@
+"""Computed figures: code, never the LM, works out a ratio, margin, change, sum or average from figures quoted
+from the evidence, and writes the result with its formula and its cited operands; and a figure is written
+as the question's format instructions ask ("in USD billions", "to one decimal place"). Pure functions.
+
+The no-LM way to find the operands (`find_operands`) reads the offered sentences as table rows: an
+operand is the row whose label holds the operand's words best, and its value is the row's first figure
+(a statement's current period); a change takes the row's first two figures (this period and the one it
+is compared with); an average takes the best row of each document in scope. The LM's way names the
+operands by sentence and figure; both end in `compute`, which checks each operand against its sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+from pipeline.answering.asks import ComputeRequest, FormatRequest, Operation
+from pipeline.answering.sentences import OfferedSentence
+from pipeline.answering.spans import scale_note
+from pipeline.answering.terms import held_terms, ordered_terms
+from pipeline.arithmetic import evaluate_arithmetic
+from pipeline.errors import ArithmeticRefused
+from pipeline.values import SCALES, Quantity, figures_outside_dates, same_figure
+
+NAMES = "abcdefgh"
+MAX_OPERANDS = len(NAMES)
+_EXPRESSION = re.compile(r"^[a-h0-9+\-*/(). ]{1,120}$")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A figure a computation uses: its name in the expression, what it is (the row's label or the
+    sentence), the figure as quoted, and the offered sentence it is quoted from."""
+
+    name: str
+    label: str
+    figure: Quantity
+    sentence: OfferedSentence
+
+
+@dataclass(frozen=True)
+class Computation:
+    """A worked-out figure: the expression over the operands' names, the operands, the result as written
+    (formatted), and the formula a reader checks it by ("(50,332 / 117,154) x 100")."""
+
+    operation: Operation | None
+    expression: str
+    operands: tuple[Operand, ...]
+    value: Decimal
+    text: str
+    formula: str
+
+
+def expression_for(operation: Operation, count: int, percent: bool) -> str:
+    """The expression an operation stands for over `count` operands named a, b, c, ..."""
+    names = NAMES[:count]
+    if operation in ("share", "margin") or (operation == "ratio" and percent):
+        return "a / b * 100"
+    if operation == "ratio":
+        return "a / b"
+    if operation in ("difference", "change"):
+        return "a - b"
+    if operation == "percent_change":
+        return "(a - b) / b * 100"
+    if operation == "sum":
+        return " + ".join(names)
+    return f"({' + '.join(names)}) / {count}"
+
+
+def _label(sentence: OfferedSentence, figure: Quantity) -> str:
+    """What a figure is: the words of its row before it (a table row's label), at most 12 words."""
+    words = sentence.text[: figure.start].replace("$", " ").split()
+    return " ".join(words[-12:]).strip(" :,;") or sentence.text[:60]
+
+
+def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int]) -> OfferedSentence | None:
+    """The offered sentence whose words hold `phrase` best and that holds a figure (best-ranked on ties)."""
+    terms = ordered_terms(phrase)
+    if not terms:
+        return None
+    wanted = frozenset(terms)
+    best: tuple[float, int, OfferedSentence] | None = None
+    for rank, sentence in enumerate(sentences):
+        if sentence.sentence_id in used or not figures_outside_dates(sentence.text):
+            continue
+        first = figures_outside_dates(sentence.text)[0]
+        label = sentence.text[: first.start]
+        held = held_terms(label, wanted)
+        if not held:
+            continue
+        # every term of the phrase held, in as short a label as possible
+        score = len(held) / len(wanted) - 0.01 * len(label.split()) / (1 + len(label.split()))
+        if best is None or (score, -rank) > (best[0], -best[1]):
+            best = (score, rank, sentence)
+    return best[2] if best and best[0] >= 0.5 else None
+
+
+def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence]) -> list[Operand]:
+    """The operands of `request` read from the offered sentences as table rows (see the module docstring);
+    empty when any of them is not found."""
+    operands: list[Operand] = []
+    if request.operation in ("change", "difference", "percent_change") and len(request.operands) == 1:
+        row = _best_row(sentences, request.operands[0], set())
+        figures = figures_outside_dates(row.text) if row else []
+        if row is None or len(figures) < 2:
+            return []
+        label = _label(row, figures[0])
+        return [Operand("a", label, figures[0], row), Operand("b", label, figures[1], row)]
+    if request.operation == "average":
+        by_document: dict[str, OfferedSentence] = {}
+        for sentence in sentences:
+            by_document.setdefault(sentence.hit.chunk.document_id, sentence)
+        rows = []
+        for document in by_document:
+            row = _best_row([s for s in sentences if s.hit.chunk.document_id == document], request.operands[0], set())
+            if row is not None:
+                rows.append(row)
+        if len(rows) < 2:
+            return []
+        return [
+            Operand(NAMES[i], _label(row, figures_outside_dates(row.text)[0]), figures_outside_dates(row.text)[0], row)
+            for i, row in enumerate(rows[:MAX_OPERANDS])
+        ]
+    used: set[int] = set()
+    for name, phrase in zip(NAMES, request.operands, strict=False):
+        row = _best_row(sentences, phrase, used)
+        if row is None:
+            return []
+        used.add(row.sentence_id)
+        figure = figures_outside_dates(row.text)[0]
+        operands.append(Operand(name, _label(row, figure), figure, row))
+    return operands if len(operands) >= 2 else []
+
+
+def _fraction(value: Decimal) -> Fraction:
+    return Fraction(value)
+
+
+def evaluate(expression: str, operands: Sequence[Operand]) -> Decimal:
+    """The value of `expression` with each operand's name standing for its figure as written (a table's
+    scale is the same for all its figures); ArithmeticRefused when the expression is not one we evaluate."""
+    if not _EXPRESSION.match(expression):
+        raise ArithmeticRefused("the expression may hold only operand names, numbers, + - * / and parentheses")
+    values = {o.name: o.figure.mantissa if not o.figure.scaled else o.figure.value for o in operands}
+    names = set(re.findall(r"[a-h]", expression))
+    if not names <= set(values):
+        raise ArithmeticRefused(f"the expression names operands that were not given: {sorted(names - set(values))}")
+    substituted = re.sub(r"[a-h]", lambda m: f"({values[m.group(0)]})", expression)
+    result = evaluate_arithmetic(substituted)
+    return Decimal(result.numerator) / Decimal(result.denominator) if isinstance(result, Fraction) else Decimal(result)
+
+
+def format_figure(value: Decimal, percent: bool, request: FormatRequest | None, scale: str | None = None) -> str:
+    """`value` written as asked: converted to the asked scale (from `scale`, the scale its figures were
+    written in), rounded to the asked decimal places (default: 1 for a percentage, 2 for a fraction,
+    none for a whole amount), thousands separated, with "%", the scale word and the currency code."""
+    scale_factor = SCALES.get(scale or "", Decimal(1))
+    asked = request.scale if request else None
+    if asked and not percent:
+        value = value * scale_factor / SCALES[asked]
+        scale = asked
+    decimals = request.decimals if request and request.decimals is not None else None
+    if decimals is None:
+        decimals = 1 if percent else (0 if value == value.to_integral_value() else 2)
+        if not percent and asked and abs(value) < 100:
+            decimals = 3 if abs(value) < 10 else 2
+    quantum = Decimal(1).scaleb(-decimals)
+    rounded = value.quantize(quantum, rounding=ROUND_HALF_UP)
+    text = f"{rounded:,.{decimals}f}"
+    if percent:
+        return f"{text}%"
+    parts = [request.currency] if request and request.currency else []
+    parts.append(text)
+    if scale:
+        parts.append(scale)
+    return " ".join(parts)
+
+
+def compute(
+    operation: Operation | None,
+    expression: str,
+    operands: Sequence[Operand],
+    percent: bool,
+    request: FormatRequest | None,
+) -> Computation:
+    """The worked-out figure. Every operand's figure must be in its sentence (ArithmeticRefused otherwise:
+    an operand is quoted, never invented)."""
+    for operand in operands:
+        if not any(same_figure(operand.figure, q) for q in figures_outside_dates(operand.sentence.text)):
+            raise ArithmeticRefused(f"operand {operand.name} ({operand.figure.text}) is not in its sentence")
+    value = evaluate(expression, operands)
+    scales = {scale_note(o.sentence.hit.chunk.text) for o in operands if not o.figure.scaled}
+    ratio = "/" in expression and operation not in ("average",)
+    scale = None if ratio or len(scales) != 1 else next(iter(scales))
+    text = format_figure(value, percent, request, scale)
+    shown = {o.name: f"{o.figure.text.strip('()$ ')}" for o in operands}
+    formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
+    return Computation(operation, expression, tuple(operands), value, text, formula)

@@ -1,0 +1,99 @@
+"""The answer step without an LM: its floors. Pure functions over a sub-question's ranked sentences.
+
+`sentence_line` takes the best-ranked sentence (cut to MAX_LINE_WORDS); `span_line` takes, from the best-
+ranked sentences, the best span of the kind asked for (pipeline.answering.spans). `support` is the floor of
+abstention: the best share of the key terms one of the best sentences holds, halved when none of them holds
+a value of the kind asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.answering.asks import AnswerKind
+from pipeline.answering.sentences import OfferedSentence
+from pipeline.answering.spans import candidates, scale_note, typed_spans
+from pipeline.answering.terms import coverage, held_terms
+
+Basis = Literal["extracted", "sentence", "computed", "written"]
+# An answer line is at most this many words (a whole clause is no answer).
+MAX_LINE_WORDS = 40
+# Sentences a floor reads, best-ranked first.
+READ_DEPTH = 5
+# Kinds whose answer is a value a sentence holds or lacks.
+VALUE_KINDS = frozenset({"amount", "percent", "date", "duration", "count", "name"})
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A proposed answer line: its text, the ids of the offered sentences it rests on (most direct first),
+    and how it was made."""
+
+    text: str
+    evidence: tuple[int, ...]
+    basis: Basis
+
+
+def words(text: str) -> int:
+    """Words of `text` as a reader counts them."""
+    return len(text.split())
+
+
+def first_words(text: str, limit: int = MAX_LINE_WORDS) -> str:
+    """`text` cut to its first `limit` words (an ellipsis marks the cut)."""
+    parts = text.split()
+    return text if len(parts) <= limit else " ".join(parts[:limit]) + " …"
+
+
+def sentence_line(sentences: Sequence[OfferedSentence]) -> Draft | None:
+    """The floor "sentence": the best-ranked sentence, cut to MAX_LINE_WORDS."""
+    if not sentences:
+        return None
+    top = sentences[0]
+    return Draft(first_words(top.text), (top.sentence_id,), "sentence")
+
+
+def span_line(
+    sentences: Sequence[OfferedSentence],
+    kind: AnswerKind,
+    terms: Sequence[str],
+    question: str,
+    focus: Sequence[str] = (),
+) -> Draft | None:
+    """The floor "span": the best candidate span (pipeline.answering.spans) of the READ_DEPTH best-ranked
+    sentences, or a field of any offered sentence whose label names what is asked: by tier, then by how
+    specific the terms its sentence holds are (a term counts 1 / the number of offered sentences holding it,
+    the question's first term twice), then rank. No candidate: the best-ranked sentence."""
+    wanted = frozenset(terms)
+    rarity = {t: max(1, sum(bool(held_terms(s.text, {t})) for s in sentences)) for t in wanted}
+    weight = {t: (2.0 if i == 0 else 1.0) / rarity[t] for i, t in enumerate(terms)}
+    best: tuple[tuple[float, ...], Draft] | None = None
+    for rank, sentence in enumerate(sentences):
+        scale = scale_note(sentence.hit.chunk.text)
+        found = candidates(sentence.text, kind, terms, question, scale, rarity, focus)
+        # past the best-ranked sentences only a field its label names the answer to counts
+        found = found if rank < READ_DEPTH else [c for c in found if c.tier == 0]
+        if not found:
+            continue
+        top = found[0]
+        specificity = sum(weight[t] for t in held_terms(sentence.text, wanted))
+        key = (float(top.tier), -top.label_score, -specificity, float(rank))
+        if best is None or key < best[0]:
+            best = (key, Draft(top.text, (sentence.sentence_id,), "extracted"))
+    return best[1] if best else sentence_line(sentences)
+
+
+def support(sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: AbstractSet[str]) -> float:
+    """How well the best-ranked sentences support an answer: the best share of `terms` (what the question asks
+    about) one holds, halved when none of them holds a value of the kind asked for (an amount for "how much",
+    a date for "when")."""
+    read = sentences[:READ_DEPTH]
+    if not read:
+        return 0.0
+    best = max(coverage(s.text, terms) for s in read)
+    if kind in VALUE_KINDS and not any(typed_spans(s.text, kind, terms, frozenset(), None, 0) for s in read):
+        best /= 2
+    return best

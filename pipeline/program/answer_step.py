@@ -1,0 +1,314 @@
+"""The answer step: for each sub-question, an answer line and the evidence it rests on.
+
+Per section, in order: nothing kept -> not found; the abstain floor ("support") may say not found before any
+LM call; a sub-question asking for a computed figure is worked out by code from operands the compute step
+names (the LM, or the "rows" floor); every other section gets its line from ONE answer call (the LM copies
+the answer out of its best sentences) or from the floor ("span", "sentence"). Every line then goes through
+the guards (pipeline.guards.sections): quotes only from pages shown in scope, a line grounded in them.
+Which way each step ran, and why a section is not found, goes into the trace.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+import dspy
+
+from pipeline.answering.asks import FormatRequest
+from pipeline.answering.compute import NAMES, Computation, Operand, compute, format_figure
+from pipeline.answering.floors import Draft
+from pipeline.answering.lines import (
+    SectionInputs,
+    evidence_for,
+    floor_computation,
+    floor_draft,
+    section_inputs,
+    support_of,
+)
+from pipeline.answering.sentences import OfferedSentence, numbered
+from pipeline.answering.spans import scale_note
+from pipeline.errors import ArithmeticRefused
+from pipeline.guards.citations import CitedSource
+from pipeline.guards.sections import GuardedSection, guard_section, not_found
+from pipeline.program.events import Evidence, Section, SourceRef
+from pipeline.program.trace import Intervention, LineTrace, record_line
+from pipeline.settings import ProgramSettings
+from pipeline.text import normalise
+from pipeline.types import ChunkHit
+from pipeline.values import figures_outside_dates, find_quantities, same_figure
+from signatures.models import AnswerLine, FigureComputation, LineSentences
+from signatures.shapes import exact_computations_type, exact_lines_type
+
+log = logging.getLogger(__name__)
+
+Call = Callable[..., "dspy.Prediction | None"]
+# Sentences (table rows) a compute call is shown per section: a statement's rows need more than prose.
+COMPUTE_SENTENCES = 16
+
+
+class AnswerStep:
+    """One question's answer step over `settings`; `call(name, predictor, run, **inputs)` is the program's
+    one guarded LM call (counted, budgeted)."""
+
+    def __init__(
+        self,
+        settings: ProgramSettings,
+        generic: AbstractSet[str],
+        call: Call,
+        answer: dspy.Predict,
+        compute_predictor: dspy.Predict,
+    ) -> None:
+        self.settings = settings
+        self.generic = generic
+        self.call = call
+        self.answer = answer
+        self.compute_predictor = compute_predictor
+
+    def run(
+        self,
+        run: Any,
+        sub_questions: Sequence[str],
+        kept: Sequence[Sequence[ChunkHit]],
+        queries: Sequence[str],
+        asked: Sequence[str],
+        allowed: Collection[str] | None,
+    ) -> list[Section]:
+        """The sections of every sub-question, in order (see the module docstring); `queries` rank each one's
+        sentences, `asked` is each without entity names (its key terms)."""
+        settings, steps = self.settings, self.settings.steps
+        items = [
+            section_inputs(i, sq, kept[i], queries[i], settings.max_chunk_chars, self.generic, asked[i])
+            for i, sq in enumerate(sub_questions)
+        ]
+        lines = {i.index: LineTrace(index=i.index, kind=i.kind, step=steps.answer) for i in items}
+        guarded: dict[int, GuardedSection] = {}
+        waiting: list[SectionInputs] = []
+        for item in items:
+            if item.empty:
+                guarded[item.index] = not_found("no chunk was kept for it")
+                continue
+            if steps.abstain == "support":
+                value = support_of(item)
+                lines[item.index] = lines[item.index].model_copy(update={"support": round(value, 3)})
+                if value < settings.support_threshold:
+                    reason = f"the best sentences hold {value:.2f} of its key terms, below {settings.support_threshold}"
+                    guarded[item.index] = not_found(reason)
+                    continue
+            waiting.append(item)
+        computed = self._computations(run, [i for i in waiting if i.request is not None])
+        for item in waiting:
+            computation = computed.get(item.index)
+            if computation is None:
+                continue
+            operands = list(dict.fromkeys(o.sentence for o in computation.operands))
+            lines[item.index] = lines[item.index].model_copy(
+                update={"step": f"compute:{steps.compute}", "formula": computation.formula}
+            )
+            guarded[item.index] = guard_section(
+                item.index, None, operands, kept[item.index], allowed, computation, self.generic
+            )
+        rest = [i for i in waiting if i.index not in guarded]
+        drafts = self._drafts(run, rest)
+        for item in rest:
+            draft = drafts.get(item.index)
+            if draft is None:
+                guarded[item.index] = not_found("the LM found no sentence that answers it")
+                continue
+            lines[item.index] = lines[item.index].model_copy(
+                update={"proposed": draft.text, "evidence_ids": list(draft.evidence), "basis": draft.basis}
+            )
+            evidence = evidence_for(draft, item, settings.max_evidence)
+            section = guard_section(item.index, draft, evidence, kept[item.index], allowed, None, self.generic)
+            guarded[item.index] = self._formatted(section, run.format_request, item)
+        sections = []
+        for item in items:
+            section = guarded[item.index]
+            record_line(run.trace, lines[item.index], section)
+            sections.append(_section(item.index, item.sub_question, section))
+        return sections
+
+    # -- answer lines ------------------------------------------------------------------------
+
+    def _drafts(self, run: Any, items: Sequence[SectionInputs]) -> dict[int, Draft | None]:
+        """Each section's proposed line: from ONE answer call, or from the answer floor."""
+        steps = self.settings.steps
+        if not items:
+            return {}
+        if steps.answer != "lm":
+            return {i.index: floor_draft(i, steps.answer) for i in items}
+        shown = {i.index: i.sentences[: self.settings.line_sentences] for i in items}
+        contexts = [
+            LineSentences(sub_question_index=i.index, sub_question=i.sub_question, sentences=numbered(shown[i.index]))
+            for i in items
+        ]
+        shape = exact_lines_type([(i.index, len(shown[i.index])) for i in items])
+        signature = self.answer.signature.with_updated_fields("answers", type_=shape)
+        result = self.call("answer", self.answer, run, sections_context=contexts, signature=signature)
+        answers = getattr(result, "answers", None)
+        given: dict[int, AnswerLine] = {}
+        for line in answers if isinstance(answers, list | tuple) else []:
+            if isinstance(line, AnswerLine) and line.sub_question_index not in given:
+                given[line.sub_question_index] = line
+        out: dict[int, Draft | None] = {}
+        for item in items:
+            out[item.index] = self._draft(run, item, shown[item.index], given.get(item.index))
+        return out
+
+    def _draft(
+        self, run: Any, item: SectionInputs, shown: Sequence[OfferedSentence], line: AnswerLine | None
+    ) -> Draft | None:
+        """The LM's line for one section as a Draft; the span floor's when the LM gave none it could use
+        (recorded), or None (not found) when the LM found no answer and abstaining is its call."""
+        target = f"section:{item.index}"
+        if line is None:
+            run.trace.fallbacks.append(
+                Intervention(
+                    guard="answer", target=target, reason="no answer line in the LM's output: the span floor answered"
+                )
+            )
+            return floor_draft(item, "span")
+        offered = {s.sentence_id: s for s in shown}
+        unknown = [i for i in line.sentence_ids if i not in offered]
+        if unknown:
+            reason = f"sentence ids {unknown[:10]} were not offered: ignored"
+            run.trace.interventions.append(Intervention(guard="answer", target=target, reason=reason))
+        ids = tuple(dict.fromkeys(i for i in line.sentence_ids if i in offered))
+        text = line.answer.strip()
+        if not text:
+            if self.settings.steps.abstain == "lm":
+                return None
+            reason = "the LM found no answer but abstaining is the support floor's call: the span floor answered"
+            run.trace.fallbacks.append(Intervention(guard="answer", target=target, reason=reason))
+            return floor_draft(item, "span")
+        if not ids:
+            ids = tuple(s.sentence_id for s in shown if normalise(text) in normalise(s.text))[:1]
+        copied = any(normalise(text) in normalise(offered[i].text) for i in ids)
+        return Draft(text, ids, "extracted" if copied else "written")
+
+    def _formatted(self, section: GuardedSection, request: FormatRequest | None, item: SectionInputs) -> GuardedSection:
+        """A one-figure line written as the question's format instructions ask ("in USD billions"), the figure
+        as reported kept beside it; other lines unchanged."""
+        if request is None or section.status != "answered" or section.basis == "computed":
+            return section
+        if request.scale is None and request.decimals is None and not request.percent:
+            return section
+        figures = figures_outside_dates(section.line)
+        if len(figures) != 1:
+            return section
+        figure = figures[0]
+        if request.percent and not figure.percent:
+            return section
+        scale = None
+        if not figure.scaled:
+            quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
+            scale = scale_note(quoted.hit.chunk.text) if quoted else None
+        value = figure.value if figure.scaled else figure.mantissa
+        text = format_figure(value, figure.percent, request, scale)
+        if normalise(text) == normalise(section.line):
+            return section
+        line = f"{text} (as reported: {section.line})"
+        return GuardedSection(
+            section.status,
+            line,
+            section.line_sources,
+            section.quotes,
+            section.basis,
+            section.formula,
+            section.reason,
+            section.removed,
+            (*section.interventions, ("format", f"written as asked: {request.text}")),
+        )
+
+    # -- computed figures ---------------------------------------------------------------------
+
+    def _computations(self, run: Any, items: Sequence[SectionInputs]) -> dict[int, Computation]:
+        """The computed figure of each section that asks for one: from the compute call (its floor where the
+        call gives nothing usable) or from the "rows" floor; sections with no usable computation are left out
+        (they are answered as a figure as reported)."""
+        if not items:
+            return {}
+        request = run.format_request
+        if self.settings.steps.compute != "lm":
+            found = {i.index: floor_computation(i, request) for i in items}
+            return {k: v for k, v in found.items() if v is not None}
+        shown = {i.index: i.sentences[:COMPUTE_SENTENCES] for i in items}
+        figures = {
+            index: [q.text for s in sentences for q in figures_outside_dates(s.text)]
+            for index, sentences in shown.items()
+        }
+        contexts = [
+            LineSentences(sub_question_index=i.index, sub_question=i.sub_question, sentences=numbered(shown[i.index]))
+            for i in items
+        ]
+        shape = exact_computations_type([(i.index, len(shown[i.index]), figures[i.index]) for i in items])
+        signature = self.compute_predictor.signature.with_updated_fields("computations", type_=shape)
+        result = self.call("compute", self.compute_predictor, run, sections_context=contexts, signature=signature)
+        given: dict[int, FigureComputation] = {}
+        raw = getattr(result, "computations", None)
+        for entry in raw if isinstance(raw, list | tuple) else []:
+            if isinstance(entry, FigureComputation) and entry.sub_question_index not in given:
+                given[entry.sub_question_index] = entry
+        out: dict[int, Computation] = {}
+        for item in items:
+            computation = self._lm_computation(item, shown[item.index], given.get(item.index), request)
+            if computation is None:
+                reason = "the LM's computation could not be used: the rows floor computed it"
+                run.trace.fallbacks.append(Intervention(guard="compute", target=f"section:{item.index}", reason=reason))
+                computation = floor_computation(item, request)
+            if computation is not None:
+                out[item.index] = computation
+        return out
+
+    def _lm_computation(
+        self,
+        item: SectionInputs,
+        shown: Sequence[OfferedSentence],
+        given: FigureComputation | None,
+        request: FormatRequest | None,
+    ) -> Computation | None:
+        """The LM's operands and expression worked out by code; None when an operand is not a figure of its
+        sentence, a name repeats, or the expression does not evaluate."""
+        if given is None or not given.operands or not given.expression.strip() or item.request is None:
+            return None
+        offered = {s.sentence_id: s for s in shown}
+        operands: list[Operand] = []
+        for choice in given.operands:
+            sentence = offered.get(choice.sentence_id)
+            wanted = find_quantities(choice.figure)
+            if sentence is None or choice.name not in NAMES or not wanted or choice.name in {o.name for o in operands}:
+                return None
+            figure = next((q for q in figures_outside_dates(sentence.text) if same_figure(wanted[0], q)), None)
+            if figure is None:
+                return None
+            label = sentence.text[: figure.start].split()[-12:]
+            operands.append(Operand(choice.name, " ".join(label).strip(" :,;") or sentence.text[:60], figure, sentence))
+        asked = item.request
+        percent = asked.percent or bool(request and request.percent)
+        try:
+            return compute(asked.operation, given.expression.strip(), operands, percent, request)
+        except ArithmeticRefused:
+            return None
+
+
+def _section(index: int, sub_question: str, guarded: GuardedSection) -> Section:
+    """The section as shown: the line with its citations, each quote with its own."""
+    if guarded.status != "answered":
+        return Section(index=index, sub_question=sub_question, answer=guarded.line, status=guarded.status)
+
+    def ref(source: CitedSource) -> SourceRef:
+        return SourceRef(document_id=source.document_id, filename=source.filename, page=source.page)
+
+    return Section(
+        index=index,
+        sub_question=sub_question,
+        answer=guarded.line,
+        answer_sources=tuple(ref(s) for s in guarded.line_sources),
+        evidence=tuple(Evidence(text=q.text, source=ref(q.source)) for q in guarded.quotes),
+        sources=tuple(ref(s) for s in guarded.sources),
+        status="answered",
+        basis=guarded.basis,
+        formula=guarded.formula,
+    )
