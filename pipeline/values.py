@@ -74,7 +74,7 @@ _SCALE_WORD = "|".join(sorted(SCALES, key=len, reverse=True))
 _PERCENT = r"\s?(?:%|per\s?cent\b|percent(?:age\s+points?)?\b|pct\b)"
 _DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 _NUMBER = re.compile(
-    rf"(?<![\w.,/])(?P<open>\()?[-−–]?(?P<digits>{_DIGITS})(?P<close>\))?"
+    rf"(?<![\w.,/-])(?P<open>\()?[-−–]?(?P<digits>{_DIGITS})(?P<close>\))?"
     rf"(?P<glued>bn|k|m|b)?(?![\w/]|[.,-]\d)"
     rf"(?:\s?(?P<scale>{_SCALE_WORD})\b)?(?P<percent>{_PERCENT})?",
     re.IGNORECASE,
@@ -256,10 +256,16 @@ def figure_stated(wanted: Quantity, quantities: Collection[Quantity]) -> bool:
     return any(same_figure(wanted, q) for q in quantities)
 
 
-def figures_outside_dates(text: str) -> list[Quantity]:
-    """The figures of `text` that are not part of a written date ("25 June 2022" holds no figure)."""
+def figures_outside_dates(text: str, words: bool = True) -> list[Quantity]:
+    """The figures of `text` that are not part of a written date ("25 June 2022" holds no figure); only those
+    written in digits when not `words` ("Three Months Ended" holds none then)."""
     spans = [(start, end) for start, end, _ in find_days(text)]
-    return [q for q in find_quantities(text) if not any(s <= q.start < e for s, e in spans)]
+    return [q for q in find_quantities(text) if not any(s <= q.start < e for s, e in spans) and (words or in_digits(q))]
+
+
+def in_digits(quantity: Quantity) -> bool:
+    """Whether a figure is written in digits (not "seventy-five")."""
+    return quantity.text.lstrip("(-−–.")[:1].isdigit()
 
 
 def _references(text: str, spans: Iterable[tuple[int, int]]) -> set[str]:

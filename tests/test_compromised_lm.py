@@ -21,16 +21,15 @@ import pytest
 from pipeline.cli.main import main
 from pipeline.guards.sanitise import (
     MAX_ANSWER_BYTES,
-    MAX_BULLET_TEXT_CHARS,
-    MAX_BULLETS,
     MAX_SUB_QUESTION_CHARS,
     MAX_SUB_QUESTIONS,
     MAX_TRACE_BYTES,
 )
+from pipeline.guards.sections import MAX_LINE_CHARS
 from pipeline.serving import parse_sse, running_server
 from pipeline.serving.server import build_app
 from pipeline.settings import CoreConfig, LMRequestSettings, Settings
-from signatures import Decompose, HyDE, ScoreRelevance, SectionedAnswer
+from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, ScoreRelevance
 from tests.conftest import DEMO_DIR
 from tests.support.compromised_server import (
     MARKUP_QUESTION,
@@ -51,9 +50,9 @@ SETTINGS = Settings(
     core=CoreConfig(page_weight=0.0),
 )
 # Field names the adapters write as "[[ ## name ## ]]" headers: any other name in a prompt was smuggled.
-FIELDS = {name for signature in (Decompose, ScoreRelevance, SectionedAnswer, HyDE) for name in signature.fields} | {
-    "completed"
-}
+FIELDS = {
+    name for signature in (Decompose, ScoreRelevance, AnswerLines, HyDE, ComputeFigure) for name in signature.fields
+} | {"completed"}
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +144,8 @@ def _sub_questions(done: dict[str, Any]) -> list[str]:
 
 
 def _bullets(done: dict[str, Any]) -> list[str]:
-    return [bullet for section in done["sections"] for bullet in section["bullets"]]
+    """Every answer line shown (what the LM wrote; evidence is quoted by code from the documents)."""
+    return [section["answer"] for section in done["sections"] if section["status"] == "answered"]
 
 
 # ---- one test per way the LM or a user broke the screen, a page or the record -------------------------
@@ -202,15 +202,16 @@ def test_output_sizes_are_capped_and_the_cuts_recorded(cli: Cli) -> None:
     done, trace, _ = ask_everywhere(cli, "huge")
     assert len(done["sections"]) == MAX_SUB_QUESTIONS
     assert all(len(q) <= MAX_SUB_QUESTION_CHARS for q in _sub_questions(done))
-    assert all(len(s["bullets"]) <= MAX_BULLETS for s in done["sections"])
-    assert all(len(b) <= MAX_BULLET_TEXT_CHARS + 100 for b in _bullets(done))  # + its citation labels
+    assert all(len(s["evidence"]) <= 3 for s in done["sections"])
+    assert all(len(b) <= MAX_LINE_CHARS and len(b.split()) <= 41 for b in _bullets(done))
     assert len(done["answer"].encode()) <= MAX_ANSWER_BYTES
     assert len(json.dumps(trace).encode()) <= MAX_TRACE_BYTES
     cuts = [i["reason"] for i in trace["interventions"] if i["guard"] in ("cap", "answer")]
     assert "50 sub-questions given: reading stopped at item 6" in cuts
     assert any(r.startswith("sub-question 1 of ") and r.endswith(f"cut to {MAX_SUB_QUESTION_CHARS}") for r in cuts)
-    assert any(r.startswith("bullet 1 of 2400000 characters cut to") for r in cuts)
-    assert "41 bullets cut to 5" in cuts
+    assert any(r.startswith("answer line of 2400000 characters cut to") for r in cuts)
+    ignored = [i["reason"] for i in trace["interventions"] if i["guard"] == "answer"]
+    assert any(r.startswith("sentence ids [") and r.endswith("were not offered: ignored") for r in ignored)
     assert cli.history.stat().st_size < 2 * MAX_TRACE_BYTES
 
 

@@ -54,6 +54,11 @@ class Computation:
     formula: str
 
 
+def digit_figures(text: str) -> list[Quantity]:
+    """The figures a table row or a sentence writes in digits, dates left out."""
+    return figures_outside_dates(text, words=False)
+
+
 def expression_for(operation: Operation, count: int, percent: bool) -> str:
     """The expression an operation stands for over `count` operands named a, b, c, ..."""
     names = NAMES[:count]
@@ -84,9 +89,9 @@ def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int])
     wanted = frozenset(terms)
     best: tuple[float, int, OfferedSentence] | None = None
     for rank, sentence in enumerate(sentences):
-        if sentence.sentence_id in used or not figures_outside_dates(sentence.text):
+        if sentence.sentence_id in used or not digit_figures(sentence.text):
             continue
-        first = figures_outside_dates(sentence.text)[0]
+        first = digit_figures(sentence.text)[0]
         label = sentence.text[: first.start]
         held = held_terms(label, wanted)
         if not held:
@@ -104,7 +109,7 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
     operands: list[Operand] = []
     if request.operation in ("change", "difference", "percent_change") and len(request.operands) == 1:
         row = _best_row(sentences, request.operands[0], set())
-        figures = figures_outside_dates(row.text) if row else []
+        figures = digit_figures(row.text) if row else []
         if row is None or len(figures) < 2:
             return []
         label = _label(row, figures[0])
@@ -121,7 +126,7 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
         if len(rows) < 2:
             return []
         return [
-            Operand(NAMES[i], _label(row, figures_outside_dates(row.text)[0]), figures_outside_dates(row.text)[0], row)
+            Operand(NAMES[i], _label(row, digit_figures(row.text)[0]), digit_figures(row.text)[0], row)
             for i, row in enumerate(rows[:MAX_OPERANDS])
         ]
     used: set[int] = set()
@@ -130,7 +135,7 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
         if row is None:
             return []
         used.add(row.sentence_id)
-        figure = figures_outside_dates(row.text)[0]
+        figure = digit_figures(row.text)[0]
         operands.append(Operand(name, _label(row, figure), figure, row))
     return operands if len(operands) >= 2 else []
 
@@ -189,7 +194,7 @@ def compute(
     """The worked-out figure. Every operand's figure must be in its sentence (ArithmeticRefused otherwise:
     an operand is quoted, never invented)."""
     for operand in operands:
-        if not any(same_figure(operand.figure, q) for q in figures_outside_dates(operand.sentence.text)):
+        if not any(same_figure(operand.figure, q) for q in digit_figures(operand.sentence.text)):
             raise ArithmeticRefused(f"operand {operand.name} ({operand.figure.text}) is not in its sentence")
     value = evaluate(expression, operands)
     scales = {scale_note(o.sentence.hit.chunk.text) for o in operands if not o.figure.scaled}

@@ -60,12 +60,20 @@ def table_rows(sentence: str) -> list[str]:
     )
     if runs < MIN_TABLE_RUNS:
         return [sentence]
-    rows: list[list[str]] = [[]]
-    for i, word in enumerate(words):
+    rows: list[list[int]] = [[]]
+    for i in range(len(words)):
         if not cell[i] and i > 0 and cell[i - 1]:
             rows.append([])
-        rows[-1].append(word)
-    return [" ".join(row) for row in rows if row]
+        rows[-1].append(i)
+    out: list[str] = []
+    for row in rows:
+        # column headings (dates) before a row's label are a piece of their own
+        dated = [i for i in row if in_date[i] and not any(cell[j] for j in row if j < i)]
+        cut = dated[-1] + 1 if dated else row[0]
+        if cut > row[0] and cut < row[-1] and not cell[cut]:
+            out.append(" ".join(words[i] for i in row if i < cut))
+        out.append(" ".join(words[i] for i in row if i >= cut))
+    return [row for row in out if row]
 
 
 # Markdown structure flattened into one line: a heading, a table row boundary, a list item.

@@ -2,10 +2,11 @@
 and unit ("KSH 285,000 per month"), a percentage, a date, a duration ("3 months"), a count, a name
 ("Peter Otieno Ochieng"), or, for other questions, the stretch of the sentence around its key terms.
 
-Each candidate has a tier: 0 when the sentence labels it with the question's terms (a field "Monthly rent:
-KSH 285,000", a table row "Tenure | Freehold", a definition 'Grace Kamau (the "Landlord")'), 1 when the
-span itself holds a key term ("KSH 285,000 per month" for "monthly rent"), 2 when only its place near the
-key terms speaks for it. A value the question itself states is never a candidate.
+Each candidate has a tier: 0 when the sentence labels it with what the question asks about (a field
+"Monthly rent: KSH 285,000", a table row "Tenure | Freehold", a definition 'Grace Kamau (the "Landlord")')
+or its own words name it ("KSH 285,000 per month" for "monthly rent"), 1 when a label holds other key terms
+of the question, 2 when only its place near the key terms speaks for it (3: a bare small number asked as an
+amount). A value the question itself states is never a candidate.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pipeline.answering.asks import AnswerKind
 from pipeline.answering.terms import held_terms
 from pipeline.text import STOPWORDS, normalise, split_sentences
-from pipeline.values import Quantity, figures_outside_dates, find_days, find_quantities, missing_values
+from pipeline.values import Quantity, figures_outside_dates, find_days, find_quantities, in_digits, missing_values
 
 _TIME_UNIT = (
     r"(?:business\s+|working\s+|calendar\s+|clear\s+)?(?:days?|weeks?|months?|years?|hours?|minutes?|quarters?)"
@@ -46,6 +47,8 @@ _DEFINED = re.compile(
     r"\(\s*(?:the\s+|hereinafter\s+(?:called\s+|referred\s+to\s+as\s+)?(?:the\s+)?)?[\"“'‘]?([^()\"”'’]{1,40})[\"”'’]?\s*\)",
     re.I,
 )
+# The label score of a value whose own words name what is asked: above any label's (at most 2).
+SELF_DESCRIBED = 3.0
 # A text answer is this stretch of words around the key terms.
 WINDOW_WORDS = 30
 # A field value is at most this many words (a longer run is the rest of a paragraph).
@@ -98,15 +101,20 @@ def candidates(
         if span and not _stated_by(span, question, avoid):
             label_words = max(1, len(re.findall(r"\w+", label)))
             score = len(on_focus) / len(asked) + len(held) / label_words
-            found.append(Candidate(f"{label.strip()}: {span}", 0 if on_focus else 1, score, abs(start - anchor)))
+            # a value of the kind asked for stands alone; any other value says what it is with its label
+            text_ = span if value else f"{label.strip()}: {span}"
+            found.append(Candidate(text_, 0 if on_focus else 1, score, abs(start - anchor)))
     if kind == "name":
         found.extend(Candidate(span, 0) for span in _defined_names(text, wanted, avoid))
     for span in typed_spans(text, kind, wanted, avoid, scale, anchor):
         if not _stated_by(span, question, avoid):
-            tier = 1 if held_terms(span, asked) else 2
+            # a value whose own words say what it is ("KSH 285,000 per month" for "monthly rent") ranks with
+            # the best-labelled fields
+            own = held_terms(span, asked)
+            tier, score = (0, SELF_DESCRIBED) if own else (2, 0.0)
             if kind == "amount" and _bare(span):
                 tier = 3
-            found.append(Candidate(span, tier, 0.0, _distance(text, span, anchor)))
+            found.append(Candidate(span, tier, score, _distance(text, span, anchor)))
     if kind in ("text", "yes_no") and not found:
         found.append(Candidate(window(text, wanted), 2))
     return sorted(found, key=lambda c: (c.tier, -c.label_score, c.distance))
@@ -227,8 +235,8 @@ def _figure_spans(text: str, figures: Sequence[Quantity], kind: AnswerKind, scal
             if unit is None:
                 continue
             end += unit.end()
-        elif figure.percent:
-            continue
+        elif figure.percent or (kind == "amount" and not in_digits(figure)):
+            continue  # an amount is written in figures (its words, when a document adds them, repeat it)
         elif kind == "count":
             if figure.value != figure.value.to_integral_value():
                 continue

@@ -32,7 +32,7 @@ def proper_names(text: str) -> list[str]:
     """Runs of capitalised words in `text` that are not its first word alone or a stopword ("The")."""
     names = []
     for match in _NAME.finditer(text):
-        words = [w for w in match.group(0).split() if normalise(w).strip(".") not in STOPWORDS]
+        words = [w.rstrip(".,;:") for w in match.group(0).split() if normalise(w).strip(".") not in STOPWORDS]
         if not words or (match.start() == 0 and len(words) == 1):
             continue
         names.append(" ".join(words))

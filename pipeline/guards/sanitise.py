@@ -29,8 +29,6 @@ from pipeline.text import _HIDDEN
 MAX_QUESTION_CHARS = 2000
 MAX_SUB_QUESTIONS = 5
 MAX_SUB_QUESTION_CHARS = 1000  # under the store's query limit (execution.steps.Step.query)
-MAX_BULLETS = 5
-MAX_BULLET_TEXT_CHARS = 600  # the answer's JSON schema asks for 300
 MAX_NOTE_CHARS = 2000
 MAX_RECORD_CHARS = 500  # one intervention's target or reason
 MAX_ANSWER_BYTES = 64 * 1024

@@ -15,7 +15,7 @@ from pipeline.answering.floors import MAX_LINE_WORDS, Basis, Draft, first_words,
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.guards.citations import CitedSource, RemovedCitation, check_source, shown_sources
 from pipeline.guards.grounding import ground_line
-from pipeline.guards.sanitise import sanitise
+from pipeline.guards.sanitise import sanitise, strip_inline_citations
 from pipeline.types import ChunkHit
 from pipeline.values import missing_values
 
@@ -108,8 +108,10 @@ def guard_section(
         return _computed(computation, quotes, removed, interventions)
     if draft is None:  # unreachable: checked above; kept for the type checker
         return not_found("the answer step found no answer")
-    clean = sanitise(draft.text, MAX_LINE_CHARS)
+    clean = sanitise(strip_inline_citations(draft.text), MAX_LINE_CHARS)
     interventions.extend(("render", item) for item in clean.removed)
+    if clean.cut_from is not None:
+        interventions.append(("cap", f"answer line of {clean.cut_from} characters cut to {MAX_LINE_CHARS}"))
     line, basis = clean.text, draft.basis
     if words(line) > MAX_LINE_WORDS:
         interventions.append(("cap", f"answer line of {words(line)} words cut to {MAX_LINE_WORDS}"))

@@ -18,7 +18,7 @@ from typing import Any
 import dspy
 
 from pipeline.answering.asks import FormatRequest
-from pipeline.answering.compute import NAMES, Computation, Operand, compute, format_figure
+from pipeline.answering.compute import NAMES, Computation, Operand, compute, digit_figures, format_figure
 from pipeline.answering.floors import Draft
 from pipeline.answering.lines import (
     SectionInputs,
@@ -103,7 +103,8 @@ class AnswerStep:
             computation = computed.get(item.index)
             if computation is None:
                 continue
-            operands = list(dict.fromkeys(o.sentence for o in computation.operands))
+            by_id = {o.sentence.sentence_id: o.sentence for o in computation.operands}
+            operands = list(by_id.values())
             lines[item.index] = lines[item.index].model_copy(
                 update={"step": f"compute:{steps.compute}", "formula": computation.formula}
             )
@@ -280,7 +281,7 @@ class AnswerStep:
             wanted = find_quantities(choice.figure)
             if sentence is None or choice.name not in NAMES or not wanted or choice.name in {o.name for o in operands}:
                 return None
-            figure = next((q for q in figures_outside_dates(sentence.text) if same_figure(wanted[0], q)), None)
+            figure = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
             if figure is None:
                 return None
             label = sentence.text[: figure.start].split()[-12:]

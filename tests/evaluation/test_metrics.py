@@ -6,14 +6,19 @@ import pytest
 
 from pipeline.evaluation.metrics import (
     ExampleScores,
+    ReadSection,
     abstention_correct,
+    answer_line_correct,
     citation_precision,
     citation_recall,
     composite,
+    evidence_precision,
     fact_present,
     fact_recall,
     invalid_store_ids,
+    line_fact_recall,
     page_recall_at_k,
+    reader_metrics,
     recall_at_k,
     sub_question_coverage,
     wrong_property_citations,
@@ -147,3 +152,53 @@ def test_composite_is_none_when_no_weighted_metric_applies() -> None:
 def test_composite_hard_gates_zero_the_example(gate: dict[str, int]) -> None:
     scores = _scores(**gate)
     assert not scores.gates_passed and composite(scores) == 0.0
+
+
+# ---- what a reader reads ---------------------------------------------------------------------------
+
+GOLD_PAGES = {A: frozenset({2})}
+RENT = "1.2 The Tenant shall pay rent of KSH 285,000 per month (KSH 3,420,000 per year), in advance."
+FILLER = [
+    ("1.4 Rent unpaid fourteen days after it falls due bears interest at two per cent per month.", A, 2),
+    ("2.1 On signing, the Tenant pays a deposit of KSH 570,000, equal to 2 months' rent.", A, 2),
+    ("6.1 After the first year, either party may end this lease by giving 3 months' written notice.", A, 3),
+    ("Particulars Premises: 14 Banda Lane, Hardy, Karen Landlord: Grace Wanjiku Kamau Tenant: Peter.", A, 1),
+]
+
+
+def _read(sections: list[ReadSection], expect_not_found: bool = False) -> ExampleScores:
+    facts = () if expect_not_found else ("KSH 285,000",)
+    reader = reader_metrics(sections, facts, GOLD_PAGES, expect_not_found)
+    abstention = float(reader.pop("abstention") or 0.0)
+    return ExampleScores(0, 0, 1.0, 1.0, None, None, None, abstention=abstention, lm_calls=0, tokens=0, **reader)
+
+
+def test_a_correct_one_line_answer_with_one_quote_beats_a_five_quote_dump() -> None:
+    answer = ReadSection("KSH 285,000 per month", ((RENT, A, 2),))
+    dump = ReadSection(RENT, tuple(FILLER))  # the old way: the first quote stood as the answer
+    one, five = _read([answer]), _read([dump])
+    assert one.answer_line_correct == five.answer_line_correct == 1.0  # both lines hold the fact...
+    assert one.evidence_precision == 1.0 > 0.5 >= five.evidence_precision  # ...only one quote backs it
+    assert composite(one) > composite(five)
+    assert one.words_per_section < 30 < 60 < five.words_per_section
+
+
+def test_a_line_over_40_words_is_no_answer_even_when_it_holds_the_fact() -> None:
+    long = ReadSection("KSH 285,000 " + "and more " * 25, ((RENT, A, 2),))
+    assert answer_line_correct(["KSH 285,000"], [long]) == 0.0
+    assert line_fact_recall(["KSH 285,000"], [ReadSection("KSH 285,000")]) == 1.0
+
+
+def test_abstention_is_scored_both_ways() -> None:
+    not_found = ReadSection("The documents in scope do not state this.", found=False)
+    right = _read([not_found], expect_not_found=True)
+    assert right.abstention == 1.0 and right.abstained_when_absent == 1.0 and right.false_abstention is None
+    wrong = _read([not_found])
+    assert wrong.abstention == 0.0 and wrong.false_abstention == 1.0 and wrong.abstained_when_absent is None
+    assert composite(wrong) < composite(_read([ReadSection("KSH 285,000", ((RENT, A, 2),))]))
+
+
+def test_evidence_on_a_gold_page_or_stating_a_fact_counts_as_precise() -> None:
+    sections = [ReadSection("x", ((RENT, B, 9), ("unrelated", B, 9), ("on the gold page", A, 2)))]
+    assert evidence_precision(sections, GOLD_PAGES, ["KSH 285,000"]) == 2 / 3
+    assert evidence_precision([ReadSection("x")], GOLD_PAGES, []) is None

@@ -12,7 +12,7 @@ from pipeline.export import PROGRAM, program_state, save_export
 from pipeline.export.choice import SHIPPED_PROGRAM, choose_program, shipped_for
 from pipeline.export.profiles import ProfilePaths, activate, add_profile
 from pipeline.program.module import ScopedQA
-from pipeline.settings import ProgramSettings, Settings
+from pipeline.settings import ProgramSettings, Settings, StepChoices
 from pipeline.store import Store
 
 
@@ -101,19 +101,22 @@ def test_uncompiled_wins_over_every_export(demo_store: Store, tmp_path: Path, pa
     assert nothing.source == "uncompiled (--uncompiled)" and nothing.manifest is None
 
 
+FLOORS = StepChoices(decompose="parts", score="keep_all", answer="span", abstain="support")
+
+
 def test_uncompiled_keeps_the_settings_of_the_export_it_replaces(demo_store: Store, tmp_path: Path) -> None:
-    program = ScopedQA(demo_store, Settings(program=ProgramSettings(answer_mode="select")))
-    program.select.demos = [dspy.Example(sections_context=[], choices=[])]
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=FLOORS)))
+    program.answer.demos = [dspy.Example(sections_context=[], answers=[])]
     save_export(program, tmp_path / "s", settings=Settings(), experiment_config={}, trainset_hash="h", scores={})
     choice = choose_program(demo_store, None, None, shipped=tmp_path / "s", uncompiled=True)
-    assert choice.program.settings.program.answer_mode == "select" and choice.program.select.demos == []
+    assert choice.program.settings.program.steps == FLOORS and choice.program.answer.demos == []
 
 
 def test_an_export_runs_with_the_program_settings_it_was_compiled_under(demo_store: Store, tmp_path: Path) -> None:
-    program = ScopedQA(demo_store, Settings(program=ProgramSettings(answer_mode="select", relevance_threshold=6.0)))
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=FLOORS, relevance_threshold=6.0)))
     save_export(program, tmp_path / "s", settings=Settings(), experiment_config={}, trainset_hash="h", scores={})
     chosen = choose_program(demo_store, tmp_path / "s", None).program.settings.program
-    assert chosen.answer_mode == "select" and chosen.relevance_threshold == 6.0
+    assert chosen.steps == FLOORS and chosen.relevance_threshold == 6.0
 
 
 @pytest.mark.parametrize(
@@ -129,5 +132,5 @@ def test_the_shipped_program_loads_strictly_and_was_compiled_for_the_embedded_mo
     # compiled state and the settings it was measured under.
     choice = choose_program(demo_store, None, None, shipped=SHIPPED_PROGRAM)
     assert choice.manifest is not None and choice.source == "the shipped compiled program (shipped)"
-    assert any(predictor.demos for predictor in choice.program.predictors())
-    assert choice.program.settings.program.answer_mode == "select"
+    manifest_steps = choice.manifest.config.program["steps"]
+    assert choice.program.settings.program.steps.model_dump() == manifest_steps

