@@ -3,6 +3,8 @@ example keeps its id, its content and its split, in every set, and the added one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from pipeline.evaluation.examples import SPLITS, load_examples
@@ -36,10 +38,9 @@ def test_contract_examples_keep_their_place_and_the_added_ones_follow() -> None:
     assert len(added) >= 10 and all("absent_in_scope" in e.tags and e.split == "dev" for e in added)
 
 
-@pytest.mark.skipif(not (SHARED / "docs").is_dir(), reason="the SEC 10-Q filings are not beside the project")
-def test_sec_examples_keep_their_splits_and_the_added_ones_regenerate() -> None:
+def test_sec_examples_keep_their_splits_and_the_added_ones_regenerate(sec_pages: dict[str, Sequence[str]]) -> None:
     sec = load_script("make_sec_traces")
-    texts = sec.filing_texts(SHARED / "docs")
+    texts = sec_pages
     question_set = sec.sec_examples(SHARED / "qna_data.csv", texts)
     by_split = {s: load_examples(SEC / f"{s}.jsonl") for s in SPLITS}
     for split in SPLITS:

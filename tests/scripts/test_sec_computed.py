@@ -4,6 +4,7 @@ worked out from the operands, rounded to the question's precision and recomputed
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
@@ -19,9 +20,7 @@ from tests.support.scripts import load_script
 statements = load_script("sec_statements")
 computed = load_script("sec_computed")
 sec = load_script("make_sec_traces")
-DOCS = ROOT.parent / "shared" / "data" / "sec-10q" / "docs"
 COMMITTED = ROOT / "datasets" / "sec-10q" / "traces"
-needs_filings = pytest.mark.skipif(not DOCS.is_dir(), reason=f"{DOCS} not present")
 
 # Apple's statement of operations for the quarter ended December 31, 2022, as the index reads page 4.
 APPLE = """PART I — FINANCIAL INFORMATION
@@ -153,9 +152,8 @@ def test_a_figure_on_a_base_that_is_not_positive_is_refused() -> None:
         computed.figure("AAPL", "gross_margin", ("2023 Q1",), "pct", 0, apple)
 
 
-@needs_filings
-def test_every_figure_of_the_filings_checks_out_and_spans_the_operations() -> None:
-    figures = computed.computed_figures(sec.filing_texts(DOCS))
+def test_every_figure_of_the_filings_checks_out_and_spans_the_operations(sec_pages: dict[str, Sequence[str]]) -> None:
+    figures = computed.computed_figures(sec_pages)
     assert len(figures) == len(computed.SPECS) >= 50
     assert {f.op for f in figures} == {"margin", "ratio", "sum", "change", "pct_change", "average"}
     by_question = {f.question: f for f in figures}
