@@ -17,11 +17,20 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Sequence
+import sys
+import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.evaluation.examples import ExampleScope, GoldPage, LabelledExample, example_id, write_examples
+from pipeline.store.reading import read_source
+
+SCRIPTS = Path(__file__).resolve().parent
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))  # scripts/ is no package: its builders import each other by name
+
+from absence import index_chunks, require_absent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = "contracts"
@@ -526,8 +535,117 @@ def examples() -> list[LabelledExample]:
     ]
 
 
-def write(corpus_dir: Path, traces_dir: Path) -> list[Path]:
-    """Write the corpus and its traces; the paths written."""
+# ---- unanswerable in scope: the right agreement or party, a term no agreement of it has ----------
+
+
+@dataclass(frozen=True)
+class AbsentTerm:
+    """A term a reader of an NDA would ask about that the template has no clause for: asked with agreements
+    selected (`chip`) and with `party` as scope, and the markers a clause stating it would use
+    (scripts/absence.py)."""
+
+    topic: str
+    markers: tuple[str, ...]
+    chip: tuple[str, ...]
+    chip_question: str
+    party: Party
+    scope_question: str
+
+
+ABSENT_TERMS = (
+    AbsentTerm(
+        "liability_cap",
+        # Not "liability" alone: "a New York limited liability company" names a party, no cap.
+        ("limitation of liability", r"liability (?:is|shall|will|of|under|for)", "liable", "cap", "capped"),
+        (NH,),
+        "What is the cap on each party's liability under this agreement?",
+        QUARRY,
+        "Does the Quarry Analytics NDA limit either party's liability, and to what amount?",
+    ),
+    AbsentTerm(
+        "early_termination",
+        ("terminate", "terminated", "termination", "break clause", "early"),
+        (NQ,),
+        "Can either party end the Quarry Analytics agreement early by giving notice?",
+        HELIX,
+        "How much notice does Helix Robotics need to give to terminate its NDAs before the term ends?",
+    ),
+    AbsentTerm(
+        "fee",
+        ("fee", "fees", "payment", "payable", "consideration", "price"),
+        (NA,),
+        "What fee does the receiving party pay under the NDA between Northwind and Aster Biologics?",
+        HARBOR,
+        "How much does Blue Harbor pay under its agreement?",
+    ),
+    AbsentTerm(
+        "non_solicitation",
+        ("solicit", "solicitation", "non-solicitation", "hire", "hiring", "poach"),
+        (NB,),
+        "Does this agreement stop Northwind from hiring Blue Harbor Logistics employees?",
+        ASTER,
+        "Do Aster Biologics' NDAs include a non-solicitation clause?",
+    ),
+    AbsentTerm(
+        "liquidated_damages",
+        ("liquidated damages", "damages", "penalty", "penalties", "breach"),
+        (HA,),
+        "What liquidated damages are payable for a breach of the Helix Robotics and Aster Biologics NDA?",
+        NORTHWIND,
+        "What penalty does a party pay for breaching confidentiality under Northwind's NDAs?",
+    ),
+    AbsentTerm(
+        "renewal",
+        ("renew", "renews", "renewal", "renewed", "automatically", "extend", "extension"),
+        (NH, NA),
+        "Do these agreements renew automatically when their term ends?",
+        QUARRY,
+        "Will the Quarry Analytics NDA be extended automatically at the end of its term?",
+    ),
+)
+
+
+def corpus_on_disk(corpus_dir: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(pages, owning party slugs) of every document of the corpus as written, read the way the index reads it."""
+    manifest = tomllib.loads((corpus_dir / "corpus.toml").read_text(encoding="utf-8"))
+    owners = {doc["path"]: tuple(doc["entities"]) for doc in manifest["documents"]}
+    pages = {path: read_source(corpus_dir / path, path).pages for path in owners}
+    return pages, owners
+
+
+def absent_in_scope_examples(
+    corpus_dir: Path, chunks: Mapping[str, Sequence[str]] | None = None
+) -> list[LabelledExample]:
+    """Per ABSENT_TERMS entry, a chip and a party-scope example expecting "not found", each checked: no marker
+    in any page of a document in scope (nor, given, in any of its index chunks)."""
+    pages, owners = corpus_on_disk(corpus_dir)
+    out: list[LabelledExample] = []
+    tags = ("not_in_scope", "absent_in_scope")
+    for term in ABSENT_TERMS:
+        chip_parties = [p for p in PARTIES if all(p.slug in owners[path] for path in term.chip)]
+        scoped = [path for path, slugs in owners.items() if term.party.slug in slugs]
+        for case, question, scope, in_scope, forbidden in (
+            ("chip", term.chip_question, ExampleScope(document_ids=term.chip), term.chip, _not_for(*chip_parties)),
+            ("property", term.scope_question, ExampleScope(property=term.party.slug), scoped, _not_for(term.party)),
+        ):
+            require_absent(f"{case} example {question!r}", term.markers, in_scope, pages, chunks)
+            scope_tag = "scope:chip" if case == "chip" else "scope:property"
+            out.append(
+                _example(
+                    case,
+                    question,
+                    forbidden=forbidden,
+                    scope=scope,
+                    tags=(*tags, f"topic:{term.topic}", scope_tag),
+                    not_found=True,
+                )
+            )
+    return out
+
+
+def write(corpus_dir: Path, traces_dir: Path, index: Path | None = None) -> list[Path]:
+    """Write the corpus and its traces; the paths written. With `index` (an index of the corpus), the
+    absent terms are also checked against its chunks."""
     written = []
     for agreement in ALL:
         path = corpus_dir / agreement.path
@@ -537,7 +655,8 @@ def write(corpus_dir: Path, traces_dir: Path) -> list[Path]:
     (corpus_dir / "corpus.toml").write_text(manifest(), encoding="utf-8")
     written.append(corpus_dir / "corpus.toml")
     traces_dir.mkdir(parents=True, exist_ok=True)
-    write_examples(traces_dir / "dev.jsonl", examples())
+    chunks = index_chunks(index) if index is not None else None
+    write_examples(traces_dir / "dev.jsonl", [*examples(), *absent_in_scope_examples(corpus_dir, chunks)])
     written.append(traces_dir / "dev.jsonl")
     return written
 
@@ -557,9 +676,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=ROOT / "datasets" / "contracts")
     parser.add_argument("--traces", type=Path, default=ROOT / "datasets" / "contracts-traces")
+    parser.add_argument("--index", type=Path, help="an index of the corpus: absent terms are checked in its chunks too")
     args = parser.parse_args()
     _check()
-    for path in write(args.corpus, args.traces):
+    for path in write(args.corpus, args.traces, args.index):
         print(path)
 
 

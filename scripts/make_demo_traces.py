@@ -43,6 +43,12 @@ from pipeline.evaluation.examples import (
 )
 from pipeline.store.reading import read_source
 
+SCRIPTS = Path(__file__).resolve().parent
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))  # scripts/ is no package: its builders import each other by name
+
+from absence import index_chunks, marker_hits, require_absent  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "datasets" / "demo"
 DEFAULT_OUT = ROOT / "datasets" / "demo-traces"
@@ -742,6 +748,179 @@ def wrong_property_cases(b: Builder) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# Unanswerable in scope: the right documents or the property as scope, the fact in none of them
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AbsentAsk:
+    """A fact a reader of the property's documents would ask for that none of them states: the document
+    types a reader would select to ask it (a chip of the property's documents of those types), two
+    wordings ({r}: the property, {lease}: which lease) and the markers a document stating it would use
+    (scripts/absence.py). `chip_only`: some other document of a property may use a marker (a title search
+    fee is no valuer's fee), so the fact is asked only of the selected documents."""
+
+    topic: str
+    types: tuple[str, ...]
+    wordings: tuple[str, str]
+    markers: tuple[str, ...]
+    chip_only: bool = False
+
+
+ABSENT_ASKS: tuple[AbsentAsk, ...] = (
+    AbsentAsk(
+        "pets", LEASE,
+        ("Does the {lease} of {r} allow the tenant to keep pets?", "Are dogs or cats allowed at {r}?"),
+        ("pet", "pets", "animal", "animals", "dog", "dogs", "cat", "cats"),
+    ),
+    AbsentAsk(
+        "valuer_fee", VALUATION,
+        ("What fee did the valuer charge for the valuation of {r}?", "How much was the valuer paid to value {r}?"),
+        ("fee", "fees", "invoice", "invoiced"), chip_only=True,
+    ),
+    AbsentAsk(
+        "agent_commission", OFFER,
+        ("What commission does the agent earn on the sale of {r}?",
+         "What percentage commission is the estate agent paid if {r} is sold?"),
+        ("commission", "agency fee", "agent's fee", "agent’s fee", "agents' fees"),
+    ),
+    AbsentAsk(
+        "generator", INSPECTION,
+        ("What condition is the standby generator at {r} in, according to the inspection?",
+         "Does {r} have a backup generator, and does it work?"),
+        ("generator", "generators", "standby power", "backup power"),
+    ),
+    AbsentAsk(
+        "land_rent", TITLE,
+        ("What annual land rent is payable on {r} according to its title?",
+         "How much ground rent is due each year on {r}?"),
+        ("land rent", "ground rent", "annual rent"), chip_only=True,
+    ),
+    AbsentAsk(
+        "purchase_option", LEASE,
+        ("Does the tenant of {r} have an option to buy the property under the {lease}?",
+         "Does the tenant at {r} have a right of first refusal if the property is sold?"),
+        ("option to purchase", "option to buy", "first refusal", "pre-emption", "purchase option"),
+    ),
+    AbsentAsk(
+        "floor_area", VALUATION,
+        ("What is the built-up floor area of the house at {r} in square metres?",
+         "How many square metres is the house at {r}, according to its valuation?"),
+        ("square metre", "square metres", "square meter", "square meters", "sq m", "sqm", "m2", "floor area",
+         "plinth area", "built-up area"), chip_only=True,
+    ),
+    AbsentAsk(
+        "legal_fees", OFFER,
+        ("Who pays the legal fees on the purchase of {r}, according to the offer letter?",
+         "How much are the conveyancing costs for the sale of {r}?"),
+        ("legal fees", "legal costs", "advocates' fees", "advocates’ fees", "conveyancing", "costs of the transfer"),
+    ),
+    AbsentAsk(
+        "cctv", INSPECTION,
+        ("Does {r} have working CCTV cameras, according to the inspection report?",
+         "Were the security cameras at {r} checked during the inspection?"),
+        ("cctv", "camera", "cameras", "surveillance"),
+    ),
+    AbsentAsk(
+        "zoning", TITLE,
+        ("What is the zoning or permitted use of {r} under its title?",
+         "What land use is {r} zoned for?"),
+        ("zoning", "zoned", "permitted use", "user", "land use"),
+    ),
+    AbsentAsk(
+        "rent_free", LEASE,
+        ("How long is the rent-free period under the {lease} of {r}?",
+         "Did the tenant of {r} get any rent-free months at the start of the {lease}?"),
+        ("rent-free", "rent free", "free of rent", "fit-out", "fit out"),
+    ),
+    AbsentAsk(
+        "year_built", VALUATION,
+        ("In what year was the house at {r} built, according to its valuation?",
+         "When was the house at {r} built?"),
+        ("built in", "year of construction", "constructed", "construction", "years old", "age of the"),
+    ),
+    AbsentAsk(
+        "guarantor", LEASE,
+        ("Who guarantees the tenant's obligations under the {lease} of {r}?",
+         "Does the {lease} of {r} name a guarantor for the tenant?"),
+        ("guarantor", "guarantee", "guaranteed", "guarantees", "surety"),
+    ),
+    AbsentAsk(
+        "inspector_fee", INSPECTION,
+        ("What did the inspection of {r} cost the client in fees?",
+         "How much was the building surveyor paid for inspecting {r}?"),
+        ("fee", "fees", "invoice", "invoiced"), chip_only=True,
+    ),
+    AbsentAsk(
+        "furnished", LEASE,
+        ("Is {r} let furnished, and what furniture does the {lease} list?",
+         "Does the {lease} of {r} include an inventory of furniture?"),
+        ("furnished", "furniture", "furnishings", "inventory"),
+    ),
+)  # fmt: skip
+ABSENT_CHIPS_PER_PROPERTY = 2
+ABSENT_SEED = SEED + 1
+
+
+def absent_in_scope_cases(b: Builder, chunks: dict[str, tuple[str, ...]] | None = None) -> list[LabelledExample]:
+    """Per property, chips of the documents a question would need with the fact asked in none of them, and
+    property scopes with the fact in none of the property's documents (shared ones included); every one
+    checked absent from its scope's pages (and, given, the index's chunks). The examples, without split."""
+    c = b.corpus
+    shared = [doc for doc in c.types if not c.owners[doc]]
+    first = len(b.examples)
+    asks = list(ABSENT_ASKS)
+    scoped = [a for a in ABSENT_ASKS if not a.chip_only]
+    for i, slug in enumerate(P):
+        picks = [asks[(ABSENT_CHIPS_PER_PROPERTY * i + k) % len(asks)] for k in range(ABSENT_CHIPS_PER_PROPERTY)]
+        for k, ask in enumerate(picks):
+            docs = [doc for doc in c.docs_of(slug) if c.types[doc] in ask.types]
+            r = ref(slug, ("name", "address")[(i + k) % 2])
+            s = Spec(ask.topic, slug, _absent_question(ask, 0, slug, r), ask.markers)
+            _add_absent(b, "chip", s, chip(docs), docs, chunks, f"chip_of:{'+'.join(ask.types)}")
+        # Property scope: the asks no document of the property may hold, in their second wording.
+        for ask in (scoped[i % len(scoped)], scoped[(i + 5) % len(scoped)])[: 2 if i % 2 == 0 else 1]:
+            r = ref(slug, ("none", "name")[i % 2])
+            s = Spec(ask.topic, slug, _absent_question(ask, 1, slug, r), ask.markers)
+            _add_absent(b, "property", s, {"property": slug}, [*c.docs_of(slug), *shared], chunks)
+    return b.examples[first:]
+
+
+def _absent_question(ask: AbsentAsk, wording: int, slug: str, r: str) -> str:
+    lease = "original 2023 lease" if slug == "mellifera-court" else "lease"
+    return ask.wordings[wording].format(r=r, lease=lease)
+
+
+def _add_absent(
+    b: Builder,
+    case: str,
+    s: Spec,
+    scope: dict[str, Any],
+    in_scope: Sequence[str],
+    chunks: dict[str, tuple[str, ...]] | None,
+    *extra: str,
+) -> None:
+    c = b.corpus
+    where = f"{case} example {s.question!r} (scope {scope})"
+    require_absent(where, s.facts, in_scope, c.pages, chunks)
+    anywhere = not marker_hits(s.facts, c.pages, c.types)
+    tags = ("not_in_scope", "absent_in_scope", *extra, *(("absent_fact",) if anywhere else ()))
+    if not b.add(case, s, scope, not_found=True, forbidden=b.confusables(s.owner), tags=tags):
+        raise SystemExit(f"{where}: collides with another example")
+
+
+def absent_splits(
+    new: Sequence[LabelledExample], owners: dict[str, str], existing: Sequence[LabelledExample]
+) -> list[LabelledExample]:
+    """Splits for the unanswerable-in-scope examples without moving any existing one: a question (text and
+    property) already in a split stays there; the others 60/20/20 per case, as assign_splits does."""
+    known = {(norm(e.question), owners[e.id]): e.split for e in existing}
+    rest = [e for e in new if (norm(e.question), owners[e.id]) not in known]
+    split_of = {e.id: e.split for e in assign_splits(rest, owners, random.Random(ABSENT_SEED))}
+    return [e.model_copy(update={"split": split_of.get(e.id) or known[(norm(e.question), owners[e.id])]}) for e in new]
+
+
+# ---------------------------------------------------------------------------------------
 # Splits, card, entry point
 # ---------------------------------------------------------------------------------------
 
@@ -778,6 +957,7 @@ TAG_MEANINGS = (
     ("quoted_clause", "quotes the lease text"),
     ("not_in_scope", "the answer is not in the scope: `expect_not_found`, no facts, no gold"),
     ("absent_fact", "no document of the corpus holds the answer (service charge, parking, ...)"),
+    ("absent_in_scope", "the right documents selected or the property as scope; the fact is in none of them"),
     ("chip_of:<types>", "not-in-scope chip: the document types selected"),
     ("trap:<kind>", "built from a trap record of datasets/demo/traps.toml (kind as there)"),
     ("trap_expected:keep", "the trap document is about the asked property: gold"),
@@ -823,9 +1003,10 @@ def card(examples: Sequence[LabelledExample]) -> str:
         "- `no_scope`: questions naming a property by name or address; two-step plan expected.",
         "- `chip`: the selected documents are the gold documents plus up to two other documents of the same",
         "  property; one in ten asks for a fact the selected documents do not hold (`not_in_scope`, e.g. the",
-        "  inspection report selected, the market value asked).",
+        "  inspection report selected, the market value asked), and two per property select the documents",
+        "  the question needs and ask a fact none of them states (`absent_in_scope`, below).",
         '- `property`: the property as scope; many questions do not repeat its name ("the property"); one',
-        "  in ten asks for a fact no document holds.",
+        "  in ten asks for a fact no document holds, and one or two per property more (`absent_in_scope`).",
         "- `wrong_property`: the question or the corpus invites a document about another property, which",
         "  is listed in `forbidden_documents`: one example per trap record of `datasets/demo/traps.toml`",
         "  (filename/content mismatches, Banda Lane / Banda Road and the other near-identical pairs, parcel",
@@ -833,6 +1014,7 @@ def card(examples: Sequence[LabelledExample]) -> str:
         "  name with a Cyrillic letter, property scopes asked about another property, chips of another",
         "  property's documents, and chips of whole folders that hold misfiled documents. Scopes vary.",
         "",
+        *absent_section(examples),
         "## Fields",
         "",
         "- `gold_documents`: the asked property's documents of the type that answers (lease, valuation,",
@@ -861,27 +1043,59 @@ def card(examples: Sequence[LabelledExample]) -> str:
         "every answer fact occurs (case-insensitively, whitespace collapsed) in a gold document, every gold",
         "document states a fact and lies inside the scope, no 'not found' example's answer occurs in its",
         "scope, no forbidden document is about the asked property, and every trap record is used.",
+        "The facts of the `absent_in_scope` examples are checked by their markers (`scripts/absence.py`):",
+        "none may occur in any page of a document in scope, nor, with `--index`, in any chunk of it.",
         "`tests/evaluation/test_demo_traces.py` re-checks the committed files independently.",
         "",
         "## Splits",
         "",
         "Fixed on disk (`train.jsonl`, `dev.jsonl`, `test.jsonl`; each example's `split` says the same):",
         "60/20/20 per case, and every variant of one question (same text about the same property) in the",
-        "same split, so no question leaks from train into dev or test.",
+        "same split, so no question leaks from train into dev or test. The `absent_in_scope` examples are",
+        "split after the others, by the same rule from their own random stream, so none of the others moved.",
         "",
         "## Regenerate",
         "",
         "```",
         "python scripts/make_demo_corpus.py    # the corpus, if its records changed",
         "python scripts/make_demo_traces.py    # from the repository root; same output on every run",
+        "# the same, and the absent facts also checked in the chunks of a built index:",
+        "scoperag index datasets/demo --out .scoperag/index",
+        "python scripts/make_demo_traces.py --index .scoperag/index",
         "```",
         "",
     ]
     return "\n".join(lines)
 
 
-def build(root: Path) -> list[LabelledExample]:
-    """Every example, checked against the corpus in `root`, with its split."""
+def absent_section(examples: Sequence[LabelledExample]) -> list[str]:
+    """The card's section on the unanswerable-in-scope examples: counts and the facts asked."""
+    absent = [e for e in examples if "absent_in_scope" in e.tags]
+    topics = Counter(t.split(":", 1)[1] for e in absent for t in e.tags if t.startswith("topic:"))
+    chip_only = ", ".join(a.topic for a in ABSENT_ASKS if a.chip_only)
+    return [
+        "## Unanswerable in scope",
+        "",
+        "Questions a reader of the documents would ask whose answer none of the documents in scope states",
+        "(tags `absent_in_scope`, `not_in_scope`; `expect_not_found`, no facts, no gold documents; the",
+        "property's confusable documents forbidden as on its answerable examples). Chips select the",
+        "property's documents of the type the question is about (`chip_of:<type>`: the lease for a pets",
+        "clause, the offer letter for an agent's commission); property scopes ask in another wording, of",
+        "every document of the property and the shared ones. `absent_fact` is added where no document of",
+        "the corpus uses the fact's markers at all.",
+        "",
+        *counts_table(absent),
+        "",
+        "Facts asked: " + ", ".join(f"{t} {n}" for t, n in sorted(topics.items())) + ".",
+        "Asked only with the documents selected, as another document of the property uses a marker (a search",
+        f"fee on a title is no valuer's fee): {chip_only}.",
+        "",
+    ]
+
+
+def build(root: Path, index: Path | None = None) -> list[LabelledExample]:
+    """Every example, checked against the corpus in `root` (and, given, the absent facts against the chunks
+    of the index at `index`), with its split."""
     rng = random.Random(SEED)
     b = Builder(load_corpus(root), rng)
     wrong_property_cases(b)
@@ -891,7 +1105,9 @@ def build(root: Path) -> list[LabelledExample]:
     short = [case for case in CASES if counts[case] < 60]
     if len(examples) < 240 or short:
         raise SystemExit(f"too few examples: {len(examples)} in all, per case {dict(counts)}")
-    return examples
+    # Added after the others are split, from their own random stream: no existing example moves.
+    absent = absent_in_scope_cases(b, index_chunks(index) if index is not None else None)
+    return [*examples, *absent_splits(absent, b.owners, examples)]
 
 
 def main() -> None:
@@ -900,8 +1116,11 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, help="output directory (default: datasets/demo-traces)"
     )
+    parser.add_argument(
+        "--index", type=Path, help="an index of the corpus: absent facts are also checked against its chunks"
+    )
     args = parser.parse_args()
-    examples = build(args.corpus)
+    examples = build(args.corpus, args.index)
     for split, count in write_example_set(args.out, examples).items():
         print(f"{split}: {count} examples")
     (args.out / "README.md").write_text(card(examples), encoding="utf-8")

@@ -4,6 +4,7 @@ Run from the repository root:
 
     python scripts/make_sec_traces.py                 # facts checked against the filings' text
     python scripts/make_sec_traces.py --no-verify     # facts as the reviewed answers state them
+    python scripts/make_sec_traces.py --index .scoperag/sec-10q   # absent facts checked in its chunks too
 
 The output depends only on qna_data.csv and the filings: splits come from a hash of each
 question, so a rerun writes the same files.
@@ -16,6 +17,11 @@ same question asked over another company's filings: chip and company scope) that
 "not found". Answer facts are the amounts, percentages and period dates of the reviewed
 answer. Splits are fixed by hashing the question, so every variant of a question lands in
 the same split and no question leaks from train into dev or test.
+
+Beside the question set: computed-figure questions (scripts/sec_computed.py: margins, ratios, sums,
+changes and averages worked out from the statements of operations, every operand read from the
+filings and every answer recomputed) and unanswerable-in-scope questions (scripts/sec_absent.py: the
+right filing or company in scope, the fact asked stated in none of its filings, checked).
 """
 
 from __future__ import annotations
@@ -24,13 +30,17 @@ import argparse
 import csv
 import fnmatch
 import hashlib
+import json
 import logging
 import re
+import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from pipeline.errors import ExamplesError
 from pipeline.evaluation.examples import (
@@ -42,6 +52,7 @@ from pipeline.evaluation.examples import (
     write_example_set,
 )
 from pipeline.evaluation.metrics import number_values
+from pipeline.files import write_file_atomic
 from pipeline.store.reading import read_source
 
 log = logging.getLogger(__name__)
@@ -348,6 +359,100 @@ def filing_texts(docs_dir: Path) -> dict[str, tuple[str, ...]]:
     return {name: read_source(docs_dir / name, name).pages for name in SEC_DOCUMENTS}
 
 
+FIGURES_FILE = "computed_figures.jsonl"
+
+
+@dataclass(frozen=True)
+class AddedExamples:
+    """The examples written beside the question set's: computed figures (with, per question, the record of
+    its operands and expression) and facts absent from the scope."""
+
+    computed: tuple[LabelledExample, ...]
+    figures: tuple[dict[str, Any], ...]
+    absent: tuple[LabelledExample, ...]
+
+    @property
+    def all(self) -> tuple[LabelledExample, ...]:
+        return (*self.computed, *self.absent)
+
+
+def added_examples(texts: Mapping[str, Sequence[str]], index: Path | None = None) -> AddedExamples:
+    """The computed-figure and unanswerable-in-scope examples from the filings' pages; with `index`, the
+    absent facts are also checked against that index's chunks."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)  # scripts/ is no package: its builders import each other by name
+    # Imported here: both modules import this one.
+    from absence import index_chunks
+    from sec_absent import absent_examples
+    from sec_computed import computed_examples
+
+    computed, figures = computed_examples(texts)
+    absent = absent_examples(texts, index_chunks(index) if index is not None else None)
+    return AddedExamples(tuple(computed), tuple(figures), tuple(absent))
+
+
+def write_figures(path: Path, figures: Sequence[dict[str, Any]]) -> None:
+    """The computed figures' records as JSONL, written atomically."""
+    lines = "".join(json.dumps(f, ensure_ascii=False, sort_keys=True) + "\n" for f in figures)
+    write_file_atomic(path, lines.encode("utf-8"))
+
+
+def added_card(added: AddedExamples) -> list[str]:
+    """The card's sections on the computed-figure and unanswerable-in-scope examples."""
+    tags = Counter(t for e in added.all for t in e.tags)
+    ops = sorted(t for t in tags if t.startswith("op:"))
+    formats = sorted(t for t in tags if t.startswith("format:"))
+    absent_questions = [e for e in added.absent if e.case == "chip"]
+    return [
+        "## Computed figures",
+        "",
+        f"{len(added.figures)} questions whose answer is a figure worked out from two or more figures the filings",
+        "report, each asked as a chip (the operands' filings selected), with the company as scope and without",
+        "scope (tag `computed`):",
+        "",
+        *counts_table(added.computed),
+        "",
+        "Operations (`op:<name>`, examples): " + ", ".join(f"`{t}` {tags[t]}" for t in ops) + ".",
+        "`margin`: gross, operating or net margin; `ratio`: a line as a percentage of another (R&D or services over",
+        "revenue, tax over income before taxes); `sum`: operating expense lines added up; `change`: a",
+        "difference in USD; `pct_change`: a percentage change (on the same quarter a year earlier, in the",
+        "same filing, or between two quarters' filings); `average`: the mean over the four filings' quarters.",
+        "Format instructions the question carries (`format:<name>`): "
+        + ", ".join(f"`{t}` {tags[t]}" for t in formats)
+        + ".",
+        "Without an instruction, a percentage is stated to one decimal place and an amount in whole USD millions.",
+        "",
+        "Every operand is read by `scripts/sec_statements.py` from the filing's condensed consolidated",
+        "statement of operations (its page as the index reads it), never typed; the answer is evaluated by",
+        "`pipeline.execution.direct.evaluate_arithmetic` and rounded to the nearest (a value exactly halfway",
+        "is refused: the question must ask another precision). `answer_facts` holds the one figure;",
+        "`gold_documents` and `gold_pages` the filings and statement pages holding the operands. Before",
+        "writing, each operand is re-read from the line of its gold page that names it and the answer",
+        f"recomputed. `{FIGURES_FILE}` records, per question, its operands (document, page, line,",
+        "quarter, value as printed), the formula and the expression with the values: what an answer line must",
+        "compute and cite.",
+        "",
+        "## Unanswerable in scope",
+        "",
+        f"{len(absent_questions)} facts a reader of a 10-Q would ask for that no filing of the company states,",
+        "each asked with the filing of the quarter asked about selected (`scope:chip`) and, in another",
+        "wording, with the company as scope (`scope:property`); tags `absent_in_scope`, `not_in_scope`,",
+        "`topic:<fact>`, `expect_not_found`, no gold documents, the other companies' filings forbidden:",
+        "",
+        *counts_table(added.absent),
+        "",
+        "Facts (`topic:`, companies asked): "
+        + ", ".join(f"{t.split(':', 1)[1]} {n // 2}" for t, n in sorted(tags.items()) if t.startswith("topic:"))
+        + ".",
+        "Each fact is named by markers",
+        "(`scripts/sec_absent.py`: regular expressions for the words a filing stating it would use, such as",
+        '"units sold", "backlog", a number followed by "employees"); the build stops if any marker occurs in',
+        "any page of a filing in scope, or, with `--index`, in any chunk of it (`scripts/absence.py`).",
+        "",
+    ]
+
+
 def derived_facts(examples: Sequence[LabelledExample], texts: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
     """(question, fact) for each chip example's fact whose numbers are not in its filings as written."""
     numbers = {d: number_values("\n".join(t)) for d, t in texts.items()}
@@ -359,8 +464,16 @@ def derived_facts(examples: Sequence[LabelledExample], texts: Mapping[str, Seque
     return out
 
 
-def card(examples: Sequence[LabelledExample], questions: int, derived: list[tuple[str, str]] | None) -> str:
-    """The dataset card: what the examples are, counts per case and split, how to regenerate."""
+def card(
+    examples: Sequence[LabelledExample],
+    questions: int,
+    derived: list[tuple[str, str]] | None,
+    added: AddedExamples | None = None,
+) -> str:
+    """The dataset card: what the examples are, counts per case and split, how to regenerate.
+
+    `examples` are those of the question set; `added` the computed-figure and unanswerable-in-scope ones.
+    """
     chips = [e for e in examples if e.case == "chip"]
     located = sum(len({p.document for p in e.gold_pages}) for e in chips)
     page_note = [
@@ -392,10 +505,15 @@ def card(examples: Sequence[LabelledExample], questions: int, derived: list[tupl
         "Labelled examples (`pipeline.evaluation.examples.LabelledExample`, JSONL) built from the "
         f"{questions} reviewed questions",
         "of `../shared/data/sec-10q/qna_data.csv` over the 20 filings in `../shared/data/sec-10q/docs`",
-        "(five companies, four quarters; entities as in `datasets/sec-10q/corpus.toml`). Documents are named",
-        'by file name ("2023 Q3 AAPL.pdf"), scopes by company slug ("aapl").',
+        "(five companies, four quarters; entities as in `datasets/sec-10q/corpus.toml`), and from questions",
+        "written by the script: computed figures and facts absent from the scope (sections below). Documents",
+        'are named by file name ("2023 Q3 AAPL.pdf"), scopes by company slug ("aapl").',
         "",
         "## Counts",
+        "",
+        *counts_table([*examples, *(added.all if added else ())]),
+        "",
+        "Of these, from the question set:",
         "",
         *counts_table(examples),
         "",
@@ -422,15 +540,20 @@ def card(examples: Sequence[LabelledExample], questions: int, derived: list[tupl
         "`chunk:table` / `chunk:text` (CSV `Source Chunk Type`), `wrong_entity`, `not_in_scope`,",
         "`scope:none` / `scope:chip` / `scope:property` (the scope asked in).",
         "",
+        *(added_card(added) if added else []),
         "## Splits",
         "",
         "Fixed on disk. A question goes to train / dev / test by sha256 of its text (60/20/20 buckets), so",
         "all five variants of a question share a split and adding questions never moves existing ones.",
+        "The computed-figure and unanswerable-in-scope questions are split by the same rule.",
         "",
         "## Regenerate",
         "",
         "```",
         "python scripts/make_sec_traces.py            # from the repository root",
+        "# the same, and the absent facts also checked in the chunks of a built index:",
+        "scoperag index ../shared/data/sec-10q/docs --manifest datasets/sec-10q/corpus.toml --out .scoperag/sec-10q",
+        "python scripts/make_sec_traces.py --index .scoperag/sec-10q",
         "```",
         "",
     ]
@@ -443,18 +566,29 @@ def main() -> None:
     parser.add_argument("--docs", type=Path, default=SHARED / "docs", help="the 20 filings (for fact checks)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--no-verify", action="store_true", help="do not check answer facts against the filings")
+    parser.add_argument(
+        "--index", type=Path, help="an index of the filings: absent facts are also checked against its chunks"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if not args.no_verify:
-        print(f"reading the {len(SEC_DOCUMENTS)} filings in {args.docs} (a few minutes) ...")
-    texts = None if args.no_verify else filing_texts(args.docs)
-    examples = sec_examples(args.csv, texts)
+    # Read in every case: the computed-figure and absent-fact examples are built from the filings' text.
+    print(f"reading the {len(SEC_DOCUMENTS)} filings in {args.docs} ...")
+    texts = filing_texts(args.docs)
+    examples = sec_examples(args.csv, None if args.no_verify else texts)
     questions = len(read_questions(args.csv))
-    for split, count in write_example_set(args.out, examples).items():
+    added = added_examples(texts, args.index)
+    everything = [*examples, *added.all]
+    if len({e.id for e in everything}) != len(everything):
+        raise ExamplesError("an added example has the id of another example: change its question")
+    for split, count in write_example_set(args.out, everything).items():
         print(f"{split}: {count} examples")
-    derived = derived_facts(examples, texts) if texts is not None else None
-    (args.out / "README.md").write_text(card(examples, questions, derived), encoding="utf-8")
-    print(f"wrote {len(examples)} examples from {questions} questions to {args.out}")
+    write_figures(args.out / FIGURES_FILE, added.figures)
+    derived = derived_facts(examples, texts) if not args.no_verify else None
+    (args.out / "README.md").write_text(card(examples, questions, derived, added), encoding="utf-8")
+    print(
+        f"wrote {len(everything)} examples to {args.out}: {len(examples)} from {questions} questions,"
+        f" {len(added.computed)} computed-figure and {len(added.absent)} unanswerable-in-scope"
+    )
 
 
 if __name__ == "__main__":
