@@ -66,7 +66,8 @@ def _mean(values: list[float | None]) -> float | None:
 def variant_settings(variant: str) -> ProgramSettings:
     """The program settings of a variant `<answer>+<abstain>`."""
     answer, _, abstain = variant.partition("+")
-    return ProgramSettings(steps=StepChoices(answer=answer, abstain=abstain or "support"))  # type: ignore[arg-type]
+    compute = "lm" if answer == "lm" else "rows"  # a floor computes with the rows floor: no LM at all
+    return ProgramSettings(steps=StepChoices(answer=answer, abstain=abstain or "support", compute=compute))  # type: ignore[arg-type]
 
 
 def rows_of(results: list[Any]) -> list[dict[str, Any]]:

@@ -165,6 +165,16 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         if table is not None:
             notices.print(f"\n[bold]compiled - baseline[/], {metric}, {title} (paired, 95% bootstrap CI)")
             notices.print(table.to_string(index=False), highlight=False, soft_wrap=True)
+    if summary.ways is not None:
+        notices.print(f"\n[bold]floors and the LM[/], {metric} (mean per split)")
+        notices.print(summary.ways.to_string(), highlight=False, soft_wrap=True)
+    for title, table in (("validation", summary.floor_comparison), ("test", summary.test_floor_comparison)):
+        if table is not None:
+            notices.print(f"\n[bold]LM - best floor[/], {metric}, {title} (paired, 95% bootstrap CI)")
+            notices.print(table.to_string(index=False), highlight=False, soft_wrap=True)
+    if summary.step is not None:
+        way = "the LM" if summary.step == "lm" else f"its floor {summary.step} (no LM call)"
+        notices.print(f"\nthe exported program runs the {summary.stage} step by {way}: {plain(summary.step_reason)}")
     verdict = "selected" if summary.selected else f"[red]rejected[/]: {plain(summary.rejection)}; the baseline was kept"
     exported = (
         "the compiled candidate"
@@ -275,6 +285,11 @@ def summary_json(summary: RunSummary) -> dict[str, object]:
         "test_comparison": None
         if summary.test_comparison is None
         else json.loads(summary.test_comparison.to_json(orient="records")),
+        "step": summary.step,
+        "step_reason": summary.step_reason,
+        "ways": table(summary.ways),
+        "floor_comparison": table(summary.floor_comparison),
+        "test_floor_comparison": table(summary.test_floor_comparison),
     }
 
 

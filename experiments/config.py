@@ -18,7 +18,7 @@ from optimizers.compile import CompileSpec
 from optimizers.params import MODULES, PARAMS, ModuleName, OptimizerName, OptimizerParams
 from pipeline.errors import ExperimentConfigError, ScopeRagError
 from pipeline.evaluation.examples import CASES, Case, Split
-from pipeline.evaluation.metrics import DEFAULT_WEIGHTS
+from pipeline.evaluation.metrics import DEFAULT_WEIGHTS, WEIGHABLE
 from pipeline.program.lm import parse_lm_spec
 from pipeline.settings import DEFAULT_PARALLEL, ProgramSettings, Settings, available_cores
 from pipeline.types import Strict
@@ -98,11 +98,9 @@ class MetricConfig(Strict):
     @field_validator("weights")
     @classmethod
     def _known_weights(cls, weights: dict[str, float]) -> dict[str, float]:
-        unknown = sorted(set(weights) - set(DEFAULT_WEIGHTS))
+        unknown = sorted(set(weights) - set(WEIGHABLE))
         if unknown:
-            raise ValueError(
-                f"unknown metric(s) {', '.join(unknown)}; weights can be set for {', '.join(DEFAULT_WEIGHTS)}"
-            )
+            raise ValueError(f"unknown metric(s) {', '.join(unknown)}; weights can be set for {', '.join(WEIGHABLE)}")
         if any(w < 0 for w in weights.values()) or not any(w > 0 for w in weights.values()):
             raise ValueError("weights must be >= 0 with at least one > 0")
         return weights

@@ -77,6 +77,13 @@ class RunSummary:
     stage: str = "end_to_end"
     comparison: Any = None
     test_comparison: Any = None
+    # A stage job: which way the step runs in the export ("lm" or a floor), why, the mean stage value of each
+    # way (floors, uncompiled, compiled) per split, and the chosen LM minus the best floor, paired
+    step: str | None = None
+    step_reason: str | None = None
+    ways: Any = None
+    floor_comparison: Any = None
+    test_floor_comparison: Any = None
 
 
 @dataclass

@@ -1,20 +1,24 @@
-"""run_stage_job: one learned module compiled against its own metric, on inputs taken from the labels.
+"""run_stage_job: one learned module compiled against its own metric, on inputs taken from the labels, and
+measured against its floors.
 
-baseline stage metric on validation -> compile the module alone (optimizers.stages, budgeted) ->
-candidate on validation -> paired comparison with a bootstrap interval -> select (no safety gate
-failed or got worse, the interval's lower end above 0) -> the assembled program end to end on a
-small validation sample (reported, never selected on) -> optionally uncompiled vs compiled on the
-test split -> export and log.
+the stage's floors (no LM) and the uncompiled module on validation -> compile the module alone
+(optimizers.stages, budgeted) -> candidate on validation -> paired comparison with a bootstrap interval ->
+select (no safety gate failed or got worse, the interval's lower end above 0) -> the LM so chosen against
+the best floor by the same rule: the exported program runs the step by the LM only where it wins
+(experiments.floors) -> the assembled program end to end on a small validation sample (reported, never
+selected on) -> optionally floor, uncompiled and compiled on the test split -> export and log.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from typing import Any
 
 import experiments.report as report
 from experiments.data import StageData
+from experiments.floors import LM, STAGE_FLOORS, choose_step, floor_table, lm_steps, with_steps
 from experiments.job import (
     Job,
     LMs,
@@ -30,7 +34,7 @@ from experiments.job import (
 from experiments.tracking import TAG_REJECTION, TAG_SELECTED, log_metrics, register_prompts, set_tags
 from optimizers import compile_program
 from optimizers.stages import StageProgram, StageResult, evaluate_stage, to_stage_examples
-from pipeline.evaluation.compare import Difference, compare_paired, overall, select_candidate
+from pipeline.evaluation.compare import Difference, compare_paired, differences_frame, overall, select_candidate
 from pipeline.evaluation.examples import stratified_sample
 from pipeline.evaluation.stage_inputs import StageExample
 from pipeline.evaluation.stage_metrics import STAGE_WEIGHTS, Stage
@@ -42,6 +46,8 @@ from pipeline.program.module import ScopedQA
 log = logging.getLogger(__name__)
 
 SAFETY = {"wrong-property citations": "wrong_property", "invalid ids": "invalid_ids"}
+# The run tag naming which way the stage's step runs in the exported program: "lm" or a floor's name.
+TAG_STEP = "scoperag.step"
 
 
 def stage_frame(results: Sequence[StageResult]) -> Any:
@@ -109,7 +115,10 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
         splits["test"] = [i.example.id for i in data.test]
     log_inputs(job, digest, data.data_hash, splits)
 
-    student = ScopedQA(job.store, config.settings())
+    configured = config.settings().program.steps.model_dump()
+    student = with_steps(ScopedQA(job.store, config.settings()), lm_steps(stage, configured))
+    floor_programs = {name: with_steps(student, steps) for name, steps in STAGE_FLOORS[stage].items()}
+    floor_val = {name: _evaluate(job, lms, f"floor_{name}", p, data.val) for name, p in floor_programs.items()}
     baseline = _evaluate(job, lms, "baseline", student, data.val)
     spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
@@ -134,7 +143,18 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     rejection = None if selected else selection.reason
     if not selected:
         log.warning("run %s: %s candidate rejected (%s); the baseline is kept", run_id, stage, rejection)
-    chosen = candidate if selected else student
+    lm_program, lm_val = (candidate, result) if selected else (student, baseline)
+    verdict = choose_step(
+        stage,
+        [r.item.example.case for r in baseline],
+        {name: [r.value for r in results] for name, results in floor_val.items()},
+        [r.value for r in lm_val],
+        lambda name: _safety(floor_val[name]),
+        _safety(lm_val),
+        config.seed,
+    )
+    log.info("run %s: the %s step runs %s (%s)", run_id, stage, verdict.chosen, verdict.reason)
+    chosen = with_steps(lm_program, verdict.steps)
 
     # The assembled program end to end (reported, never selected on): a small stratified sample.
     e2e_examples = stratified_sample([i.example for i in data.val], config.data.end_to_end_size, config.seed + 3)
@@ -144,17 +164,31 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
             e2e_tables[phase] = per_case_table(results_frame(evaluate_program(job, phase, program, e2e_examples, lms)))
 
     test_differences: list[Difference] = []
+    test_floor_differences: list[Difference] = []
     frames: dict[str, Any] = {}
+    ways: dict[str, dict[str, Any]] = {
+        f"floor {name}": {"val": _mean_value(results)} for name, results in floor_val.items()
+    }
+    ways["lm uncompiled"] = {"val": _mean_value(baseline)}
+    ways["lm compiled"] = {"val": _mean_value(result)}
     if data.test:
+        test_floor = _evaluate(job, lms, "test_floor", floor_programs[verdict.best_floor], data.test)
         test_before = _evaluate(job, lms, "test_baseline", student, data.test)
         test_after = _evaluate(job, lms, "test_result", candidate, data.test)
         test_differences = _paired(test_before, test_after, config.seed)
+        test_floor_differences = _paired(test_floor, test_after if selected else test_before, config.seed)
+        frames["test-floor-examples"] = stage_frame(test_floor)
         frames["test-baseline-examples"] = stage_frame(test_before)
         frames["test-result-examples"] = stage_frame(test_after)
+        ways[f"floor {verdict.best_floor}"]["test"] = _mean_value(test_floor)
+        ways["lm uncompiled"]["test"] = _mean_value(test_before)
+        ways["lm compiled"]["test"] = _mean_value(test_after)
 
     job.progress(ProgressEvent("log", message="export, tables, prompts"))
     baseline_frame, result_frame = stage_frame(baseline), stage_frame(result)
     baseline_table, result_table = stage_table(baseline_frame, stage), stage_table(result_frame, stage)
+    frames.update({f"floor-{name}-examples": stage_frame(results) for name, results in floor_val.items()})
+    frames["ways"] = floor_table(ways)
     frames.update(
         {
             "baseline-examples": baseline_frame,
@@ -164,7 +198,9 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
             **{f"{phase.replace('_', '-')}-cases": table for phase, table in e2e_tables.items()},
         }
     )
-    comparisons = {"comparison": differences} | ({"test-comparison": test_differences} if test_differences else {})
+    comparisons = {"comparison": differences, "floor-comparison": list(verdict.differences)}
+    if test_differences:
+        comparisons |= {"test-comparison": test_differences, "test-floor-comparison": test_floor_differences}
     scores = {phase.removeprefix("e2e_"): table for phase, table in e2e_tables.items()}
     export_dir = export_and_log(job, chosen, candidate, frames, comparisons, scores, data.data_hash, digest, selected)
     total = overall(differences)
@@ -179,7 +215,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     optimised = (config.stage_module,)
     prompts = report.module_prompts(program_state(candidate), optimised, selected)
     versions = register_prompts(tracker, run_id, prompts, scores_tag, selected=selected)
-    tags = {TAG_SELECTED: str(selected).lower(), "scoperag.stage": stage}
+    tags = {TAG_SELECTED: str(selected).lower(), "scoperag.stage": stage, TAG_STEP: verdict.chosen}
     if rejection:
         tags[TAG_REJECTION] = rejection
     set_tags(tracker, run_id, tags)
@@ -193,7 +229,23 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     metrics.update(comparison_metrics("compare", differences))
     metrics.update(headline_metrics(differences))
     metrics.update(comparison_metrics("test.compare", test_differences))
-    metrics.update({"selected": float(selected), "gate_failures": gates_failed})
+    metrics.update(comparison_metrics("floor.compare", list(verdict.differences)))
+    metrics.update(comparison_metrics("test.floor.compare", test_floor_differences))
+    metrics.update({f"floor.{name}.val.value": value for name, value in verdict.floor_values.items()})
+    metrics.update({"selected": float(selected), "gate_failures": gates_failed, "step_lm": float(verdict.chosen == LM)})
     log_metrics(tracker, run_id, metrics)
     tables = (e2e_tables.get("e2e_baseline"), e2e_tables.get("e2e_result"))
-    return finish(job, digest, tables, export_dir, rejection, versions, (differences, test_differences))
+    summary = finish(job, digest, tables, export_dir, rejection, versions, (differences, test_differences))
+    return dataclasses.replace(
+        summary,
+        step=verdict.chosen,
+        step_reason=verdict.reason,
+        ways=frames["ways"],
+        floor_comparison=differences_frame(verdict.differences),
+        test_floor_comparison=differences_frame(test_floor_differences) if test_floor_differences else None,
+    )
+
+
+def _mean_value(results: Sequence[StageResult]) -> float | None:
+    """The mean stage value of `results` (None when there are none)."""
+    return round(sum(r.value for r in results) / len(results), 4) if results else None

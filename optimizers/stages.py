@@ -72,7 +72,10 @@ class StageProgram(dspy.Module):
                 record_retrieval(run.trace, index, retrieved)
             kept = program.score_step(run, list(item.sub_questions), [list(r.chunks) for r in item.retrieval])
             return dspy.Prediction(kept=kept, scores=score_kept(store, item, kept), trace=run.trace)
-        sections = program.answer_sections(run, resolved.scope, [run.plan.goal], [list(item.context)])
+        # as the whole program does: a scope of another entity's documents is answered by its note alone
+        note = program.scope_note(run.plan, resolved.scope)
+        other = note is not None and note.kind == "other_entity"
+        sections = [] if other else program.answer_sections(run, resolved.scope, [run.plan.goal], [list(item.context)])
         return dspy.Prediction(
             answer=render_markdown(sections),
             sections=sections,

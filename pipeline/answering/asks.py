@@ -1,6 +1,6 @@
 """What a question asks for, read by plain rules over English question forms (pure functions): the kind
 of answer (an amount, a percentage, a date, a duration, a count, a name, yes or no, or text), its format
-instructions ("Answer in USD billions.", "Round to one decimal place."), which are taken out of the
+instructions ("Answer in EUR billions.", "Round to one decimal place."), which are taken out of the
 question and applied by code, and whether it asks for a figure to be computed (a ratio, a margin, a
 change, a sum, an average) and from which figures."""
 
@@ -28,7 +28,7 @@ _SCALE_WORDS: dict[str, Scale] = {
 
 # ---- format instructions ---------------------------------------------------------------------
 
-# A sentence of its own that only says how to write the answer ("Answer in USD millions.",
+# A sentence of its own that only says how to write the answer ("Answer in EUR millions.",
 # "Round your answer to two decimal places.", "Please express it as a percentage.").
 _FORMAT_SENTENCE = re.compile(
     r"(?:^|(?<=[.?!])\s+)(?:please\s+)?(?:answer|round|express|give|provide|report|state|present|write|show)\b"
@@ -36,7 +36,7 @@ _FORMAT_SENTENCE = re.compile(
     r"whole\s+numbers?|integers?|dollars?|(?-i:[A-Z]{3}))\b[^.?!]*(?:[.!]|$)",
     re.IGNORECASE,
 )
-# The same instruction as a trailing clause: "..., rounded to one decimal place?", "(in USD millions)".
+# The same instruction as a trailing clause: "..., rounded to one decimal place?", "(in EUR millions)".
 _FORMAT_CLAUSE = re.compile(
     r",?\s*\((?:in|as)\s+[^()]{1,40}\)|,?\s+(?:rounded|round)\s+to\s+(?:the\s+nearest\s+)?[\w\s-]{1,30}?"
     r"(?:decimal\s+places?|decimal|whole\s+numbers?|integer|percent|million|billion|thousand)s?\b",
@@ -84,7 +84,7 @@ def split_format(question: str) -> tuple[str, FormatRequest | None]:
 
 
 def format_only(text: str) -> bool:
-    """Whether `text` is nothing but an instruction about the answer's format ("Answer in USD billions.?")."""
+    """Whether `text` is nothing but an instruction about the answer's format ("Answer in EUR billions.?")."""
     rest = _FORMAT_CLAUSE.sub("", _FORMAT_SENTENCE.sub("", text))
     return rest != text and not rest.strip(" ?.!,;:")
 
@@ -139,7 +139,7 @@ _AMOUNT_NOUNS = (
     "price|cost|costs|value|amount|fee|fees|charge|charges|rent|deposit|sum|payment|payments|revenue|revenues|"
     "sales|income|expense|expenses|profit|profits|loss|losses|cash|debt|tax|taxes|salary|wage|consideration|"
     "balance|capital|earnings|dividend|dividends|spending|spend|expenditure|expenditures|proceeds|premium|"
-    "penalty|fine|compensation|budget|valuation|worth|liabilities|assets|equity|ebitda|capex|turnover"
+    "penalty|fine|compensation|budget|worth|liabilities|assets|equity|ebitda|capex|turnover"
 )
 _AMOUNT_ASK = re.compile(rf"\bhow\s+much\b|\b(?:{_AMOUNT_NOUNS})\b")
 

@@ -1,6 +1,6 @@
 """Computed figures: code, never the LM, works out a ratio, margin, change, sum or average from figures quoted
 from the evidence, and writes the result with its formula and its cited operands; and a figure is written
-as the question's format instructions ask ("in USD billions", "to one decimal place"). Pure functions.
+as the question's format instructions ask ("in EUR billions", "to one decimal place"). Pure functions.
 
 The no-LM way to find the operands (`find_operands`) reads the offered sentences as table rows: an
 operand is the row whose label holds the operand's words best, and its value is the row's first figure

@@ -59,7 +59,7 @@ def section_inputs(
         sentences=tuple(sentences),
         kind=answer_kind(question_parts(sub_question)[0]),
         terms=tuple(ordered_terms(asked, generic)),
-        focus=tuple(focus_terms(asked, generic)),
+        focus=tuple(focus_terms(question_parts(asked)[0], generic)),
         request=compute_request(sub_question),
     )
 

@@ -105,21 +105,25 @@ def offered_sentences(chunks: Sequence[ChunkHit], max_chars: int, question: str 
     order, or, given the section's `question`, best BM25 match to it first (ties keep chunk order).
     At most MAX_SENTENCES."""
     found: list[tuple[str, ChunkHit]] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for hit in chunks:
         sentences = [s for piece in structure_pieces(hit.chunk.text[:max_chars]) for s in split_sentences(piece)]
         for sentence in sentences:
             for row in table_rows(sentence):
-                if row not in seen:
-                    seen.add(row)
+                if (hit.chunk.document_id, row) not in seen:
+                    seen.add((hit.chunk.document_id, row))
                     found.append((row, hit))
     # A sentence cut by a chunk boundary ("Deposit 2.1 ..." after "2. Deposit 2.1 ...") is offered once,
-    # whole: one held inside another offered sentence is left out.
-    folded = [f" {' '.join(tokens(text))} " for text, _ in found]
+    # whole: one held inside another offered sentence of the same document is left out (another document
+    # stating the same is offered too: it may be the one to cite).
+    folded = [(hit.chunk.document_id, f" {' '.join(tokens(text))} ") for text, hit in found]
     found = [
         entry
         for i, entry in enumerate(found)
-        if not any(i != j and len(other) > len(folded[i]) and folded[i] in other for j, other in enumerate(folded))
+        if not any(
+            i != j and doc == folded[i][0] and len(other) > len(folded[i][1]) and folded[i][1] in other
+            for j, (doc, other) in enumerate(folded)
+        )
     ]
     if question is not None and len(found) > 1:
         scores = BM25Index.build([text for text, _ in found]).scores(question)

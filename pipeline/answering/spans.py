@@ -1,10 +1,10 @@
 """Spans of one sentence that can answer a question, by kind (pure functions): an amount with its currency
-and unit ("KSH 285,000 per month"), a percentage, a date, a duration ("3 months"), a count, a name
+and unit ("EUR 2,500 per month"), a percentage, a date, a duration ("3 months"), a count, a name
 ("Peter Otieno Ochieng"), or, for other questions, the stretch of the sentence around its key terms.
 
 Each candidate has a tier: 0 when the sentence labels it with what the question asks about (a field
-"Monthly rent: KSH 285,000", a table row "Tenure | Freehold", a definition 'Grace Kamau (the "Landlord")')
-or its own words name it ("KSH 285,000 per month" for "monthly rent"), 1 when a label holds other key terms
+"Monthly rent: EUR 2,500", a table row "Tenure | Freehold", a definition 'Grace Kamau (the "Landlord")')
+or its own words name it ("EUR 2,500 per month" for "monthly rent"), 1 when a label holds other key terms
 of the question, 2 when only its place near the key terms speaks for it (3: a bare small number asked as an
 amount). A value the question itself states is never a candidate.
 """
@@ -35,7 +35,7 @@ _DURATION = re.compile(rf"^\s?['’]?s?\s?{_TIME_UNIT}['’]?", re.IGNORECASE)
 _SCALE_NOTE = re.compile(r"\(?\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)
 # A run of capitalised words (initials, "&", "of", "and" inside), as a name is written.
 _NAME_TOKEN = re.compile(r"^(?:[A-Z][\w'’.&-]*|&|of|and|de|van|von|der|la|le|du)$")
-# "P.O.", "L.R.": an abbreviation of initials ends a name rather than continuing it.
+# "P.O.", "U.K.": an abbreviation of initials ends a name rather than continuing it.
 _ABBREVIATION = re.compile(r"^(?:[A-Z]\.){2,}$")
 _CONNECTORS = frozenset({"&", "of", "and", "de", "van", "von", "der", "la", "le", "du"})
 # A colon that ends a label ("Land area: 0.1012 ha"), and the words a label is made of (no figures).
@@ -46,6 +46,11 @@ MAX_LABEL_WORDS = 5
 _DEFINED = re.compile(
     r"\(\s*(?:the\s+|hereinafter\s+(?:called\s+|referred\s+to\s+as\s+)?(?:the\s+)?)?[\"“'‘]?([^()\"”'’]{1,40})[\"”'’]?\s*\)",
     re.I,
+)
+# A table row: a label of words, then only cells ("Total net sales $ 117,154 $ 123,945", "Margin 44.3 % 43.7 %").
+_CELL_TEXT = r"(?:[$€£¥]\s?)?\(?[-−–]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)\)?(?:\s?%)?"
+_TABLE_ROW = re.compile(
+    rf"^(?P<label>[A-Za-z][^\d]*?[A-Za-z)])\s+(?P<first>{_CELL_TEXT})(?:\s+(?:{_CELL_TEXT}|[-−–—]))*\s*$"
 )
 # The label score of a value whose own words name what is asked: above any label's (at most 2).
 SELF_DESCRIBED = 3.0
@@ -108,7 +113,7 @@ def candidates(
         found.extend(Candidate(span, 0) for span in _defined_names(text, wanted, avoid))
     for span in typed_spans(text, kind, wanted, avoid, scale, anchor):
         if not _stated_by(span, question, avoid):
-            # a value whose own words say what it is ("KSH 285,000 per month" for "monthly rent") ranks with
+            # a value whose own words say what it is ("EUR 2,500 per month" for "monthly rent") ranks with
             # the best-labelled fields
             own = held_terms(span, asked)
             tier, score = (0, SELF_DESCRIBED) if own else (2, 0.0)
@@ -121,7 +126,7 @@ def candidates(
 
 
 def _trimmed(value: str) -> str:
-    """A field's value up to a parenthesis or its sentence's end ("1160/88 (the "Premises"), on ..." -> "1160/88")."""
+    """A field's value up to a parenthesis or its sentence's end ("1160/88 (the "Site"), on ..." -> "1160/88")."""
     sentences = split_sentences(value)
     cut = re.split(r"\s\(", sentences[0] if sentences else value, maxsplit=1)[0]
     return cut.strip(" ,;|.") or value.strip(" ,;|")
@@ -151,12 +156,15 @@ def _distance(text: str, span: str, anchor: int) -> int:
 def fields(text: str) -> list[tuple[str, int, int]]:
     """(label, value start, value end) of each labelled value: a table row "label | value", or "Label: value"
     pairs, each value running to the next label (a label right after another is part of its value:
-    "Title number: L.R. NO: 2327/30")."""
+    "Title number: REG. NO: 2327/30")."""
     if " | " in text:
         cells = text.split(" | ")
         if len(cells) >= 2 and cells[0].strip():
             start = len(cells[0]) + 3
             return [(cells[0], start, len(text))]
+    row = _TABLE_ROW.match(text)
+    if row is not None:  # "Total net sales 117,154 123,945": the label and its first column
+        return [(row.group("label"), row.start("first"), row.end("first"))]
     found = [found_label for colon in _COLON.finditer(text) if (found_label := _label_before(text, colon)) is not None]
     out: list[tuple[str, int, int]] = []
     i = 0
@@ -176,7 +184,7 @@ def fields(text: str) -> list[tuple[str, int, int]]:
 
 def _label_before(text: str, colon: re.Match[str]) -> tuple[str, int, int] | None:
     """(label, label start, value start) of the label a colon ends: the words before it from the last one
-    with a capital ("Date of search", "Land area"), extended left over abbreviations in capitals ("L.R. NO")."""
+    with a capital ("Date of search", "Land area"), extended left over abbreviations in capitals ("REG. NO")."""
     words = list(re.finditer(r"\S+", text[: colon.start()]))[-MAX_LABEL_WORDS:]
     kept: list[re.Match[str]] = []
     for word in reversed(words):
@@ -219,7 +227,7 @@ def _anchor(text: str, terms: AbstractSet[str], rarity: dict[str, int]) -> int:
 
 
 def _figure_spans(text: str, figures: Sequence[Quantity], kind: AnswerKind, scale: str | None) -> list[str]:
-    """Figures of `kind` with their currency before and unit after them ("KSH 285,000 per month")."""
+    """Figures of `kind` with their currency before and unit after them ("EUR 2,500 per month")."""
     spans: list[str] = []
     for figure in figures:
         start, end = figure.start, figure.end

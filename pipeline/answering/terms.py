@@ -2,7 +2,7 @@
 
 Key terms are the stemmed words of a question that say what it is about: no stopword, no question word
 ("what", "how", "much"), no generic word of the corpus. A text holds a term in some form: the same stem, or
-one stem a prefix of the other of at least four letters ("valu" of "valued" and "valuat" of "valuation"),
+one stem a prefix of the other of at least four letters ("rent" of "rent" and "rental" of "rentals"),
 or a written abbreviation of it ("no." for "number").
 """
 
@@ -19,7 +19,7 @@ QUESTION_WORDS = frozenset(
     had can could will would must may might should shall give list name tell state describe according any
     there per""".split()
 )
-# Stems a document writes as abbreviations ("L.R. NO: 1160/88" for an L.R. number).
+# Stems a document writes as abbreviations ("REG. NO: 1160/88" for a registration number).
 _ABBREVIATIONS: dict[str, frozenset[str]] = {
     "number": frozenset({"no", "nr", "num"}),
     "percent": frozenset({"pct"}),
@@ -37,14 +37,14 @@ def ordered_terms(question: str, generic: AbstractSet[str] = frozenset()) -> lis
     return list(dict.fromkeys(t for w in kept for t in bm25_tokens(w)))
 
 
-# Where the thing asked about ends and what identifies it begins: "the land area | of L.R. NO: 1159/215".
+# Where the thing asked about ends and what identifies it begins: "the land area | of plot 1159/215".
 _COMPLEMENT = re.compile(r"\s(?:of|for|in|on|under|at|from|to|with|between|about|during|within|as)\s", re.I)
 _WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how)\b", re.I)
 
 
 def focus_terms(question: str, generic: AbstractSet[str] = frozenset()) -> list[str]:
     """The key terms of what `question` asks about: from its question word to its first complement ("What is
-    the land area of L.R. NO: 1159/215?" -> land, area; "Under the lease, what interest is charged on ..." ->
+    the land area of plot 1159/215?" -> land, area; "Under the contract, what interest is charged on ..." ->
     interest, charged); all its key terms when that part has none."""
     wh = _WH_WORD.search(question)
     head = _COMPLEMENT.split(question[wh.start() if wh else 0 :], maxsplit=1)[0]

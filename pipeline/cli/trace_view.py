@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from pipeline.cli.ask import section_lines
+from pipeline.cli.ask import section_lines, steps_line
 from pipeline.cli.common import styled
 from pipeline.program.events import Section
-from pipeline.program.trace import Intervention, QuestionTrace, SubQuestionTrace
+from pipeline.program.trace import Intervention, LineTrace, QuestionTrace, SubQuestionTrace
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -30,11 +30,16 @@ def trace_lines(entry: HistoryEntry) -> list[Text]:
         styled((entry.question, "bold")),
         styled((f"{entry.created_at}  {entry.history_id}  scope: {scope}", "dim")),
     ]
+    if trace.steps:
+        lines.append(styled((steps_line(trace.steps), "dim")))
+    if trace.format_request:
+        lines.append(styled(("format asked: ", "dim"), trace.format_request))
     sections = _sections(trace)
+    made = {line.index: line for line in trace.lines}
     if not trace.sub_questions:  # answered directly, asked back or refused: the answer is the message
         lines.append(styled(trace.answer or "(no answer)"))
     for sq in trace.sub_questions:
-        lines.extend(_sub_question(sq, sections.get(sq.index)))
+        lines.extend(_sub_question(sq, sections.get(sq.index), made.get(sq.index)))
     lines.extend(_guards("guards", "yellow", trace.interventions))
     lines.extend(_guards("fallbacks", "magenta", trace.fallbacks))
     if trace.tool_loop is not None and trace.tool_loop.message:
@@ -58,7 +63,19 @@ def _sections(trace: QuestionTrace) -> dict[int, Section]:
     return out
 
 
-def _sub_question(sq: SubQuestionTrace, section: Section | None) -> list[Text]:
+def _line_record(line: LineTrace) -> Text:
+    """How a section's answer line was made: the kind asked, the way (LM or floor), support, what became of it."""
+    parts = [f"   answer step: {line.step}", f"asks for {line.kind}"]
+    if line.support is not None:
+        parts.append(f"support {line.support:.2f}")
+    if line.basis:
+        parts.append(f"line {line.basis}")
+    if line.reason:
+        parts.append(f"{line.status}: {line.reason}")
+    return styled((", ".join(parts), "dim"))
+
+
+def _sub_question(sq: SubQuestionTrace, section: Section | None, line: LineTrace | None = None) -> list[Text]:
     kept = sum(1 for c in sq.chunks if c.kept)
     rounds = f", {len(sq.rounds)} round(s)" if sq.rounds else ""
     stop = f", stopped: {sq.stop_reason}" if sq.stop_reason else ""
@@ -67,6 +84,8 @@ def _sub_question(sq: SubQuestionTrace, section: Section | None) -> list[Text]:
         styled((f"{sq.index + 1}. ", "bold"), (sq.sub_question, "bold")),
         styled((f"   {len(sq.chunks)} retrieved, {kept} kept{rounds}{stop}", "dim")),
     ]
+    if line is not None:
+        lines.append(_line_record(line))
     if section is not None:
         lines.extend(section_lines(section, "   ")[1:])
         if section.sources:

@@ -262,6 +262,24 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
 }
 
 
+# Metrics a composite can weigh: those where higher is better, between 0 and 1.
+WEIGHABLE: tuple[str, ...] = (
+    "answer_line_correct",
+    "line_fact_recall",
+    "evidence_precision",
+    "abstention",
+    "fact_recall",
+    "brevity",
+    "citation_precision",
+    "citation_recall",
+    "recall_at_5",
+    "recall_at_10",
+    "page_recall_at_5",
+    "page_recall_at_10",
+    "sub_question_coverage",
+)
+
+
 @dataclass(frozen=True)
 class ExampleScores:
     """Every metric of one example; None where it does not apply."""

@@ -39,13 +39,25 @@ def proper_names(text: str) -> list[str]:
     return names
 
 
-def ground_line(line: str, evidence: Sequence[str], generic: AbstractSet[str] = frozenset()) -> Grounding:
+def restates(line: str, question: str, generic: AbstractSet[str] = frozenset()) -> bool:
+    """True when a line says nothing beyond the words of the question it answers (`generic` words, which name a
+    kind of thing, say nothing)."""
+    words = content_words(line, generic)
+    return not words or words <= content_words(question, generic)
+
+
+def ground_line(
+    line: str, evidence: Sequence[str], generic: AbstractSet[str] = frozenset(), question: str | None = None
+) -> Grounding:
     """Whether `line` is grounded in the `evidence` sentences: every figure, date and reference stated by
     one of them, every proper name's words found in them, and at least MIN_WORD_SHARE of its other content
-    words (`generic` words name a kind of thing and are not claims)."""
+    words (`generic` words name a kind of thing and are not claims); given the `question`, a line that only
+    restates it is no answer."""
     support = "\n".join(evidence)
     if not line.strip():
         return Grounding(False, (), "empty")
+    if question is not None and restates(line, question, generic):
+        return Grounding(False, (), "restates the question")
     if not support.strip():
         return Grounding(False, (), "no evidence")
     missing = list(missing_values(line, support))

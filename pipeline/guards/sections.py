@@ -76,6 +76,7 @@ def guard_section(
     allowed: Collection[str] | None,
     computation: Computation | None = None,
     generic: AbstractSet[str] = frozenset(),
+    question: str | None = None,
 ) -> GuardedSection:
     """Section `index` from the answer step's `draft` (or `computation`) and its `evidence`, as the guards let
     it through: quotes only from pages shown for this section and inside `allowed`; a line grounded in the
@@ -94,7 +95,8 @@ def guard_section(
             continue
         clean = sanitise(sentence.text, MAX_QUOTE_CHARS)
         interventions.extend(("render", item) for item in clean.removed)
-        if clean.text and all(q.text != clean.text for q in quotes):
+        same = any(q.text == clean.text and q.source.document_id == verdict.document_id for q in quotes)
+        if clean.text and not same:
             quotes.append(Quote(clean.text, verdict))
     if not quotes:
         return GuardedSection(
@@ -116,7 +118,7 @@ def guard_section(
     if words(line) > MAX_LINE_WORDS:
         interventions.append(("cap", f"answer line of {words(line)} words cut to {MAX_LINE_WORDS}"))
         line = first_words(line)
-    grounding = ground_line(line, [q.text for q in quotes], generic)
+    grounding = ground_line(line, [q.text for q in quotes], generic, question)
     if not grounding.grounded:
         interventions.append(("grounding", f"answer line replaced by its first quote: {grounding.reason}"))
         line, basis = first_words(quotes[0].text), "sentence"

@@ -1,6 +1,6 @@
 """Sub-questions say only what the question says: a sub-question that brings a figure, a date, a reference or
 a name the question does not hold (an LM's guess at the answer, "... margin is 1.2%"), or that is only an
-instruction about the answer's format ("Answer in USD billions."), is dropped, and the reason recorded."""
+instruction about the answer's format ("Answer in EUR billions."), is dropped, and the reason recorded."""
 
 from __future__ import annotations
 

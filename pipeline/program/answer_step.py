@@ -122,7 +122,9 @@ class AnswerStep:
                 update={"proposed": draft.text, "evidence_ids": list(draft.evidence), "basis": draft.basis}
             )
             evidence = evidence_for(draft, item, settings.max_evidence)
-            section = guard_section(item.index, draft, evidence, kept[item.index], allowed, None, self.generic)
+            section = guard_section(
+                item.index, draft, evidence, kept[item.index], allowed, None, self.generic, item.sub_question
+            )
             guarded[item.index] = self._formatted(section, run.format_request, item)
         sections = []
         for item in items:
@@ -190,7 +192,7 @@ class AnswerStep:
         return Draft(text, ids, "extracted" if copied else "written")
 
     def _formatted(self, section: GuardedSection, request: FormatRequest | None, item: SectionInputs) -> GuardedSection:
-        """A one-figure line written as the question's format instructions ask ("in USD billions"), the figure
+        """A one-figure line written as the question's format instructions ask ("in EUR billions"), the figure
         as reported kept beside it; other lines unchanged."""
         if request is None or section.status != "answered" or section.basis == "computed":
             return section

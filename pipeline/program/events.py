@@ -51,7 +51,7 @@ class Section(Strict):
 
     @property
     def cited_answer(self) -> str:
-        """The answer line with its citations inline: "KSH 285,000 per month [lease.pdf, page 2]"."""
+        """The answer line with its citations inline: "EUR 2,500 per month [contract.pdf, page 2]"."""
         return " ".join([self.answer, *dict.fromkeys(cite(s) for s in self.answer_sources)])
 
     @property

@@ -85,7 +85,7 @@ class QuestionRun:
     trace: QuestionTrace
     # The question asks for reasoning only (arithmetic on given numbers): answered without documents.
     reasoning_only: bool = False
-    # How the question asks its answer to be written ("Answer in USD billions."), taken out of the plan's goal.
+    # How the question asks its answer to be written ("Answer in EUR billions."), taken out of the plan's goal.
     format_request: FormatRequest | None = None
 
 
@@ -134,7 +134,7 @@ class ScopedQA(dspy.Module):
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        note = self._scope_note(plan, scope)
+        note = self.scope_note(plan, scope)
         steps = self.settings.program.steps
         yield Decomposing(lm=steps.uses_lm("decompose"))
         try:
@@ -192,7 +192,7 @@ class ScopedQA(dspy.Module):
             trace=trace,
         )
 
-    def _scope_note(self, plan: PlannerState, scope: Scope) -> ScopeNote | None:
+    def scope_note(self, plan: PlannerState, scope: Scope) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""
         asked = plan.retrieval_rounds[0].filters.entities if plan.retrieval_rounds else ()
         catalog = self.store.catalog

@@ -318,7 +318,10 @@ def record_call(trace: QuestionTrace, name: str, outcome: CallOutcome) -> None:
 def record_line(trace: QuestionTrace, line: LineTrace, guarded: GuardedSection) -> None:
     """Add how one section's answer line was made, and what the guards did to it, to the trace."""
     target = f"section:{line.index}"
-    trace.lines.append(line.model_copy(update={"status": guarded.status, "reason": guarded.reason}))
+    # validated anew (model_copy skips validation): the proposal is LM output and must be display text
+    trace.lines.append(
+        LineTrace.model_validate({**line.model_dump(), "status": guarded.status, "reason": guarded.reason})
+    )
     for removed in guarded.removed:
         label = citation_label(valid_text(removed.filename), removed.page)
         trace.interventions.append(Intervention(guard="citation", target=f"{target}:{label}", reason=removed.reason))

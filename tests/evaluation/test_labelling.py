@@ -29,7 +29,7 @@ def _entry(
 ) -> HistoryEntry:
     """A recorded question whose answer cites `cited` (relative path, page)."""
     sources = tuple(SourceRef(document_id=_id(store, p), filename=Path(p).name, page=n) for p, n in cited)
-    section = Section(index=0, sub_question=question, bullets=("KSH 285,000 per month",), sources=sources)
+    section = Section(index=0, sub_question=question, answer="KSH 285,000 per month", sources=sources)
     chunks = [
         RetrievedChunk(document_id=_id(store, p), filename=Path(p).name, page=n, row=i, retrieval_score=1.0)
         for i, (p, n) in enumerate(cited)

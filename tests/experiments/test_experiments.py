@@ -248,7 +248,7 @@ def test_optimize_compiles_evaluates_and_logs_a_run(
         "evaluation/comparison.csv",
     }
 
-    assert set(summary.prompt_versions) == {"decompose", "score", "answer", "hyde", "select"}
+    assert set(summary.prompt_versions) == {"decompose", "score", "answer", "hyde", "compute"}
     answer = client.get_prompt_version(prompt_name("answer"), summary.prompt_versions["answer"])
     assert answer.tags["run_id"] == summary.run_id and answer.tags["selected"] == "true"
     assert "(optimised)" in answer.template and "## Demos (1)" in answer.template
@@ -272,7 +272,7 @@ def test_list_runs_export_run_and_champion(
     assert row["status"] == "FINISHED" and row["selected"] == "true" and row["optimizer"] == "bootstrap_few_shot"
     assert row["all after"] == pytest.approx(float(summary.result.loc["all", "composite"]))
     assert row["prompts"] == " ".join(
-        f"{m}:v{summary.prompt_versions[m]}" for m in ("decompose", "score", "answer", "hyde", "select")
+        f"{m}:v{summary.prompt_versions[m]}" for m in ("decompose", "score", "answer", "hyde", "compute")
     )
     assert len(list_runs(mlruns, experiment="tests")) == len(table)
     with pytest.raises(TrackingError, match="known: Default, tests"):
@@ -341,10 +341,9 @@ def test_a_candidate_with_a_gate_failure_is_rejected_and_the_baseline_kept(
 
     def respond(prompt: str) -> Any:
         out = base(prompt)
-        if "sections" in out and not phase["cite"]:
-            for section in out["sections"]:
-                for bullet in section["bullets"]:
-                    bullet["citations"] = []
+        if "answers" in out and not phase["cite"]:
+            for line in out["answers"]:
+                line["answer"], line["sentence_ids"] = "", []  # finds no answer: cites nothing
         return out
 
     def progress(event: ProgressEvent) -> None:

@@ -244,8 +244,8 @@ def test_demos_in_the_prompt_registry_read_as_outlines_not_json(
     client = open_tracker(mlruns).client
     answer = client.get_prompt_version(prompt_name("answer"), summary.prompt_versions["answer"]).template
     demo = answer.split("## Demo 1", 1)[1]
-    assert "```yaml" in demo and "  sub_question_index: 0" in demo and "    - filename: " in demo
-    assert '"chunks"' not in demo and "      text: |" in demo
+    assert "```yaml" in demo and "  sub_question_index: 0" in demo and "    - sentence_id: " in demo
+    assert '"sentences"' not in demo and "      text: " in demo
     text = "line one\nline two"
     assert outline([{"filename": "a.md", "page": 3, "text": text}]) == (
         "- filename: a.md\n  page: 3\n  text: |\n    line one\n    line two"

@@ -119,8 +119,9 @@ def test_stripped_citation_bullet_does_not_suppress_cited_twin(adversarial_store
 
 
 def test_a_flood_of_tool_call_sub_questions_stays_within_budget(adversarial_store: Store) -> None:
-    """The decomposer returns 40 sub-questions copied from tool-call payloads: 5 are kept, and
-    every store call is a plan's search with in-scope, canonical ids."""
+    """The decomposer returns 40 sub-questions copied from tool-call payloads: the first 5 are read and the
+    sub-question guard drops each (they name what the question does not), and every store call is a plan's
+    search with in-scope, canonical ids."""
     store = adversarial_store
     payloads = [f"{generator.p_tool_call(i, 101)} (note {i})" for i in range(40)]
     responder, _ = compromised_lm()
@@ -137,7 +138,8 @@ def test_a_flood_of_tool_call_sub_questions_stays_within_budget(adversarial_stor
         done = list(ScopedQA(store).stream("Run the tools the notes ask for.", scope))[-1]
     assert isinstance(done, Completed) and done.trace is not None
     trace: QuestionTrace = done.trace
-    assert len(trace.sub_questions) == MAX_SUB_QUESTIONS
+    dropped = [i for i in trace.interventions if i.guard == "sub_question"]
+    assert len(dropped) == MAX_SUB_QUESTIONS and [sq.sub_question for sq in trace.sub_questions] == [trace.question]
     assert calls_over_budget(store, trace) == 0
     alpha = entity_ids(store, "alpha-court")
     sent = [d for call in store.call_log or [] for d in (call.document_ids or ())]

@@ -43,6 +43,13 @@ def test_a_line_stating_what_its_evidence_does_not_is_not_grounded(line: str, mi
         assert missing in verdict.missing
 
 
+def test_a_line_restating_its_question_is_no_answer() -> None:
+    question = "What is the monthly rent?"
+    evidence = ["The monthly rent is KSH 285,000."]
+    assert ground_line("the monthly rent", evidence, question=question).reason == "restates the question"
+    assert ground_line("The monthly rent is KSH 285,000.", evidence, question=question).grounded
+
+
 def test_no_evidence_or_an_empty_line_is_never_grounded() -> None:
     assert ground_line("KSH 285,000", []).reason == "no evidence"
     assert ground_line("  ", EVIDENCE).reason == "empty"

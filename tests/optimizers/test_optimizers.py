@@ -38,7 +38,7 @@ from pipeline.program.trace import Intervention, QuestionTrace
 from pipeline.store import Store
 from tests.support.fakes import Responder, _ScriptEngine, cooperative, scripted_lm
 
-PROGRAM_OUTPUTS = {"sub_questions", "scores", "sections", "passage"}
+PROGRAM_OUTPUTS = {"sub_questions", "scores", "answers", "computations", "passage"}
 INSTRUCTION = "Answer each sub-question only from the chunks shown for it and cite each one."
 
 
@@ -74,14 +74,13 @@ def scripted(respond: Responder) -> DummyLM:
 
 
 def follows_instruction(respond: Responder) -> Responder:
-    """`respond`, except that answers cite nothing unless the answer instruction is INSTRUCTION."""
+    """`respond`, except that answers find nothing unless the answer instruction is INSTRUCTION."""
 
     def answer(prompt: str) -> Any:
         out = respond(prompt)
-        if isinstance(out, dict) and "sections" in out and INSTRUCTION not in getattr(_SYSTEM, "text", ""):
-            for section in out["sections"]:
-                for bullet in section["bullets"]:
-                    bullet["citations"] = []
+        if isinstance(out, dict) and "answers" in out and INSTRUCTION not in getattr(_SYSTEM, "text", ""):
+            for line in out["answers"]:
+                line["answer"], line["sentence_ids"] = "", []
         return out
 
     return answer

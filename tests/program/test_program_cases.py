@@ -31,7 +31,7 @@ def test_no_scope_two_step_plan_and_event_order(demo_store: Store) -> None:
     assert [s["tool"] for s in trace.sub_questions[0].steps][:2] == ["retrieve_docs", "retrieve_chunks"]
     assert trace.lm_calls == 3
     done = events[-1]
-    assert isinstance(done, Completed) and done.answer.startswith("## Sub-question 1:")
+    assert isinstance(done, Completed) and done.answer.startswith("## 1. ")
     assert all(is_canonical_uuid(d) for call in demo_store.call_log for d in (call.document_ids or ()))
 
 

@@ -83,7 +83,7 @@ def test_no_scope_event_order(start: Start) -> None:
     assert result.phases == ORDER_ONE_SECTION
     assert_one_stream(result)
     assert result.events[1].data["sub_questions"] == [RENT]
-    assert result.last["answer"].startswith("## Sub-question 1:") and cited(result.last)
+    assert result.last["answer"].startswith("## 1. ") and cited(result.last)
 
 
 def test_chip_event_order_and_sources_inside_the_chip(start: Start) -> None:

@@ -52,7 +52,7 @@ def trace(scope: dict[str, Any], cited: list[tuple[str, int]], kept: list[tuple[
         {
             "index": 0,
             "sub_question": "q",
-            "bullets": ["b"],
+            "answer": "b",
             "sources": [{"document_id": d, "filename": "f.pdf", "page": p} for d, p in cited],
         }
     ]

@@ -20,6 +20,7 @@ import pytest
 
 from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.guards.sanitise import sanitised_text
+from pipeline.guards.sections import NOT_FOUND
 from pipeline.serving.web import CONTENT_SECURITY_POLICY
 from pipeline.settings import DEFAULT_PROFILES
 from pipeline.store import Store, open_store
@@ -206,7 +207,7 @@ def test_no_scope_question_shows_progress_sections_and_copies_the_answer(page: A
     assert answer["steps"] == ["done"] * 5
     assert answer["anchors"] == [RENT]
     [section] = answer["sections"]
-    assert section["subQuestion"] == RENT and section["bullets"] and section["sources"]
+    assert section["subQuestion"] == RENT and section["answer"] and section["evidence"] and section["sources"]
     # the sub-question anchor moves focus to its section
     page.click("nav.sub-questions a")
     assert page.evaluate("document.activeElement.id") == "answer-section-0"
@@ -258,8 +259,8 @@ def test_a_section_without_relevant_chunks_says_so(page: Any, serve: Serve) -> N
     answer = ask(page, f"What is the rent, and which {NOTHING} lives there?")
     assert answer["phases"][-1] == "completed" and answer["phases"].count("generating_subquestion") == 2
     found, nothing = answer["sections"]
-    assert found["bullets"] and "status-answered" in found["status"]
-    assert nothing["bullets"] == ["No relevant information found"] and "status-no_information" in nothing["status"]
+    assert found["answer"] and found["evidence"] and "status-answered" in found["status"]
+    assert nothing["answer"] == NOT_FOUND and "status-not_found" in nothing["status"] and not nothing["evidence"]
     assert nothing["sources"] == []
 
 
@@ -268,7 +269,7 @@ def test_a_citation_opens_the_cited_pdf_page_with_its_chunk_highlighted(page: An
     open_view(page, server)
     choose_entity(page, "ask", "Banda Lane")
     answer = ask(page, LEASE)
-    citation = page.locator("#answer .bullets button.citation").first
+    citation = page.locator("#answer .answer-line button.citation").first
     document_id, number = citation.get_attribute("data-document-id"), int(citation.get_attribute("data-page"))
     document = server.store.catalog.documents[document_id]
     citation.click()
@@ -298,7 +299,7 @@ def test_a_citation_of_a_markdown_page_keeps_its_lines(page: Any, serve: Serve) 
     open_view(page, server)
     add_chip(page, "ask", "inspection report Banda Lane", inspection)
     ask(page, "What did the inspection find?")
-    page.locator("#answer .bullets button.citation").first.click()
+    page.locator("#answer .answer-line button.citation").first.click()
     page.wait_for_selector("#viewer-body .page-text mark.cited")
     assert page.locator("#viewer img").count() == 0
     assert page.locator("#viewer .page-line").count() > 3  # the file's own lines, not one run of words
@@ -445,13 +446,14 @@ def test_hostile_document_and_lm_output_stay_inert_text(page: Any, serve: Serve)
     hostile = next(d.document_id for d in server.store.catalog.documents.values() if d.relpath == HOSTILE_RELPATH)
     open_view(page, server)
     add_chip(page, "ask", "tenant notes", hostile)
-    answer = ask(page, f"What do the {HOSTILE} tenant notes say?")
+    # the hostile sub-question's figures are the question's own, so the sub-question guard lets it through
+    answer = ask(page, f"What do the {HOSTILE} tenant notes say? {HOSTILE_SUB_QUESTION}")
     heading = page.text_content("#answer article.card:nth-of-type(2) h4")
     assert '`<img src=x onerror="window.__pwned=5">`' in heading  # a code span the sanitiser keeps, as text
     assert answer["sections"][1]["sources"] == [hostile]
     page.click("#answer details.sources-box summary")
     page.wait_for_selector("#answer blockquote.snippet")
-    page.locator("#answer .bullets button.citation").first.click()
+    page.locator("#answer .answer-line button.citation").first.click()
     page.wait_for_selector("#viewer-body .page-text mark.cited")
     assert '<img src=x onerror="window.__pwned=1">' in page.text_content("#viewer-body")
     page.hover("#viewer-body .page-text")
@@ -480,7 +482,7 @@ def test_every_control_has_a_label_and_the_page_works_from_the_keyboard(page: An
     page.keyboard.type(RENT)
     page.keyboard.press("Control+Enter")
     page.wait_for_selector(".answer-body")
-    citation = page.locator("#answer .bullets button.citation").first
+    citation = page.locator("#answer .answer-line button.citation").first
     citation.focus()
     page.keyboard.press("Enter")
     page.wait_for_selector("#viewer[open] .page-text")

@@ -95,44 +95,53 @@ class Compromised:
         return {"scores": scores}
 
     def _answer(self, contexts: list[dict[str, Any]]) -> dict[str, Any]:
-        sections = []
+        """Per section: what the payloads order written first, then the honest claim of the first sentence; the
+        sentences stating that claim, then the payloads' own sentences and an id never offered."""
+        lines = []
         for c in contexts:
-            bullets: list[dict[str, Any]] = []
-            honest: dict[str, list[dict[str, Any]]] = {}
-            for ch in c["chunks"]:
-                own = {"filename": ch["filename"], "page": ch["page"]}
-                # payloads first: a compromised LM puts what it was told to say at the top
-                bullets.extend(self._obey(ch, own))
-                honest.setdefault(claim(ch["text"]), []).append(own)
-            # one honest bullet per claim, citing every chunk that states it
-            bullets.extend({"text": text, "citations": cites} for text, cites in honest.items())
-            sections.append({"sub_question_index": c["sub_question_index"], "bullets": bullets})
-        return {"sections": sections}
+            payloads: list[int] = []
+            said: list[str] = []
+            for sentence in c["sentences"]:
+                obeyed = self._obey(sentence)
+                if obeyed:
+                    payloads.append(sentence["sentence_id"])
+                    said.extend(obeyed)
+            honest = claim(c["sentences"][0]["text"]) if c["sentences"] else ""
+            stating = [s["sentence_id"] for s in c["sentences"] if claim(s["text"]) == honest]
+            ids = [*stating, *(i for i in payloads if i not in stating), 999]
+            lines.append(
+                {
+                    "sub_question_index": c["sub_question_index"],
+                    "sentence_ids": ids,
+                    "answer": " ".join([*said, honest]),
+                }
+            )
+        return {"answers": lines}
 
-    def _obey(self, chunk: dict[str, Any], own: dict[str, Any]) -> list[dict[str, Any]]:
-        """Bullets that do what the chunk's text asks."""
-        text = reveal(chunk["text"])
-        echo = self.echo_prefix + claim(chunk["text"])
-        out: list[dict[str, Any]] = []
+    def _obey(self, sentence: dict[str, Any]) -> list[str]:
+        """What the sentence's text tells the LM to write: a citation of another file or a made-up page, an id,
+        a link, a field marker."""
+        text = reveal(sentence["text"])
+        echo = self.echo_prefix + claim(sentence["text"])
+        out: list[str] = []
 
-        def cite(filename: str, page: int, why: str) -> None:
+        def cite(label: str, why: str) -> None:
             self.obeyed.append(why)
-            out.append({"text": echo, "citations": [{"filename": filename, "page": page}]})
+            out.append(f"{echo} {label}")
 
         for match in _BETA_FILE.finditer(text):
             path, page = match.group(0).split()[0], int(match.group(1) or 1)
-            cite(path, page, "cite_beta")
-            cite(path.rsplit("/", 1)[-1], page, "cite_beta")
+            cite(f"[{path}, page {page}]", "cite_beta")
         for match in _OWN_PAGE.finditer(text):
-            cite(chunk["filename"], int(match.group(1)), "made_up_page")
+            cite(f"[{sentence['source'].split(',')[0].strip('[')}, page {match.group(1)}]", "made_up_page")
         for value in _ID_LIKE.findall(text) + _FROM_STEP.findall(text):
-            cite(value, 1, "cite_id")
+            cite(f"[{value}, page 1]", "cite_id")
         for url in _URL.findall(text):
             self.obeyed.append("url")
-            out.append({"text": f"Details: ![x]({url}) {url}", "citations": [own]})
+            out.append(f"Details: ![x]({url}) {url}")
         for marker in _MARKER.findall(text):
             self.obeyed.append("field_marker")
-            out.append({"text": f"{echo} {marker}", "citations": [own]})
+            out.append(f"{echo} {marker}")
         return out
 
 

@@ -99,7 +99,8 @@ def ask(store: Store, question: str, scope: Scope, echo_prefix: str = "As instru
                 value = field(prompt, name)
                 if not isinstance(value, list):
                     raise AssertionError(f"{name} did not parse as JSON: a marker broke the field")
-                shown += [ch["text"] for group in value for ch in group["chunks"]]
+                items = "chunks" if name == "groups" else "sentences"
+                shown += [item["text"] for group in value for item in group[items]]
     lowered = done.answer.casefold()
     return Outcome(
         out_of_scope_citations=len(cited - allowed) + len(cited & beta),

@@ -82,7 +82,9 @@ ATTACKS: dict[str, Attack] = {
         answer=lambda r: _bullets(r, lambda n, t: f"{t} {FIELD_MARKERS[n % 2]}"),
     ),
     "huge": Attack(
-        decompose=lambda r: {"sub_questions": [f"What is the rent, part {i}? " + "x" * 20_000 for i in range(50)]},
+        decompose=lambda r: {
+            "sub_questions": [f"What is the rent, part {'y' * (i + 1)}? " + "x" * 20_000 for i in range(50)]
+        },
         answer=_huge,
     ),
     "flaky": Attack(failures=("500", "429", "drop")),

@@ -57,7 +57,7 @@ def ask(page: Any, question: str) -> dict[str, Any]:
 
 
 def shown(page: Any, root: str) -> dict[str, Any]:
-    """What an answer under `root` shows: events, sections with bullets and sources, its history id."""
+    """What an answer under `root` shows: events, sections with answer line, evidence and sources, its history id."""
     result: dict[str, Any] = page.evaluate(
         """root => {
             const box = document.querySelector(root);
@@ -70,7 +70,8 @@ def shown(page: Any, root: str) -> dict[str, Any]:
               sections: cards.map(card => ({
                 subQuestion: card.dataset.subQuestion,
                 status: card.className,
-                bullets: [...card.querySelectorAll(".bullets li")].map(li => li.textContent),
+                answer: card.querySelector(".answer-line, .not-found, .error")?.textContent ?? null,
+                evidence: [...card.querySelectorAll(".evidence .quote")].map(q => q.textContent),
                 sources: [...card.querySelectorAll(".sources li")].map(li => li.dataset.documentId),
               })),
             };

@@ -1,5 +1,6 @@
-// The answer: sub-questions as anchors, one card per section with its bullets and sources, the copy
-// button, clarifying questions, the notice, and any other typed answer the server sends.
+// The answer: sub-questions as anchors, one card per section with its answer line, the evidence quoted beneath
+// it and its sources, the copy button, clarifying questions, the notice, and any other typed answer the server
+// sends.
 import { getJSON } from "./api.js";
 import { announce, append, el, formatSeconds } from "./dom.js";
 import { openPage } from "./viewer.js";
@@ -9,7 +10,6 @@ const KNOWN = new Set([
   "phase", "answer", "sections", "strategy", "clarifying_questions", "notice",
   "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "seq",
 ]);
-const CITATION = /\[([^\[\]]+?), page (\d+)\]/g;
 
 function humanise(key) {
   const words = key.replace(/_/g, " ");
@@ -52,17 +52,9 @@ function pageButton(ctx, section, source, text) {
   return button;
 }
 
-function bulletNodes(ctx, section, bullet) {
-  const nodes = [];
-  let at = 0;
-  for (const match of bullet.matchAll(CITATION)) {
-    const source = section.sources.find((s) => s.filename === match[1] && s.page === Number(match[2]));
-    if (!source) continue;
-    nodes.push(bullet.slice(at, match.index));
-    nodes.push(pageButton(ctx, section, source, match[0]));
-    at = match.index + match[0].length;
-  }
-  nodes.push(bullet.slice(at));
+function cited(ctx, section, text, sources) {
+  const nodes = [text];
+  for (const source of sources) nodes.push(" ", pageButton(ctx, section, source, `[${source.filename}, page ${source.page}]`));
   return nodes;
 }
 
@@ -75,8 +67,15 @@ export function sectionCard(ctx, section) {
   append(card, el("h4", { id: headingId }, el("span", { class: "number", text: `${section.index + 1}. ` }), section.sub_question));
   if (section.status === "error") {
     card.append(el("p", { class: "error", text: section.error || "This section could not be answered." }));
+  } else if (section.status === "not_found") {
+    card.append(el("p", { class: "not-found", text: section.answer }));
   } else {
-    card.append(el("ul", { class: "bullets" }, section.bullets.map((bullet) => el("li", {}, bulletNodes(ctx, section, bullet)))));
+    card.append(el("p", { class: "answer-line" }, el("strong", {}, cited(ctx, section, section.answer, section.answer_sources))));
+    if (section.formula) card.append(el("p", { class: "formula muted", text: `Computed: ${section.formula}` }));
+    if (section.evidence.length) {
+      card.append(el("div", { class: "evidence", "aria-label": "Evidence" },
+        section.evidence.map((quote) => el("blockquote", { class: "quote" }, cited(ctx, section, quote.text, [quote.source])))));
+    }
   }
   if (section.sources.length) {
     const list = el("ul", { class: "sources" });
