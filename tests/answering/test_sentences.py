@@ -34,8 +34,8 @@ def test_split_sentences_keeps_a_clause_number_with_its_clause() -> None:
     ]
 
 
-def _hit(row: int, text: str, page: int = 1) -> ChunkHit:
-    return ChunkHit(chunk=Chunk(row, f"doc-{row}", page, 0, text), filename=f"f{row}.pdf", score=1.0)
+def _hit(row: int, text: str, page: int = 1, document: str | None = None) -> ChunkHit:
+    return ChunkHit(chunk=Chunk(row, document or f"doc-{row}", page, 0, text), filename=f"f{row}.pdf", score=1.0)
 
 
 def test_offered_sentences_put_the_best_match_to_the_question_first() -> None:
@@ -57,16 +57,20 @@ def test_offered_sentences_put_the_best_match_to_the_question_first() -> None:
 
 def test_a_sentence_cut_by_a_chunk_boundary_is_offered_once_whole() -> None:
     chunks = [
-        _hit(1, "1.4 Interest is due. 2. Deposit 2.1 The Tenant pays KSH 570,000."),
-        _hit(2, "Deposit 2.1 The Tenant pays KSH 570,000. The rent is KSH 5."),
-        _hit(3, "The rent is KSH 5.5 million."),
+        _hit(1, "1.4 Interest is due. 2. Deposit 2.1 The Tenant pays KSH 570,000.", document="lease"),
+        _hit(2, "Deposit 2.1 The Tenant pays KSH 570,000. The rent is KSH 5.", document="lease"),
+        _hit(3, "The rent is KSH 5.5 million.", document="lease"),
+        _hit(4, "Deposit 2.1 The Tenant pays KSH 570,000.", document="copy"),
     ]
-    assert [s.text for s in offered_sentences(chunks, 900)] == [
+    offered = offered_sentences(chunks, 900)
+    assert [s.text for s in offered] == [
         "1.4 Interest is due.",
         "2. Deposit 2.1 The Tenant pays KSH 570,000.",
         "The rent is KSH 5.",  # not held in "KSH 5.5 million": whole tokens only
         "The rent is KSH 5.5 million.",
+        "Deposit 2.1 The Tenant pays KSH 570,000.",  # another document stating it may be the one to cite
     ]
+    assert offered[-1].hit.chunk.document_id == "copy"
 
 
 def test_the_ranking_query_leaves_out_the_names_of_the_entity_owning_every_kept_chunk(demo_store: Store) -> None:
