@@ -9,7 +9,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pipeline.guards.sanitise import MAX_BULLET_TEXT_CHARS, sanitise, strip_inline_citations
+from pipeline.guards.sanitise import MAX_BULLET_TEXT_CHARS, markdown_literal, sanitise, strip_inline_citations
 from pipeline.text import content_words, normalise
 from pipeline.types import ChunkHit
 from pipeline.vocabulary import Vocabulary
@@ -63,8 +63,9 @@ def check_citation(
 
 
 def citation_label(filename: str, page: int) -> str:
-    """The inline form of a citation: [filename, page N]."""
-    return f"[{filename}, page {page}]"
+    """The inline form of a citation: [filename, page N], the file name escaped as Markdown text (a name is
+    data: `rent](https:x).md` must not make a link)."""
+    return f"[{markdown_literal(filename)}, page {page}]"
 
 
 # ---- is a bullet supported by what it cites? ------------------------------------------------

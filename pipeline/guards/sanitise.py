@@ -69,7 +69,21 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|\x1b[ -/]*[0-~]?"  # two-byte escapes (ESC c, ESC ( B), or a lone ESC
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")  # all but tab and newline
-_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
+# Anything that names a place to go: a URL with "//" or "www.", any other URI scheme followed by text (mailto:,
+# javascript:, xmpp:, "https:evil.example"; "KSH:285,000" and "Term: 3" are not schemes), a protocol-relative
+# "//host", and e-mail addresses (GFM renderers link them).
+_URL = re.compile(
+    r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+"
+    r"|(?<![\w.+-])[a-z][a-z0-9+.-]*:(?![\s\d])\S+"
+    r"|(?<![\w:/])//[^\s/]\S*",
+    re.IGNORECASE,
+)
+_EMAIL = re.compile(r"[\w.!#$%&'*+=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
+# Anything shaped like an HTML tag, comment or declaration, whether or not CommonMark reads it as HTML
+# ("<img src=x onerror=a=1>" is text to CommonMark, a tag to a browser's innerHTML); an opener left
+# without its ">" loses its "<", so no later text can close it into a tag.
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]*>")
+_TAG_OPENER = re.compile(r"<(?=[A-Za-z/!?])")
 # When passes do not settle (never seen), what is left loses every character that opens a link or a tag.
 _OPENERS = re.compile(r"[\[\]<>]")
 
@@ -209,7 +223,8 @@ def _inline_text(children: Sequence[Token], removed: list[str]) -> str:
         elif kind in ("softbreak", "hardbreak"):
             out.append(" ")
         elif kind == "code_inline":
-            out.append(token.markup + _without_urls(token.content, removed) + token.markup)
+            code = _without_urls(token.content, removed)
+            out.append(token.markup + code + token.markup if code.strip() else "")
         elif kind in ("em_open", "em_close", "strong_open", "strong_close"):
             out.append(token.markup)
         else:
@@ -222,7 +237,28 @@ def _characters(count: int) -> str:
 
 
 def _without_urls(text: str, removed: list[str]) -> str:
-    return _drop(_URL, "url", text, removed)
+    """`text` without HTML-shaped tags, URLs, URI schemes and e-mail addresses (what went is recorded)."""
+    text = _drop(_TAG_OPENER, "html", _drop(_TAG, "html", text, removed), removed)
+    return _drop(_EMAIL, "email", _drop(_URL, "url", text, removed), removed)
+
+
+# ---- names and titles inside Markdown ------------------------------------------------------------------
+
+# What can open Markdown syntax inside a line: escapes, code, emphasis, links and images, HTML, entities,
+# strikethrough, and the autolinks GFM renderers make of "scheme://", "www." and e-mail addresses; "_"
+# only where it can open or close emphasis (not inside a word, as in "offer_letter.md").
+_MARKDOWN_ACTIVE = re.compile(
+    r"[\\`*\[\]<>~:@]|&(?=[#A-Za-z])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|(?<=\bwww)\.", re.IGNORECASE
+)
+
+
+def markdown_literal(text: str) -> str:
+    """`text` (a file name, a title: data) as Markdown that renders as exactly that text, on one line: every
+    character that could make a link, an image, HTML, emphasis, code or an autolink is backslash-escaped.
+
+    Every place that writes a name or a title into Markdown calls this (a citation label is one)."""
+    line = " ".join(strip_controls(" ".join(valid_text(text).split())).split())  # line breaks become spaces
+    return _MARKDOWN_ACTIVE.sub(lambda match: "\\" + match.group(0), line)
 
 
 # ---- sub-questions ------------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ NESTED_LINKS = (
     "[a\\]b](//evil.example/x)",
 )
 MARKUP_QUESTION = "What is the monthly rent under clause [/2]?"
-RICH_MARKUP = ("[/x]", "[link=mailto:evil@example.com]write to us[/link]", "[bold red]")
+# (a link target with a URI scheme or an e-mail address would be removed as any scheme is: see test_sanitise)
+RICH_MARKUP = ("[/x]", "[link=contact.html]write to us[/link]", "[bold red]")
 ESCAPES = ("\x1bc", "\x1b[2J", "\x1b]8;;https://evil.example/osc\x1b\\open\x1b]8;;\x1b\\", "\x9b2J", "\u202e")
 FIELD_MARKERS = ("[[ ## answer ## ]]", "[[ ## completed ## ]]")
 HUGE_BULLET_BYTES = 2_400_000

@@ -9,7 +9,9 @@ const KNOWN = new Set([
   "phase", "answer", "sections", "strategy", "clarifying_questions", "notice",
   "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "seq",
 ]);
-const CITATION = /\[([^\[\]]+?), page (\d+)\]/g;
+// "[filename, page N]": the server writes the name as Markdown text, its punctuation backslash-escaped.
+const CITATION = /\[((?:\\.|[^\[\]\\])+?), page (\d+)\]/g;
+const unescaped = (name) => name.replace(/\\([!-\/:-@\[-`{-~])/g, "$1");
 
 function humanise(key) {
   const words = key.replace(/_/g, " ");
@@ -56,10 +58,11 @@ function bulletNodes(ctx, section, bullet) {
   const nodes = [];
   let at = 0;
   for (const match of bullet.matchAll(CITATION)) {
-    const source = section.sources.find((s) => s.filename === match[1] && s.page === Number(match[2]));
+    const name = unescaped(match[1]);
+    const source = section.sources.find((s) => s.filename === name && s.page === Number(match[2]));
     if (!source) continue;
     nodes.push(bullet.slice(at, match.index));
-    nodes.push(pageButton(ctx, section, source, match[0]));
+    nodes.push(pageButton(ctx, section, source, `[${name}, page ${match[2]}]`));
     at = match.index + match[0].length;
   }
   nodes.push(bullet.slice(at));
