@@ -71,6 +71,7 @@ def _huge(reply: Reply) -> Reply:
 
 
 ATTACKS: dict[str, Attack] = {
+    "honest": Attack(),  # no attack: the cooperative answers, each bullet citing its own chunk's page
     "links": Attack(decompose=lambda r: {"sub_questions": [SUB_QUESTION_LINKS, SUB_QUESTION_HTML]}),
     "nested_links": Attack(answer=lambda r: _bullets(r, lambda n, t: f"{t} {NESTED_LINKS[n % len(NESTED_LINKS)]}")),
     "markup": Attack(
