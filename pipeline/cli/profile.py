@@ -67,7 +67,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         else:
             sys.stdout.buffer.write(payload)
     elif args.action == "import":
-        data = read_limited(Path(args.file), args.file, profiles.MAX_PROFILE_BYTES)  # regular files only, bounded
-        info = profiles.import_profile(paths, data, args.name, confirm_overwrite=args.yes)
+        document = read_limited(Path(args.file), args.file, profiles.MAX_PROFILE_BYTES)  # regular files, bounded
+        info = profiles.import_profile(paths, document, args.name, confirm_overwrite=args.yes)
         out.print(styled(f"imported profile '{info.name}' (active profile unchanged)"))
     return 0
