@@ -7,13 +7,7 @@ from typing import Any
 
 from pipeline.errors import ExportError
 from pipeline.export.demos import demo_problems
-from pipeline.export.jsonio import (
-    MAX_FILE_BYTES,
-    canonical_json,
-    check_size,
-    sha256_hex,
-    strict_loads,
-)
+from pipeline.export.jsonio import MAX_FILE_BYTES, canonical_json, check_size, sha256_hex, strict_loads
 from pipeline.export.prompts import render_prompts
 from pipeline.export.record import ExperimentRecord
 from pipeline.export.schema import (
@@ -154,9 +148,10 @@ def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, A
             )
         parsed = validate_model(PredictorState, predictor, file, name)
         for index, demo in enumerate(predictor["demos"]):
-            for key_path, problem in demo_problems(demo, signature, f"{name}.demos[{index}]"):
-                if problem == "unknown key":
-                    problem = unknown_key(key_path)
+            found = next(demo_problems(demo, signature, f"{name}.demos[{index}]"), None)
+            if found is not None:
+                key_path, problem = found
+                problem = unknown_key(key_path) if problem == "unknown key" else problem
                 raise ExportError(file, f"{key_path}: {problem}", _REEXPORT, key_path=key_path)
         expected = list(signature.fields)
         if len(parsed.signature.fields) != len(expected):
