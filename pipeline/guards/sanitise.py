@@ -6,10 +6,11 @@ program show or store.
 summary). It parses Markdown with markdown-it (CommonMark) and keeps text, emphasis, code spans and list
 numbers only: links keep their text and lose their target, images keep their alt text, autolinks, raw
 HTML, reference definitions and bare URLs go, and so do URI schemes, e-mail addresses and anything shaped
-like an HTML tag that CommonMark reads as text (in code spans too). Terminal escape sequences, C0/C1 controls and invisible characters (bidi, zero
-width, tags) are removed first, DSPy field markers are defused, whitespace collapses to one line, and
-the result is cut at a cap. It runs until nothing changes, so its output sanitises to itself: parsed
-again it holds no link, image or HTML, whatever escapes or entities the input used to hide them.
+like an HTML tag that CommonMark reads as text (in code spans too). Terminal escape sequences, C0/C1
+controls and invisible characters (bidi, zero width, tags) are removed first, DSPy field markers are
+defused, whitespace collapses to one line, and the result is cut at a cap. It runs until nothing
+changes, so its output sanitises to itself: parsed again it holds no link, image or HTML, whatever
+escapes or entities the input used to hide them.
 
 `markdown_literal` is the other direction: a file name or title written into Markdown, escaped so that it
 renders as exactly its own text.
