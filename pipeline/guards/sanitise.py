@@ -75,7 +75,7 @@ _ESCAPE_SEQUENCE = re.compile(
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")  # all but tab and newline
 # Anything that names a place to go: a URL with "//" or "www.", any other URI scheme followed by text (mailto:,
-# javascript:, xmpp:, "https:evil.example"; "KSH:285,000" and "Term: 3" are not schemes), a protocol-relative
+# javascript:, xmpp:, "https:evil.example"; "Total:285,000" and "Term: 3" are not schemes), a protocol-relative
 # "//host", and e-mail addresses (GFM renderers link them). Each match may start only where a run of the
 # characters it is made of starts, so a long run is scanned once, not once per character.
 _URL = re.compile(
