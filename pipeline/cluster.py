@@ -74,22 +74,48 @@ def ray_session(address: str) -> Iterator[ModuleType]:
         "configure_logging": False,
         "runtime_env": {"env_vars": env},
     }
+    with contextlib.ExitStack() as stack:
+        try:
+            if address == LOCAL:
+                stack.enter_context(loopback_only())
+                ray.init(num_cpus=LOCAL_CPUS, **options)
+            else:
+                ray.init(address=address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ClusterError(
+                f"cannot start or reach Ray at {address!r}: {exc}; start the head with `ray start --head` "
+                "or pass --ray local",
+                address,
+            ) from exc
+        log.info("Ray session on %s: %s CPUs", address, ray.cluster_resources().get("CPU"))
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+
+# Ray's control plane (GCS, raylet, object manager, every worker's gRPC server) binds to the node's address,
+# which on Linux is the address other machines reach it on. A local Ray is told, as on a laptop, that this
+# machine runs no cluster: its node address is then 127.0.0.1 and nothing listens on another interface.
+_NO_CLUSTER = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextlib.contextmanager
+def loopback_only() -> Iterator[None]:
+    """While inside, a Ray started by this process and every process it starts listen on 127.0.0.1 only."""
+    import ray._private.ray_constants as constants  # read already if Ray was imported before
+
+    previous = os.environ.get(_NO_CLUSTER), constants.ENABLE_RAY_CLUSTER
+    os.environ[_NO_CLUSTER] = "0"  # read by each Ray process this one starts (GCS, raylet, workers, agents)
+    constants.ENABLE_RAY_CLUSTER = False
     try:
-        if address == LOCAL:
-            ray.init(num_cpus=LOCAL_CPUS, **options)
-        else:
-            ray.init(address=address, **options)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise ClusterError(
-            f"cannot start or reach Ray at {address!r}: {exc}; start the head with `ray start --head` "
-            "or pass --ray local",
-            address,
-        ) from exc
-    log.info("Ray session on %s: %s CPUs", address, ray.cluster_resources().get("CPU"))
-    try:
-        yield ray
+        yield
     finally:
-        ray.shutdown()
+        if previous[0] is None:
+            os.environ.pop(_NO_CLUSTER, None)
+        else:
+            os.environ[_NO_CLUSTER] = previous[0]
+        constants.ENABLE_RAY_CLUSTER = previous[1]
 
 
 def map_tasks(

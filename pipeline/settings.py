@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from pipeline.errors import SettingsError
 from pipeline.files import read_toml_model
@@ -44,6 +44,11 @@ class EntityGateConfig(Strict):
     relax_prominence_exclusions: bool = False
 
 
+# A word the planner looks up (an acronym, a question word): the key of one of its tables, never a URL or markup.
+Word = Annotated[str, StringConstraints(pattern=r"^[\w&.' -]{1,64}$")]
+Phrases = Annotated[tuple[Annotated[str, StringConstraints(max_length=200)], ...], Field(max_length=20)]
+
+
 class PlannerConfig(Strict):
     """Defaults the planner rules fill in (seed 004)."""
 
@@ -60,14 +65,14 @@ class PlannerConfig(Strict):
     # Distinct documents sent to the store over a question before follow-up rounds stop.
     max_total_docs: int = Field(default=24, ge=1, le=500)
     # LM output tokens over a question: the per-call budgets (ProgramSettings.max_tokens) sum to 1660.
-    max_tokens: int = Field(default=4000, ge=100)
+    max_tokens: int = Field(default=4000, ge=100, le=100_000)
     # No follow-up round starts past this much time since the question arrived (None: no deadline).
-    max_latency_ms: int | None = Field(default=120_000, ge=100)
+    max_latency_ms: int | None = Field(default=120_000, ge=100, le=3_600_000)
     pii_allowed: bool = False
     # Acronym -> its known expansions; more than one makes an unexplained acronym ambiguous.
-    acronym_glossary: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    acronym_glossary: dict[Word, Phrases] = Field(default_factory=dict, max_length=1000)
     # Question word -> the catalog document types it points at ("bill" -> invoice).
-    doc_type_synonyms: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    doc_type_synonyms: dict[Word, Phrases] = Field(default_factory=dict, max_length=1000)
     # How the periods a question names steer retrieval: "filter" reads only the documents of those
     # periods when any is found, "boost" ranks their chunks first (others fill the rest), "off"
     # ignores them. A question that compares with other periods is never steered. Chosen by
@@ -121,6 +126,10 @@ AnswerStep = Literal["lm", "sentence", "span"]
 AbstainStep = Literal["lm", "support"]
 ComputeStep = Literal["lm", "rows"]
 STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute")
+# The program's LM steps, each with its own output budget (ProgramSettings.max_tokens).
+LM_STEPS = ("decompose", "score", "answer", "hyde", "compute")
+# No one call asks for more output than this (the question's budget, PlannerConfig.max_tokens, caps it further).
+MAX_CALL_TOKENS = 8192
 
 
 class StepChoices(Strict):
@@ -173,9 +182,20 @@ class ProgramSettings(Strict):
     # Evidence sentences quoted under an answer line.
     max_evidence: int = Field(default=3, ge=1, le=5)
     # Output budgets per call: a small model that starts repeating itself stops here.
-    max_tokens: dict[str, int] = Field(
+    max_tokens: dict[str, Annotated[int, Field(ge=1, le=MAX_CALL_TOKENS)]] = Field(
         default_factory=lambda: {"decompose": 160, "score": 400, "answer": 300, "hyde": 200, "compute": 300}
     )
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _known_steps(cls, budgets: dict[str, int]) -> dict[str, int]:
+        unknown = sorted(set(budgets) - set(LM_STEPS))
+        if unknown:
+            shown = ", ".join(repr(step[:40]) for step in unknown[:5]) + (
+                f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            )
+            raise ValueError(f"no LM step is called {shown}; output budgets are set for {', '.join(LM_STEPS)}")
+        return budgets
 
 
 class LMRequestSettings(Strict):

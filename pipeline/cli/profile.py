@@ -36,6 +36,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from pipeline.export import profiles
+    from pipeline.export.jsonio import read_limited
     from pipeline.files import write_file_atomic
 
     paths = profile_paths()
@@ -66,6 +67,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         else:
             sys.stdout.buffer.write(payload)
     elif args.action == "import":
-        info = profiles.import_profile(paths, Path(args.file).read_bytes(), args.name, confirm_overwrite=args.yes)
+        document = read_limited(Path(args.file), args.file, profiles.MAX_PROFILE_BYTES)  # regular files, bounded
+        info = profiles.import_profile(paths, document, args.name, confirm_overwrite=args.yes)
         out.print(styled(f"imported profile '{info.name}' (active profile unchanged)"))
     return 0

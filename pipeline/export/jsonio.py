@@ -5,19 +5,21 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import stat
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 from pipeline.errors import ExportError
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
-# Keys are compared in their normal form (`normal_key`): NFKC, case-folded, letters and digits only, so
-# apiBase, api_base, API-BASE and OPENAI_API_BASE all meet "apibase".
-# Keys that choose an LM: refused in program.json (the manifest records the LM's name for information).
+# Keys that look like LM settings, endpoints or credentials, compared in their normal form (`normal_key`: NFKC,
+# case-folded, letters and digits only, so apiBase, api_base, API-BASE and OPENAI_API_BASE all meet "apibase").
+# Loading refuses every key its schema does not know; these only make the refusal say what such a key is.
+# Keys that choose an LM.
 FORBIDDEN_KEYS = frozenset({"lm", "model", "modellist", "provider"})
-# Keys naming an endpoint or carrying a credential: refused anywhere in an export or a profile.
+# Keys naming an endpoint or carrying a credential.
 ENDPOINT_KEYS = frozenset({"url", "uri", "host", "headers", "proxy", "proxies", "server"})
 # Parts of a key that make it one of those wherever they occur (azure_endpoint, openai_api_key, api_base_url).
 ENDPOINT_KEY_PARTS = (
@@ -74,19 +76,28 @@ def strict_loads(data: bytes, file: str) -> Any:
 
 
 def read_limited(path: Path, file: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of regular file `path`; ExportError if missing, not a regular file or over `max_bytes`."""
+    """The bytes of regular file `path`; ExportError if missing, not a regular file or over `max_bytes`.
+
+    Never reads more than `max_bytes + 1` bytes and never blocks: a device (/dev/zero), a FIFO or a directory
+    is refused by what the opened descriptor is, so nothing can be swapped in between a check and the read."""
     if not path.exists() and not path.is_symlink():
         _fail(file, "is missing", "")
     if path.is_symlink() or not path.is_file():
-        _fail(file, "is not a regular file (symlinks and directories are refused)", "")
+        _fail(file, "is not a regular file (symlinks, directories, devices and pipes are refused)", "")
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            _too_large(file, size, max_bytes)
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)  # the file may have grown since stat
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
         _fail(file, f"cannot be read ({exc.strerror or exc})", "")
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                _fail(file, "is not a regular file (devices, pipes and sockets are refused)", "")
+            if status.st_size > max_bytes:
+                _too_large(file, status.st_size, max_bytes)
+            data = handle.read(max_bytes + 1)  # the file may have grown since fstat
+        except OSError as exc:
+            _fail(file, f"cannot be read ({exc.strerror or exc})", "")
     if len(data) > max_bytes:
         _too_large(file, len(data), max_bytes)
     return data
@@ -103,25 +114,11 @@ def normal_key(key: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKC", key).casefold() if c.isalnum())
 
 
-def is_forbidden_key(key: str, *, lm_choice: bool = True) -> bool:
-    """True for a key naming an endpoint or a credential, and (with `lm_choice`) one choosing an LM."""
+def is_forbidden_key(key: str) -> bool:
+    """True for a key that chooses an LM or names an endpoint or a credential (only the wording of a refusal
+    depends on it: every key an export's schema does not know is refused, whatever it looks like)."""
     normal = normal_key(key)
-    if normal in ENDPOINT_KEYS or any(part in normal for part in ENDPOINT_KEY_PARTS):
-        return True
-    return lm_choice and normal in FORBIDDEN_KEYS
-
-
-def forbidden_keys(value: Any, path: str, *, lm_choice: bool = True) -> Iterator[str]:
-    """Key paths under `value`, at any depth, whose key `is_forbidden_key`."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
-            if is_forbidden_key(str(key), lm_choice=lm_choice):
-                yield here
-            yield from forbidden_keys(item, here, lm_choice=lm_choice)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from forbidden_keys(item, f"{path}[{index}]", lm_choice=lm_choice)
+    return normal in ENDPOINT_KEYS or normal in FORBIDDEN_KEYS or any(part in normal for part in ENDPOINT_KEY_PARTS)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]], file: str) -> dict[str, Any]:

@@ -14,6 +14,8 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, ValidationError, field_validator
 
 from pipeline.errors import ExportError
+from pipeline.export.jsonio import is_forbidden_key
+from pipeline.export.record import Scores
 from pipeline.types import StrictJson
 from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, ScoreRelevance
 
@@ -45,7 +47,7 @@ class FileEntry(StrictJson):
     """Hash and size of one file of the export."""
 
     sha256: Sha256
-    size: int = Field(ge=0)
+    size: int = Field(ge=0, le=2**31)
 
 
 class ExportFiles(StrictJson):
@@ -66,7 +68,8 @@ class Versions(StrictJson):
 
 
 class ExportConfig(StrictJson):
-    """The full configuration the program was compiled under."""
+    """The full configuration the program was compiled under, as recorded. Each section is also held to its
+    own schema (`validate.validate_manifest`): Settings, ProgramSettings and the ExperimentRecord."""
 
     settings: dict[str, JsonValue]
     program: dict[str, JsonValue]
@@ -81,7 +84,7 @@ class ExportManifest(StrictJson):
     versions: Versions
     config: ExportConfig
     trainset_hash: ShortText
-    scores: dict[str, dict[str, float]]
+    scores: Scores
     run_id: ShortText | None = None
     files: ExportFiles
 
@@ -112,19 +115,36 @@ class SignatureState(StrictJson):
 
 
 class PredictorState(StrictJson):
-    """One dspy.Predict's saved state; `lm` must be null (no LM override travels with a program)."""
+    """One dspy.Predict's saved state; `lm` must be null (no LM override travels with a program). DSPy saves
+    `traces` and `train` empty; each demo is checked against the predictor's signature (`demos.demo_problems`)."""
 
-    traces: list[JsonValue]
-    train: list[JsonValue]
-    demos: list[dict[str, JsonValue]]
+    traces: list[JsonValue] = Field(max_length=0)
+    train: list[JsonValue] = Field(max_length=0)
+    demos: list[dict[str, JsonValue]] = Field(max_length=100)
     signature: SignatureState
     lm: None = None
+
+
+class DependencyVersions(StrictJson):
+    """The versions DSPy records (dspy.utils.saving.get_dependency_versions)."""
+
+    python: ShortText
+    dspy: ShortText
+    cloudpickle: ShortText | None = None
 
 
 class ProgramMetadata(StrictJson):
     """The `metadata` entry DSPy writes beside the state."""
 
-    dependency_versions: dict[str, str]
+    dependency_versions: DependencyVersions
+
+
+def unknown_key(path: str) -> str:
+    """Why the key at `path` is refused: the schema does not know it (and, when it looks like one, it names an LM,
+    an endpoint or a credential, which no export carries)."""
+    if is_forbidden_key(path.rsplit(".", 1)[-1]):
+        return f"unknown key ({path!r} names an LM, model, endpoint or credential; an export never carries one)"
+    return "unknown key"
 
 
 def validate_model(model: type[M], value: Any, file: str, prefix: str = "") -> M:
@@ -142,7 +162,7 @@ def schema_error(exc: ValidationError, file: str, prefix: str = "") -> ExportErr
     for error in exc.errors()[:5]:
         path = ".".join([prefix, *(str(part) for part in error["loc"])] if prefix else map(str, error["loc"]))
         paths.append(path)
-        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        message = unknown_key(path) if error["type"] == "extra_forbidden" else error["msg"]
         problems.append(f"{path or '(top level)'}: {message}")
     more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
     return ExportError(

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.errors import ExportError
-from pipeline.export.jsonio import MAX_FILE_BYTES, canonical_json, check_size, forbidden_keys, sha256_hex, strict_loads
+from pipeline.export.demos import demo_problems
+from pipeline.export.jsonio import MAX_FILE_BYTES, canonical_json, check_size, sha256_hex, strict_loads
 from pipeline.export.prompts import render_prompts
+from pipeline.export.record import ExperimentRecord
 from pipeline.export.schema import (
     FORMAT,
     FORMAT_FAMILY,
@@ -22,8 +24,10 @@ from pipeline.export.schema import (
     FileEntry,
     PredictorState,
     ProgramMetadata,
+    unknown_key,
     validate_model,
 )
+from pipeline.settings import ProgramSettings, Settings
 
 _REEXPORT = "Re-create it with `scoperag export` from a program of this scoperag version"
 
@@ -84,9 +88,14 @@ def validate_manifest(value: Any, file: str) -> ExportManifest:
             fix = "Point at a directory written by `scoperag export`"
         raise ExportError(file, problem, fix, key_path="format")
     manifest = validate_model(ExportManifest, value, file)
-    # the manifest names the LM it was compiled with (versions.lm, config.experiment.lm) for information
-    # only; an endpoint or a credential has no place in it at all, not even in the free-form config
-    check_no_lm_keys(value, file, "", lm_choice=False)
+    # Every section of the config is held to its own schema: a key none of them knows is refused at any
+    # depth, and every number is bounded. The LM it was compiled with is named (versions.lm,
+    # config.experiment.lm) for information only; nothing is configured from the manifest but the program
+    # settings, read by export_program_settings.
+    config = value["config"]
+    validate_model(Settings, config["settings"], file, "config.settings")
+    validate_model(ProgramSettings, config["program"], file, "config.program")
+    validate_model(ExperimentRecord, config["experiment"], file, "config.experiment")
     return manifest
 
 
@@ -113,7 +122,6 @@ def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, A
         )
     if METADATA not in value:
         raise ExportError(file, "has no 'metadata' entry (DSPy dependency versions)", _REEXPORT, key_path=METADATA)
-    check_no_lm_keys(value[METADATA], file, METADATA)
     validate_model(ProgramMetadata, value[METADATA], file, METADATA)
     for name in known:
         signature = PREDICTORS[name]
@@ -131,7 +139,6 @@ def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, A
                 "Remove it (set it to null): the LM is configured where the program runs",
                 key_path=f"{name}.lm",
             )
-        check_no_lm_keys({k: v for k, v in predictor.items() if k != "lm"}, file, name)
         if "fields" in predictor:
             raise ExportError(
                 file,
@@ -140,6 +147,12 @@ def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, A
                 key_path=f"{name}.fields",
             )
         parsed = validate_model(PredictorState, predictor, file, name)
+        for index, demo in enumerate(predictor["demos"]):
+            found = next(demo_problems(demo, signature, f"{name}.demos[{index}]"), None)
+            if found is not None:
+                key_path, problem = found
+                problem = unknown_key(key_path) if problem == "unknown key" else problem
+                raise ExportError(file, f"{key_path}: {problem}", _REEXPORT, key_path=key_path)
         expected = list(signature.fields)
         if len(parsed.signature.fields) != len(expected):
             raise ExportError(
@@ -150,19 +163,6 @@ def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, A
                 key_path=f"{name}.signature.fields",
             )
     return value
-
-
-def check_no_lm_keys(value: Any, file: str, path: str, *, lm_choice: bool = True) -> None:
-    """ExportError naming the first key under `value` that names an endpoint or credential (or, with
-    `lm_choice`, an LM or model), compared after normalising case, underscores and hyphens."""
-    bad = list(forbidden_keys(value, path, lm_choice=lm_choice))
-    if bad:
-        raise ExportError(
-            file,
-            f"{bad[0]!r} names an LM, model, endpoint or credential; an export never carries one",
-            "Remove the key: the LM is configured where the program runs, never by an export",
-            key_path=bad[0],
-        )
 
 
 def _check_file(file: str, data: bytes, entry: FileEntry, name: str) -> None:

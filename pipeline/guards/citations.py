@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pipeline.guards.sanitise import markdown_literal
 from pipeline.types import ChunkHit
 
 CitationReason = Literal["not_shown_for_section", "out_of_scope"]
@@ -56,8 +57,9 @@ def check_citation(
 
 
 def citation_label(filename: str, page: int) -> str:
-    """The inline form of a citation: [filename, page N]."""
-    return f"[{filename}, page {page}]"
+    """The inline form of a citation: [filename, page N], the file name escaped as Markdown text (a name is
+    data: `rent](https:x).md` must not make a link)."""
+    return f"[{markdown_literal(filename)}, page {page}]"
 
 
 def check_source(

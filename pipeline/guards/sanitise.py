@@ -2,13 +2,18 @@
 program show or store.
 
 `sanitise` is applied to every such string before it is rendered or stored as display text
-(questions, sub-questions, bullets, profile notes, what the trace records). It parses Markdown with
-markdown-it (CommonMark) and keeps text, emphasis, code spans and list numbers only: links keep their
-text and lose their target, images keep their alt text, autolinks, raw HTML, reference definitions
-and bare URLs go. Terminal escape sequences, C0/C1 controls and invisible characters (bidi, zero
-width, tags) are removed first, DSPy field markers are defused, whitespace collapses to one line, and
-the result is cut at a cap. It runs until nothing changes, so its output sanitises to itself: parsed
-again it holds no link, image or HTML, whatever escapes or entities the input used to hide them.
+(questions, sub-questions, bullets, profile notes, what the trace records, a document's title and
+summary). It parses Markdown with markdown-it (CommonMark) and keeps text, emphasis, code spans and list
+numbers only: links keep their text and lose their target, images keep their alt text, autolinks, raw
+HTML, reference definitions and bare URLs go, and so do URI schemes, e-mail addresses and anything shaped
+like an HTML tag that CommonMark reads as text (in code spans too). Terminal escape sequences, C0/C1
+controls and invisible characters (bidi, zero width, tags) are removed first, DSPy field markers are
+defused, whitespace collapses to one line, and the result is cut at a cap. It runs until nothing
+changes, so its output sanitises to itself: parsed again it holds no link, image or HTML, whatever
+escapes or entities the input used to hide them.
+
+`markdown_literal` is the other direction: a file name or title written into Markdown, escaped so that it
+renders as exactly its own text.
 """
 
 from __future__ import annotations
@@ -67,7 +72,22 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|\x1b[ -/]*[0-~]?"  # two-byte escapes (ESC c, ESC ( B), or a lone ESC
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")  # all but tab and newline
-_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]*://|\bwww\.)\S+", re.IGNORECASE)
+# Anything that names a place to go: a URL with "//" or "www.", any other URI scheme followed by text (mailto:,
+# javascript:, xmpp:, "https:evil.example"; "Total:285,000" and "Term: 3" are not schemes), a protocol-relative
+# "//host", and e-mail addresses (GFM renderers link them). Each match may start only where a run of the
+# characters it is made of starts, so a long run is scanned once, not once per character.
+_URL = re.compile(
+    r"(?<![a-z0-9.+-])(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # "x_http://" too: GFM links what follows "_"
+    r"|(?<![\w.+-])[a-z][a-z0-9+.-]*:(?![\s\d])\S+"  # not inside a word: "sub_question:What" is no scheme
+    r"|(?<![\w:/])//[^\s/]\S*",
+    re.IGNORECASE,
+)
+_EMAIL = re.compile(r"(?<![\w.!#$%&'*+=?^`{|}~-])[\w.!#$%&'*+=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
+# Anything shaped like an HTML tag, comment or declaration, whether or not CommonMark reads it as HTML
+# ("<img src=x onerror=a=1>" is text to CommonMark, a tag to a browser's innerHTML); an opener left
+# without its ">" loses its "<", so no later text can close it into a tag.
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]*>")
+_TAG_OPENER = re.compile(r"<(?=[A-Za-z/!?])")
 # When passes do not settle (never seen), what is left loses every character that opens a link or a tag.
 _OPENERS = re.compile(r"[\[\]<>]")
 
@@ -181,7 +201,7 @@ def _markdown_text(text: str, removed: list[str]) -> str:
         elif token.type == "list_item_open" and token.info:  # an ordered list's number ("2024." is text)
             parts.append(token.info + token.markup)
         elif token.type in ("code_block", "fence"):
-            parts.append(_without_urls(token.content, removed))
+            parts.append(_inert(token.content, removed))
         elif token.type == "html_block":
             removed.append(f"html: {_characters(len(token.content))}")
     return " ".join(parts)
@@ -207,11 +227,12 @@ def _inline_text(children: Sequence[Token], removed: list[str]) -> str:
         elif kind in ("softbreak", "hardbreak"):
             out.append(" ")
         elif kind == "code_inline":
-            out.append(token.markup + _without_urls(token.content, removed) + token.markup)
+            code = _inert(token.content, removed)
+            out.append(token.markup + code + token.markup if code.strip() else "")
         elif kind in ("em_open", "em_close", "strong_open", "strong_close"):
             out.append(token.markup)
         else:
-            out.append(_without_urls(token.content, removed))
+            out.append(_inert(token.content, removed))
     return "".join(out)
 
 
@@ -219,8 +240,29 @@ def _characters(count: int) -> str:
     return f"{count} character" if count == 1 else f"{count} characters"
 
 
-def _without_urls(text: str, removed: list[str]) -> str:
-    return _drop(_URL, "url", text, removed)
+def _inert(text: str, removed: list[str]) -> str:
+    """`text` without HTML-shaped tags, URLs, URI schemes and e-mail addresses (what went is recorded)."""
+    text = _drop(_TAG_OPENER, "html", _drop(_TAG, "html", text, removed), removed)
+    return _drop(_EMAIL, "email", _drop(_URL, "url", text, removed), removed)
+
+
+# ---- names and titles inside Markdown ------------------------------------------------------------------
+
+# What can open Markdown syntax inside a line: escapes, code, emphasis, links and images, HTML, entities,
+# strikethrough, and the autolinks GFM renderers make of "scheme://", "www." and e-mail addresses; "_"
+# only where it can open or close emphasis (not inside a word, as in "offer_letter.md").
+_MARKDOWN_ACTIVE = re.compile(
+    r"[\\`*\[\]<>~:@]|&(?=[#A-Za-z])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|(?<=\bwww)\.", re.IGNORECASE
+)
+
+
+def markdown_literal(text: str) -> str:
+    """`text` (a file name, a title: data) as Markdown that renders as exactly that text, on one line: every
+    character that could make a link, an image, HTML, emphasis, code or an autolink is backslash-escaped.
+
+    Every place that writes a name or a title into Markdown calls this (a citation label is one)."""
+    line = " ".join(strip_controls(" ".join(valid_text(text).split())).split())  # line breaks become spaces
+    return _MARKDOWN_ACTIVE.sub(lambda match: "\\" + match.group(0), line)
 
 
 # ---- sub-questions ------------------------------------------------------------------------------------

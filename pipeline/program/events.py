@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from pipeline.guards.citations import citation_label
 from pipeline.intake.scope import ScopeNote
 from pipeline.program.trace import QuestionTrace
 from pipeline.types import Strict
@@ -61,8 +62,8 @@ class Section(Strict):
 
 
 def cite(source: SourceRef) -> str:
-    """The inline form of a citation: [filename, page N]."""
-    return f"[{source.filename}, page {source.page}]"
+    """The inline form of a citation: [filename, page N] (the name escaped as Markdown text)."""
+    return citation_label(source.filename, source.page)
 
 
 class Decomposing(Strict):

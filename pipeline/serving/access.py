@@ -1,5 +1,5 @@
-"""Which document pages a recorded answer may open: only documents inside the question's scope that the
-answer itself showed (its sections' sources and the chunks kept for it), and only their real pages.
+"""Which document pages a recorded answer may open: only pages, inside the question's scope, that the answer
+itself showed (its sections' cited pages and the pages of the chunks kept for it).
 
 The record is the question's trace from the history, looked up by its history id on the server, so a
 client cannot widen what it may read by sending ids of its own. Every function here is pure.
@@ -42,9 +42,9 @@ def _shown(trace: QuestionTrace) -> Iterator[tuple[str, int]]:
                 yield chunk.document_id, chunk.page
 
 
-def shown_documents(trace: QuestionTrace) -> frozenset[str]:
-    """Ids of the documents the answer showed: cited in a section or kept for a sub-question."""
-    return frozenset(document_id for document_id, _ in _shown(trace))
+def shown_pages(trace: QuestionTrace) -> frozenset[tuple[str, int]]:
+    """(document id, page) of every page the answer showed: cited in a section or holding a kept chunk."""
+    return frozenset(_shown(trace))
 
 
 def page_refusal(
@@ -60,10 +60,10 @@ def page_refusal(
         return "the question's recorded scope no longer resolves"
     if allowed is not None and document_id not in allowed:
         return "outside the question's scope"
-    if document_id not in shown_documents(trace):
-        return "not among the answer's sources"
     if not 1 <= page <= page_count:
         return f"the document has no page {page}"
+    if (document_id, page) not in shown_pages(trace):
+        return "not among the answer's cited or kept pages"
     return None
 
 

@@ -9,7 +9,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from pipeline.intake.scope import resolve_scope
 from pipeline.program.module import ScopedQA
 from pipeline.serving.catalog_routes import catalog_router
 from pipeline.serving.history_routes import history_router
+from pipeline.serving.hosts import AllowedHost, HostCheckMiddleware
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from pipeline.serving.profile_routes import profile_program, profile_router
 from pipeline.serving.schemas import ErrorItem, ErrorResponse, HealthResponse, QueryRequest
@@ -68,6 +69,7 @@ def create_app(
     profile: str | None = None,
     heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
     corpus: Path | None = None,
+    allowed_hosts: Sequence[AllowedHost] = (),
 ) -> FastAPI:
     """The scoperag HTTP app over `store`, answering with `program` on `lm`.
 
@@ -75,6 +77,7 @@ def create_app(
     where `program` came from (GET /v1/health); `history` is a SQLite file every answered question's
     trace is recorded in (and cited pages are opened through); `profiles` enables the /v1/profiles
     endpoints; `corpus` is the folder the index was built from (cited pages are shown from its files).
+    Only requests naming the server's own loopback names or address, or one of `allowed_hosts`, are answered.
     """
     if not 1 <= max_question_chars <= MAX_QUESTION_CHARS:
         raise ValueError(f"max_question_chars must be within 1..{MAX_QUESTION_CHARS}, got {max_question_chars}")
@@ -105,7 +108,8 @@ def create_app(
     )
     app.state.scoperag = state
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)
-    app.add_middleware(SecurityHeadersMiddleware)  # outermost: every response, a 413 too, carries the headers
+    app.add_middleware(SecurityHeadersMiddleware)  # every response, a 413 too, carries the headers
+    app.add_middleware(HostCheckMiddleware, allowed=allowed_hosts)  # outermost: nothing runs for a foreign Host
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.include_router(profile_router(state))
     app.include_router(catalog_router(state))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from pipeline.export.choice import choose_program, shipped_for
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.lm import make_lm
 from pipeline.serving.app import create_app
+from pipeline.serving.hosts import AllowedHost
 from pipeline.settings import Settings
 from pipeline.store import open_store
 
@@ -81,9 +82,11 @@ def build_app(
     settings: Settings | None = None,
     announce: Callable[[str], None] = log.info,
     corpus: Path | None = None,
+    allowed_hosts: Sequence[AllowedHost] = (),
 ) -> FastAPI:
     """The app `scoperag serve` runs: the index opened, the LM made, the program chosen (`announce` is told
-    where it came from) and run with `settings`; cited pages shown from the files in `corpus`."""
+    where it came from) and run with `settings`; cited pages shown from the files in `corpus`; requests
+    answered when they name the server's own names or one of `allowed_hosts`."""
     settings = settings or Settings()
     store = open_store(index_dir)
     lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests)
@@ -100,6 +103,7 @@ def build_app(
         profiles=profiles,
         history=history,
         corpus=corpus,
+        allowed_hosts=allowed_hosts,
     )
 
 

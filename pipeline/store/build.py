@@ -13,6 +13,7 @@ import numpy as np
 
 from pipeline.errors import InputFileError, ManifestError
 from pipeline.files import sha256_file
+from pipeline.guards.sanitise import sanitised_text
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
 from pipeline.settings import BuildSettings
@@ -295,6 +296,10 @@ def _is_excluded(relpath: str, patterns: set[str]) -> bool:
 # the manifest nor the file sets it.
 PERIOD_END_ATTRIBUTE = "period_end"
 SUMMARY_CHARS = 360
+# A title and a summary are display text from the moment they are read (a PDF's /Title, front matter, the
+# manifest): sanitised once here, so the catalog, search, the API and every screen hold the same safe text.
+MAX_TITLE_CHARS = 300
+MAX_SUMMARY_CHARS = 2000
 
 
 def _summary_of(spec: DocumentSpec | None, source: SourceFile) -> str | None:
@@ -343,8 +348,8 @@ def _document(
         document_id=document_id(corpus, source.relpath),
         filename=Path(source.relpath).name,
         relpath=source.relpath,
-        title=title,
-        summary=_summary_of(spec, source) or _made_summary(profile, source.pages),
+        title=sanitised_text(title, MAX_TITLE_CHARS) or Path(source.relpath).stem,
+        summary=sanitised_text(_summary_of(spec, source) or _made_summary(profile, source.pages), MAX_SUMMARY_CHARS),
         doc_type=(spec.type if spec and spec.type else None) or own.type or "document",
         page_count=len(source.pages),
         entity_ids=tuple(entities[s].entity_id for s in slugs),

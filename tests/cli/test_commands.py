@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli.main import COMMAND_GROUP, build_parser, main
+from pipeline.serving.hosts import AllowedHost
 from pipeline.settings import DEFAULT_HISTORY, DEFAULT_INDEX_DIR, DEFAULT_PARALLEL, available_cores
 from tests.conftest import ROOT
 
@@ -119,7 +120,7 @@ PARSED = [
     (
         (
             "serve --index i --program e --lm openai/x --threads 2 --settings s.toml --host 0.0.0.0 --port 9000 "
-            "--history h --corpus c"
+            "--history h --corpus c --allowed-host rag.internal:8443 --allowed-host RAG.example"
         ).split(),
         {
             "index": "i",
@@ -132,6 +133,7 @@ PARSED = [
             "port": 9000,
             "history": "h",
             "corpus": "c",
+            "allowed_host": [AllowedHost("rag.internal", 8443), AllowedHost("rag.example")],
         },
     ),
     (
@@ -147,6 +149,7 @@ PARSED = [
             "port": 8000,
             "history": HISTORY,
             "corpus": None,
+            "allowed_host": [],
         },
     ),
     (

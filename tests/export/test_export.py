@@ -58,7 +58,7 @@ def program(demo_store: Store) -> ScopedQA:
 def _save(program: ScopedQA, out: Path, **kwargs: Any) -> Any:
     options: dict[str, Any] = {
         "settings": Settings(),
-        "experiment_config": {"optimizer": "labeled_few_shot", "k": 2},
+        "experiment_config": {"optimizer": "labeled_few_shot", "seed": 2},
         "trainset_hash": "sha256:" + "0" * 64,
         "scores": SCORES,
         "run_id": "run-123",
@@ -135,7 +135,7 @@ def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) ->
     assert manifest["versions"]["dspy"] == dspy.__version__
     assert manifest["versions"]["lm"] == "embedded:qwen2.5-coder-0.5b"
     assert manifest["config"]["settings"] == Settings().model_dump(mode="json")
-    assert manifest["config"]["experiment"] == {"optimizer": "labeled_few_shot", "k": 2}
+    assert manifest["config"]["experiment"] == {"optimizer": "labeled_few_shot", "seed": 2}
     assert manifest["config"]["program"]["relevance_threshold"] == 5.0
     assert manifest["scores"] == SCORES
     assert manifest["run_id"] == "run-123"

@@ -18,7 +18,7 @@ from pipeline.errors import UnknownScopeError
 from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.guards.sanitise import sanitised_text
 from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
-from pipeline.serving.access import cited_rows, page_refusal, shown_documents
+from pipeline.serving.access import cited_rows, page_refusal, shown_pages
 from pipeline.serving.pages import (
     HIGHLIGHT_FILL,
     cited_spans,
@@ -84,7 +84,13 @@ NO_SCOPE = {"kind": "no_scope"}
 def test_a_cited_page_inside_the_scope_opens() -> None:
     recorded = trace(CHIP, [(DOC_A, 2)], [(DOC_A, 2, 7)])
     assert page_refusal(recorded, DOC_A, 2, 4, owns([])) is None
-    assert page_refusal(recorded, DOC_A, 4, 4, owns([])) is None  # any page of a document the answer showed
+
+
+def test_other_pages_of_a_document_the_answer_showed_are_refused() -> None:
+    recorded = trace(CHIP, [(DOC_A, 2)], [(DOC_A, 3, 7)])
+    assert page_refusal(recorded, DOC_A, 3, 4, owns([])) is None  # a kept chunk's page
+    assert page_refusal(recorded, DOC_A, 1, 4, owns([])) == "not among the answer's cited or kept pages"
+    assert page_refusal(recorded, DOC_A, 4, 4, owns([])) == "not among the answer's cited or kept pages"
 
 
 def test_a_document_the_answer_kept_but_did_not_cite_opens() -> None:
@@ -95,7 +101,7 @@ def test_a_document_the_answer_kept_but_did_not_cite_opens() -> None:
 def test_no_scope_opens_only_what_the_answer_showed() -> None:
     recorded = trace(NO_SCOPE, [(DOC_A, 1)], [])
     assert page_refusal(recorded, DOC_A, 1, 1, owns([])) is None
-    assert page_refusal(recorded, DOC_B, 1, 1, owns([])) == "not among the answer's sources"
+    assert page_refusal(recorded, DOC_B, 1, 1, owns([])) == "not among the answer's cited or kept pages"
 
 
 def test_a_document_outside_the_chip_is_refused_even_when_recorded_as_a_source() -> None:
@@ -110,9 +116,9 @@ def test_a_document_of_another_property_is_refused() -> None:
 
 def test_a_document_in_scope_the_answer_never_showed_is_refused() -> None:
     recorded = trace(CHIP, [(DOC_A, 1)], [])
-    assert page_refusal(recorded, DOC_B, 1, 3, owns([])) == "not among the answer's sources"
+    assert page_refusal(recorded, DOC_B, 1, 3, owns([])) == "not among the answer's cited or kept pages"
     assert page_refusal(trace(NO_SCOPE, [], [(DOC_A, 1, 1)]), DOC_C, 1, 3, owns([])) == (
-        "not among the answer's sources"  # DOC_C's chunk was retrieved but dropped
+        "not among the answer's cited or kept pages"  # DOC_C's chunk was retrieved but dropped
     )
 
 
@@ -135,9 +141,9 @@ def test_a_recorded_scope_that_no_longer_resolves_is_refused() -> None:
     assert page_refusal(gone, DOC_A, 1, 4, owns([DOC_A])) == "the question's recorded scope no longer resolves"
 
 
-def test_shown_documents_and_cited_rows() -> None:
+def test_shown_pages_and_cited_rows() -> None:
     recorded = trace(NO_SCOPE, [(DOC_A, 1)], [(DOC_A, 1, 4), (DOC_A, 2, 5), (DOC_B, 1, 6)])
-    assert shown_documents(recorded) == {DOC_A, DOC_B}
+    assert shown_pages(recorded) == {(DOC_A, 1), (DOC_A, 2), (DOC_B, 1)}
     assert cited_rows(recorded, DOC_A, 1) == [4]
     assert cited_rows(recorded, DOC_A, 1, section=0) == [4]
     assert cited_rows(recorded, DOC_A, 1, section=1) == []
@@ -315,6 +321,24 @@ def test_history_sources_and_pages(start: Start, tmp_path: Path) -> None:
     refused = server.get(f"/v1/history/{history_id}/pages/{other}/1")
     assert refused.status_code == 404 and refused.json()["detail"] == "no such page among this answer's sources"
     assert server.get(f"/v1/history/{history_id}/pages/{uuid.uuid4()!s}/1").status_code == 404
+
+
+def test_only_the_pages_an_answer_cited_or_kept_are_served(start: Start, tmp_path: Path) -> None:
+    server = start(history=tmp_path / "history.sqlite", corpus=DEMO_DIR)
+    done = query(server, question=LEASE, property="Banda Lane").last
+    recorded = server.get(f"/v1/history/{done['history_id']}").json()["trace"]
+    shown = {(s["document_id"], s["page"]) for section in done["sections"] for s in section["sources"]}
+    shown |= {(c["document_id"], c["page"]) for sub in recorded["sub_questions"] for c in sub["chunks"] if c["kept"]}
+    served, refused = set(), set()
+    for document_id in {d for d, _ in shown}:
+        for page in range(1, server.store.catalog.documents[document_id].page_count + 1):
+            response = server.get(f"/v1/history/{done['history_id']}/pages/{document_id}/{page}")
+            (served if response.status_code == 200 else refused).add((document_id, page))
+            if response.status_code != 200:
+                assert response.status_code == 404
+                image = server.get(f"/v1/history/{done['history_id']}/pages/{document_id}/{page}/image")
+                assert image.status_code == 404
+    assert served == shown and refused  # the other pages of those very documents stay closed
 
 
 def test_pages_need_the_history_and_images_need_the_corpus(start: Start, tmp_path: Path) -> None:

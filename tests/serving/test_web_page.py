@@ -449,13 +449,15 @@ def test_hostile_document_and_lm_output_stay_inert_text(page: Any, serve: Serve)
     # the hostile sub-question's figures are the question's own, so the sub-question guard lets it through
     answer = ask(page, f"What do the {HOSTILE} tenant notes say? {HOSTILE_SUB_QUESTION}")
     heading = page.text_content("#answer article.card:nth-of-type(2) h4")
-    assert '`<img src=x onerror="window.__pwned=5">`' in heading  # a code span the sanitiser keeps, as text
+    # HTML goes even inside a code span (an API client may insert the text raw); the words stay
+    assert "What does" in heading and "<img" not in heading and "onerror" not in heading
     assert answer["sections"][1]["sources"] == [hostile]
     page.click("#answer details.sources-box summary")
     page.wait_for_selector("#answer blockquote.snippet")
     page.locator("#answer .answer-line button.citation").first.click()
     page.wait_for_selector("#viewer-body .page-text mark.cited")
-    assert '<img src=x onerror="window.__pwned=1">' in page.text_content("#viewer-body")
+    viewed = page.text_content("#viewer-body")
+    assert "Tenant notes" in viewed and "<img" not in viewed and "onerror" not in viewed
     page.hover("#viewer-body .page-text")
     # nothing the document or the LM wrote became an element or ran
     injected = page.evaluate(

@@ -6,12 +6,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import dspy
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from pipeline.export import PREDICTORS, is_forbidden_key, save_export
+from pipeline.export import PREDICTORS, save_export
+from pipeline.export.demos import AUGMENTED, MAX_DEMO_NUMBER
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -112,20 +114,32 @@ def mutated_bytes(draw: st.DrawFn, data: bytes, *, duplicate: bool = False, max_
 
 # -- program exports ------------------------------------------------------------------------------
 
-DEMO_KEYS = st.text(max_size=10).filter(lambda k: not is_forbidden_key(k))
-DEMO_VALUES = st.recursive(
-    JSON_SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(DEMO_KEYS, inner, max_size=3)),
-    max_leaves=8,
-)
+
+def demo_values(annotation: Any) -> st.SearchStrategy[Any]:
+    """Any JSON value shaped as a signature field of type `annotation` (its models' keys only, any subset of
+    them, numbers within what a demo holds): what an optimizer could write into a demo."""
+    origin = get_origin(annotation)
+    if origin in (list, tuple):
+        return st.lists(demo_values(get_args(annotation)[0]), max_size=3)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        fields = annotation.model_fields
+        return st.fixed_dictionaries({}, optional={k: demo_values(f.annotation) for k, f in fields.items()})
+    if annotation is int:
+        return st.integers(-MAX_DEMO_NUMBER, MAX_DEMO_NUMBER)
+    if annotation is float:
+        return st.floats(-MAX_DEMO_NUMBER, MAX_DEMO_NUMBER, allow_nan=False)
+    return st.text(max_size=40)
 
 
 def edit_a_predictor(draw: st.DrawFn, state: dict[str, Any]) -> None:
-    """Replace one predictor's instructions and demos in program state `state` by any text and JSON without LM
-    keys: what an optimizer could legitimately write."""
-    predictor = state[draw(st.sampled_from(list(PREDICTORS)))]
+    """Replace one predictor's instructions and demos in program state `state` by any text and any values its
+    signature's fields can hold: what an optimizer could legitimately write."""
+    name = draw(st.sampled_from(list(PREDICTORS)))
+    predictor = state[name]
     predictor["signature"]["instructions"] = draw(st.text(max_size=200))
-    predictor["demos"] = draw(st.lists(st.dictionaries(DEMO_KEYS, DEMO_VALUES, max_size=4), max_size=3))
+    fields = {key: demo_values(field.annotation) for key, field in PREDICTORS[name].fields.items()}
+    demo = st.fixed_dictionaries({}, optional={**fields, AUGMENTED: st.booleans()})
+    predictor["demos"] = draw(st.lists(demo, max_size=3))
 
 
 def save_sample_export(store: Store, out: Path) -> None:
