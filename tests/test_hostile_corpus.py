@@ -18,6 +18,7 @@ from fpdf import FPDF
 from markdown_it import MarkdownIt
 
 from pipeline.cli.main import main
+from pipeline.program.events import Section
 from pipeline.serving import parse_sse, running_server
 from pipeline.serving.server import build_app
 from pipeline.store import open_store
@@ -70,11 +71,13 @@ def _shown_text(markdown: str) -> str:
 
 def _assert_answer_cites_the_file_as_text(done: dict[str, Any]) -> None:
     assert_markdown_safe(done["answer"])
-    bullets = [b for section in done["sections"] for b in section["bullets"]]
-    for bullet in bullets:
-        assert_markdown_safe(f"- {bullet}")
-    cited = [b for b in bullets if f"[{HOSTILE_NAME}, page 1]" in _shown_text(f"- {b}")]
-    assert cited, bullets  # the file was cited, and its name reads as written
+    sections = [Section.model_validate(s) for s in done["sections"]]
+    lines = [line for s in sections for line in (s.cited_answer, *s.cited_evidence)]
+    for line in lines:
+        assert_markdown_safe(f"- {line}")
+    cited = [line for line in lines if f"[{HOSTILE_NAME}, page 1]" in _shown_text(f"- {line}")]
+    assert cited, lines  # the file was cited, and its name reads as written
+    assert f"[{HOSTILE_NAME}, page 1]" in _shown_text(done["answer"])
     assert {s["filename"] for section in done["sections"] for s in section["sources"]} >= {HOSTILE_NAME}
 
 

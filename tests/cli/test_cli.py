@@ -129,7 +129,7 @@ def test_profile_commands_round_trip(
     from pipeline.store.embedders import HashEmbedder
 
     program = ScopedQA(open_store(index_dir, HashEmbedder(64)))
-    program.answer.demos = [dspy.Example(sections_context=[], sections=[])]
+    program.answer.demos = [dspy.Example(sections_context=[], answers=[])]
     save_export(
         program,
         tmp_path / "export",

@@ -60,15 +60,10 @@ def _program() -> dict[str, Any]:
                 {
                     "sub_question_index": 0,
                     "sub_question": "Rent?",
-                    "chunks": [{"filename": "a.md", "page": 1, "text": "x"}],
+                    "sentences": [{"sentence_id": 0, "source": "[a.md, page 1]", "text": "Rent is KSH 5."}],
                 }
             ],
-            "sections": [
-                {
-                    "sub_question_index": 0,
-                    "bullets": [{"text": "KSH 5", "citations": [{"filename": "a.md", "page": 1}]}],
-                }
-            ],
+            "answers": [{"sub_question_index": 0, "sentence_ids": [0], "answer": "KSH 5"}],
         }
     ]
     state["decompose"]["demos"] = [{"question": "Rent?", "sub_questions": ["Rent?"]}]

