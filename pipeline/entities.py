@@ -20,7 +20,18 @@ from pipeline.text import fold
 from pipeline.types import Entity
 from pipeline.vocabulary import AddressVocabulary, IdentifierPattern, Vocabulary
 
-_WORD = re.compile(r"[^\W_]+")
+# A word, with a possessive "'s" it carries ("Stremwood's"): the possessive is no word of its own.
+_WORD = re.compile(r"[^\W_]+(?:['’][sS](?![^\W_]))?")
+_POSSESSIVE = re.compile(r"['’][sS]$")
+_APOSTROPHE = re.compile(r"['’]")
+# Legal forms that end an organisation's name and that people leave out when they write it ("Inc.",
+# "LLC", "Co., Ltd.", "Corporation"): a name is also matched without them.
+LEGAL_FORMS = frozenset(
+    {"inc", "incorporated", "corp", "corporation", "co", "ltd", "limited", "llc", "plc", "lp", "llp", "gmbh", "ag"}
+    | {"sa", "nv", "bv", "pty", "sarl", "srl"}
+)
+# Legal forms written with dots, as their letters ("L.L.C.", "S.A.", "N.V.").
+_DOTTED_FORMS = (("l", "l", "c"), ("l", "l", "p"), ("l", "p"), ("s", "a"), ("n", "v"), ("b", "v"), ("p", "l", "c"))
 
 # "entity", "configured", "street_pattern", or the name of the corpus identifier pattern that found it.
 MentionSource = str
@@ -50,8 +61,27 @@ def tokenize(text: str) -> list[Token]:
 
 
 def _words(folded: str) -> list[Token]:
-    """The word tokens of already folded text."""
-    return [Token(m.start(), m.end(), m.group(), m.group().casefold()) for m in _WORD.finditer(folded)]
+    """The word tokens of already folded text (a possessive "'s" left out of the word's forms)."""
+    out = []
+    for m in _WORD.finditer(folded):
+        word = _POSSESSIVE.sub("", m.group())
+        out.append(Token(m.start(), m.end(), word, word.casefold()))
+    return out
+
+
+def without_legal_form(words: Sequence[str]) -> tuple[str, ...]:
+    """Skeleton words of a name without the legal forms that end it ("halcyon resorts inc" -> "halcyon
+    resorts"); the words unchanged when nothing else would remain."""
+    out = tuple(words)
+    while out:
+        dotted = next((f for f in _DOTTED_FORMS if out[-len(f) :] == f and len(out) > len(f)), None)
+        if dotted is not None:
+            out = out[: -len(dotted)]
+        elif out[-1] in LEGAL_FORMS and len(out) > 1:
+            out = out[:-1]
+        else:
+            break
+    return out if any(not w.isdigit() for w in out) else tuple(words)
 
 
 # Names and patterns are folded once per process, not once per document.
@@ -66,10 +96,14 @@ def written_variants(entity: Entity) -> tuple[tuple[tuple[str, ...], tuple[str, 
     """(skeleton words, words as written) of each run an entity goes by: each name, and each without a
     leading house number."""
     out: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for name in entity.names:
+    # Each name as written, with its apostrophes left out ("Stremwood's" is also "Stremwoods").
+    written = [form for name in entity.names for form in dict.fromkeys((name, _APOSTROPHE.sub("", name)))]
+    for name in written:
         tokens = tokenize(name)
         words, cased = tuple(t.folded for t in tokens), tuple(t.cased for t in tokens)
         out.setdefault(words, cased)
+        bare = without_legal_form(words)
+        out.setdefault(bare, cased[: len(bare)])
         skip = 0
         while skip < len(words) and words[skip].isdigit():
             skip += 1
@@ -192,15 +226,53 @@ def _name_candidates(
     return out
 
 
-def find_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> list[Mention]:
+@dataclass(frozen=True)
+class MentionScan:
+    """Entities named in a text, and the phrases that name several at once (an alias two entities share)."""
+
+    mentions: tuple[Mention, ...]
+    # (the phrase as written, the ids of every entity it names)
+    ambiguous: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def scan_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> MentionScan:
     """Catalog entities named in `text`: names, aliases and identifiers, longest first. A name matches
-    only as a whole run of words, and one made only of the corpus's common words only as written."""
+    only as a whole run of words, and one made only of the corpus's common words only as written. A
+    phrase that is a name of several entities ("Norvane" of Norvane LLC and Norvane Limited) names none
+    of them and is returned as ambiguous."""
     folded = fold(text)
     tokens = _words(folded)
     owners = {v: e for e in entities for v in entity_identifiers(e, vocabulary.identifiers)}
     found = [m for m in _identifier_candidates(folded, tokens, frozenset(), owners, vocabulary) if m.entity_id]
     names = _name_candidates(tokens, entities, asked=False, skip=frozenset(), common=vocabulary.common_words)
-    return _select([*names, *found])
+    candidates = [*names, *found]
+    by_span: dict[tuple[int, int], dict[str, None]] = {}
+    for m in candidates:
+        if m.entity_id is not None:
+            by_span.setdefault((m.start, m.end), {})[m.entity_id] = None
+    mentions, ambiguous = [], []
+    for m in _select(candidates):
+        ids = tuple(by_span.get((m.start, m.end), ()))
+        if len(ids) > 1:
+            ambiguous.append((folded[tokens[m.start].start : tokens[m.end - 1].end], ids))
+        else:
+            mentions.append(m)
+    return MentionScan(tuple(mentions), tuple(ambiguous))
+
+
+def find_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> list[Mention]:
+    """Catalog entities named in `text` (`scan_entity_mentions`), a phrase naming several left out."""
+    return list(scan_entity_mentions(text, entities, vocabulary).mentions)
+
+
+def shared_names(entities: Sequence[Entity]) -> list[tuple[str, tuple[str, ...]]]:
+    """Names (aliases, names without their legal form) that two or more entities go by, with the names of
+    those entities: a question using one is asked which entity it means."""
+    holders: dict[tuple[str, ...], dict[str, None]] = {}
+    for entity in entities:
+        for words in name_variants(entity):
+            holders.setdefault(words, {})[entity.name] = None
+    return [(" ".join(words), tuple(names)) for words, names in holders.items() if len(names) > 1]
 
 
 @dataclass(frozen=True)

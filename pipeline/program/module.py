@@ -32,9 +32,9 @@ from pipeline.guards.sanitise import (
     valid_text,
 )
 from pipeline.guards.selection import numbered, offered_sentences, render_choice
-from pipeline.intake.planner import analyse_and_plan
+from pipeline.intake.planner import plan_in_scope
 from pipeline.intake.planner_state import PlannerState
-from pipeline.intake.scope import Scope, ScopeNote, allowed_document_ids, scope_document_ids, scope_note
+from pipeline.intake.scope import QuestionScope, Scope, ScopeNote, scope_note
 from pipeline.program.calls import call_once
 from pipeline.program.events import (
     Completed,
@@ -61,6 +61,7 @@ from pipeline.program.trace import (
     record_question,
     record_retrieval,
     record_sanitised,
+    record_scope,
     record_section,
     record_tool_loop,
 )
@@ -90,6 +91,8 @@ class QuestionRun:
 
     plan: PlannerState
     trace: QuestionTrace
+    # The documents the question may read, derived once at intake: every step below reads this one value.
+    scope: QuestionScope
     # The question asks for reasoning only (arithmetic on given numbers): answered without documents.
     reasoning_only: bool = False
 
@@ -136,10 +139,11 @@ class ScopedQA(dspy.Module):
             return
         run = self._plan(trace, scope)
         plan, config = run.plan, self.settings.core
+        scoped = run.scope
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        note = self._scope_note(plan, scope)
+        note = self._scope_note(plan, scoped)
         yield Decomposing()
         try:
             passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
@@ -147,7 +151,7 @@ class ScopedQA(dspy.Module):
             yield Decomposed(sub_questions=tuple(sub_questions))
             yield Retrieving()
             retrieval = QuestionRetrieval(
-                self.store, scope, plan, config, passage=passage, clock=self.clock, started=arrived
+                self.store, scoped, plan, config, passage=passage, clock=self.clock, started=arrived
             )
             groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
             record_tool_loop(trace, retrieval)
@@ -156,10 +160,9 @@ class ScopedQA(dspy.Module):
             sections_out: list[Section] = []
             yield Generating()
             answered = self._generate(run, sub_questions, kept)
-            allowed = allowed_document_ids(scope, self.store.entity_document_ids)
             for index, sub_question in enumerate(sub_questions):
                 yield GeneratingSubquestion(index=index, sub_question=sub_question)
-                sections_out.append(self._section(index, sub_question, kept[index], answered, allowed, trace))
+                sections_out.append(self._section(index, sub_question, kept[index], answered, scoped.allowed, trace))
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
             failure = Intervention(guard="lm", target="call", reason=str(exc))
@@ -196,15 +199,18 @@ class ScopedQA(dspy.Module):
             clarifying_questions=tuple(q.question for q in plan.clarifying_questions),
             notice=retrieval.user_message,
             scope_note=note,
+            implicit_scope=tuple(self.store.catalog.entities[e].name for e in scoped.implicit_entity_ids),
             trace=trace,
         )
 
-    def _scope_note(self, plan: PlannerState, scope: Scope) -> ScopeNote | None:
-        """What the answer must say about whose documents the scope selected."""
+    def _scope_note(self, plan: PlannerState, scope: QuestionScope) -> ScopeNote | None:
+        """What the answer must say about whose documents the scope selected (none for an implicit
+        entity scope: those are the named entities' own)."""
+        if scope.implicit:
+            return None
         asked = plan.retrieval_rounds[0].filters.entities if plan.retrieval_rounds else ()
         catalog = self.store.catalog
-        scoped = scope_document_ids(scope, self.store.entity_document_ids)
-        return scope_note(scoped, asked, catalog.documents, catalog.entities, catalog.entity_kind)
+        return scope_note(scope.document_ids, asked, catalog.documents, catalog.entities, catalog.entity_kind)
 
     def _without_retrieval(
         self, plan: PlannerState, arithmetic: bool, trace: QuestionTrace, started: float
@@ -247,22 +253,19 @@ class ScopedQA(dspy.Module):
         return trace
 
     def _plan(self, trace: QuestionTrace, scope: Scope) -> QuestionRun:
-        catalog = self.store.catalog
         planner = self.settings.core.planner
-        intake, plan = analyse_and_plan(
-            trace.question, scope, catalog.entities, self._doc_types, planner, vocabulary=catalog.vocabulary
-        )
+        intake, plan, scoped = plan_in_scope(trace.question, scope, self.store, self._doc_types, planner)
         trace.planner = plan.model_dump(mode="json")
-        return QuestionRun(plan, trace, intake.answerability == "reasoning_only")
+        record_scope(trace, scoped, self.store.catalog.entities)
+        return QuestionRun(plan, trace, scoped, intake.answerability == "reasoning_only")
 
     def answer_sections(
-        self, run: QuestionRun, scope: Scope, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
+        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
     ) -> list[Section]:
         """The answer step alone: one LM call, then every section through the citation guard."""
         answered = self._generate(run, sub_questions, kept)
-        allowed = allowed_document_ids(scope, self.store.entity_document_ids)
         return [
-            self._section(index, sub_question, kept[index], answered, allowed, run.trace)
+            self._section(index, sub_question, kept[index], answered, run.scope.allowed, run.trace)
             for index, sub_question in enumerate(sub_questions)
         ]
 

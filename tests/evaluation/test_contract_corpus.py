@@ -106,8 +106,8 @@ def test_finding_7_blank_forms_are_outside_every_partys_scope(store: Store) -> N
     shown = {c.document_id for sq in done.trace.sub_questions for c in sq.chunks}
     assert shown and not shown & forms
     assert shown == _ids(store, "agreements/northwind-quarry-nda.txt")
-    decisions = {d.document_id: d for d in done.trace.gate_decisions}
-    assert any(d.reasons == ["owned_by_no_entity"] for i, d in decisions.items() if i in forms)
+    # the question names Quarry: only Quarry's documents are searched, so no form ever reaches the store
+    assert done.implicit_scope == ("Quarry Analytics LLC",) and not set(done.trace.store_document_ids) & forms
     # a question naming no party reads them
     open_question = _ask(store, "What is the confidentiality period in the blank form?", NO_SCOPE)
     assert open_question.trace is not None
@@ -132,7 +132,12 @@ def test_finding_8_a_named_pair_never_reads_another_pairs_agreement(store: Store
     shown = {c.document_id for sq in done.trace.sub_questions for c in sq.chunks}
     assert shown == _ids(store, "agreements/northwind-helix-nda.txt")
     assert _cited(done) <= shown
-    pair = [d for d in done.trace.gate_decisions if d.reasons == ["another_pair"]]
+    # the pair owns one agreement together: only it is searched, no other pair's agreement reaches the store
+    assert set(done.trace.store_document_ids) == shown
+    # inside Northwind's property scope the pair rule excludes the other pairs' agreements
+    inside = _ask(store, question, resolve_scope(store, property_ref="northwind"))
+    assert inside.trace is not None
+    pair = [d for d in inside.trace.gate_decisions if d.reasons == ["another_pair"]]
     assert {d.filename for d in pair} >= {"northwind-quarry-nda.txt", "northwind-aster-nda.txt"}
 
 
@@ -145,7 +150,7 @@ def test_finding_8_a_partys_own_agreement_stays_in_its_scope_when_the_summary_na
     assert done.trace is not None
     assert {c.document_id for sq in done.trace.sub_questions for c in sq.chunks} == nq
     kept = [d for d in done.trace.gate_decisions if d.document_id in nq and d.kept]
-    assert kept and any(e.startswith("opening: ") for e in kept[0].evidence)
+    assert kept and kept[0].evidence == ["owners: 2 in the catalog, 1 asked; the catalog decides"]
 
 
 def test_item_5_a_chip_on_another_partys_agreement_gets_a_typed_answer_without_citation(store: Store) -> None:
