@@ -254,7 +254,7 @@ def scan_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Voca
     for m in _select(candidates):
         ids = tuple(by_span.get((m.start, m.end), ()))
         if len(ids) > 1:
-            ambiguous.append((folded[tokens[m.start].start : tokens[m.end - 1].end], ids))
+            ambiguous.append((" ".join(t.cased for t in tokens[m.start : m.end]), ids))
         else:
             mentions.append(m)
     return MentionScan(tuple(mentions), tuple(ambiguous))

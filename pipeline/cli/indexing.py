@@ -109,6 +109,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
     for skipped in report.skipped:
         notices.print(f"[yellow]skipped[/] {plain(skipped.path)}: {plain(skipped.reason)}")
+    for phrase, holders in report.shared_names:
+        said = f"the name {phrase!r} is given to {' and '.join(holders)}: a question using it is asked which one"
+        notices.print(f"[yellow]warning[/] {plain(said)}")
     for rule in report.unmatched_rules:
         notices.print(f"[yellow]manifest rule matched no file:[/] {plain(rule)}")
     for relpath, kinds in report.hidden:

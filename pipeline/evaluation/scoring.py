@@ -26,11 +26,12 @@ from pipeline.evaluation.metrics import (
     invalid_store_ids,
     page_recall_at_k,
     recall_at_k,
+    scope_note_correct,
     sub_question_coverage,
     wrong_property_citations,
 )
 from pipeline.execution.rounds import QuestionRetrieval
-from pipeline.intake.planner import plan_in_scope
+from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.scope import question_scope
 from pipeline.program.events import Completed, Failed
 from pipeline.program.trace import QuestionTrace
@@ -67,6 +68,7 @@ class ExampleResult:
             self.error is not None
             or not s.gates_passed
             or s.abstention < 1.0
+            or s.scope_note == 0.0
             or (s.fact_recall is not None and s.fact_recall == 0.0)
         )
 
@@ -93,6 +95,9 @@ def score_retrieval(
     _, plan, scoped = plan_in_scope(example.question, resolved.scope, view, doc_types, config.planner)
     retrieval = QuestionRetrieval(view, scoped, plan, config, mode=mode)
     chunks = retrieval.retrieve(plan.goal).chunks
+    note = plan_scope_note(plan, scoped, view)
+    # as the program answers: a selection of another entity's documents the gate read after all has no note
+    given = None if note is None or (note.kind == "other_entity" and chunks) else note.kind
     ranked = [hit.chunk.document_id for hit in chunks]
     pages = [(hit.chunk.document_id, hit.chunk.page) for hit in chunks]
     shown = set(ranked)
@@ -112,6 +117,7 @@ def score_retrieval(
         tokens=0,
         page_recall_at_5=page_recall_at_k(pages, resolved.gold_pages, 5),
         page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
+        scope_note=scope_note_correct(example.expect_scope_note, given),
     )
     return ExampleResult(example, scores, composite(scores, {"recall_at_10": 1.0}), cited=tuple(sorted(shown)))
 
@@ -186,10 +192,17 @@ def score_prediction(
         tokens=trace.tokens,
         page_recall_at_5=page_recall_at_k(pages, resolved.gold_pages, 5),
         page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
+        scope_note=scope_note_correct(example.expect_scope_note, noted(trace)),
     )
     return ExampleResult(
         example, scores, composite(scores, weights or DEFAULT_WEIGHTS), answer, tuple(sorted(cited_docs)), error
     )
+
+
+def noted(trace: QuestionTrace) -> str | None:
+    """The kind of the scope note the answer carried, as its trace records it (None: no note)."""
+    kinds = ("other_entity", "no_entity")
+    return next((i.target for i in trace.interventions if i.guard == "scope" and i.target in kinds), None)
 
 
 def evaluate(

@@ -19,6 +19,7 @@ METRIC_COLUMNS = (
     "citation_recall",
     "fact_recall",
     "abstention",
+    "scope_note",
     "lm_calls",
     "tokens",
 )

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from pipeline.entities import name_variants, phrase_tokens, scan_entity_mentions, tokenize, without_legal_form
+from pipeline.entities import (
+    LEGAL_FORMS,
+    name_variants,
+    phrase_tokens,
+    scan_entity_mentions,
+    tokenize,
+    without_legal_form,
+)
 from pipeline.periods import AskedPeriods, find_periods
 from pipeline.settings import PlannerConfig
 from pipeline.text import normalise
@@ -170,7 +177,7 @@ def _word_owners(entities: Sequence[Entity], vocabulary: Vocabulary) -> dict[str
     """Distinctive name word -> ids of the entities whose names use it: no stopword, generic noun or
     street type, and no word the corpus also writes as an ordinary word or in other organisations'
     documents ("best", "health", "Technologies"): those never name an entity on their own."""
-    common = vocabulary.not_alone
+    common = vocabulary.not_alone | LEGAL_FORMS
     owners: dict[str, dict[str, None]] = {}
     for entity in entities:
         for name in entity.names:
@@ -225,7 +232,7 @@ def find_partial_entities(
     tokens = tokenize(question)
     words = [t.folded for t in tokens]
     runs = _name_runs(tuple(entities))
-    common = vocabulary.not_alone
+    common = vocabulary.not_alone | LEGAL_FORMS
     found: list[str] = []
     covered: set[int] = set()
     for start in range(len(tokens)):
@@ -311,6 +318,9 @@ def analyse_question(
     named = tuple(dict.fromkeys(m.entity_id for m in scan.mentions if m.entity_id))
     named = (*named, *find_partial_entities(question, entities, named, vocabulary))
     ambiguous_names = tuple((phrase, ids) for phrase, ids in scan.ambiguous if not set(ids) & set(named))
+    # a word of a shared name is asked about once, as the name
+    in_names = {w for phrase, _ in ambiguous_names for w in phrase_tokens(phrase)}
+    shared_words = find_ambiguous_entities(question, entities, named, vocabulary)
     no_retrieval, reasoning_only = _no_retrieval(text)
     no_retrieval = no_retrieval and not literal and not named
     errors = any(t.kind == "error_message" for t in literal)
@@ -319,7 +329,7 @@ def analyse_question(
         question=" ".join(question.split()),
         literal_terms=literal,
         entity_ids=named,
-        ambiguous_entities=find_ambiguous_entities(question, entities, named, vocabulary),
+        ambiguous_entities=tuple((w, ids) for w, ids in shared_words if w not in in_names),
         ambiguous_acronyms=find_ambiguous_acronyms(question, config.acronym_glossary),
         retrieval_intent="none" if no_retrieval else "documents",
         answerability="reasoning_only" if reasoning_only and no_retrieval else "needs_documents",

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Protocol
 
+from pipeline.guards.entity_gate import pair_documents
 from pipeline.intake.analysis import Intake, analyse_question
 from pipeline.intake.planner_state import (
     MAX_CLARIFYING_CHARS,
@@ -36,10 +37,18 @@ from pipeline.intake.planner_state import (
     StopConditions,
     Strategy,
 )
-from pipeline.intake.scope import QuestionScope, Scope, ScopeCatalog, gate_entity_ids, question_scope
+from pipeline.intake.scope import (
+    QuestionScope,
+    Scope,
+    ScopeCatalog,
+    ScopeNote,
+    gate_entity_ids,
+    question_scope,
+    scope_note,
+)
 from pipeline.settings import PlannerConfig
 from pipeline.text import cut_text
-from pipeline.types import Entity
+from pipeline.types import Document, Entity
 from pipeline.vocabulary import Vocabulary
 
 MAX_QUESTIONS = 3
@@ -266,6 +275,12 @@ class PlanningCatalog(Protocol):
     @property
     def vocabulary(self) -> Vocabulary: ...
 
+    @property
+    def documents(self) -> Mapping[str, Document]: ...
+
+    @property
+    def entity_kind(self) -> str: ...
+
 
 class PlanningStore(ScopeCatalog, Protocol):
     @property
@@ -285,3 +300,16 @@ def plan_in_scope(
     intake, plan = analyse_and_plan(question, scope, catalog.entities, doc_types, config, vocabulary=catalog.vocabulary)
     named = tuple(e for e in intake.entity_ids if e in catalog.entities) if plan.retrieval_rounds else ()
     return intake, plan, question_scope(scope, store, named)
+
+
+def plan_scope_note(plan: PlannerState, scope: QuestionScope, store: PlanningStore) -> ScopeNote | None:
+    """What the answer must say about whose documents the scope selected, for the entities the plan's
+    gate protects (none for an implicit entity scope: those are the named entities' own)."""
+    if scope.implicit or not plan.retrieval_rounds:
+        return None
+    filters = plan.retrieval_rounds[0].filters
+    together = pair_documents(filters.together or filters.entities, store.entity_document_ids)
+    catalog = store.catalog
+    return scope_note(
+        scope.document_ids, filters.entities, catalog.documents, catalog.entities, catalog.entity_kind, together
+    )

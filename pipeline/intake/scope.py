@@ -3,12 +3,13 @@ or one property; and the document ids each scope allows."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Literal, Protocol
 
 from pydantic import model_validator
 
+from pipeline.guards.entity_gate import pair_documents
 from pipeline.guards.ids import is_canonical_uuid
 from pipeline.types import Document, Entity, Strict
 
@@ -75,13 +76,12 @@ def entity_scope_ids(entity_ids: Sequence[str], catalog: ScopeCatalog) -> tuple[
     """The documents of an implicit scope of `entity_ids`, in catalog order: one entity's own (and the
     shared ones); for several, the documents two or more of them own together, else all of theirs."""
     named = tuple(dict.fromkeys(entity_ids))
-    if len(named) > 1:
-        counts = Counter(d for e in named for d in set(catalog.entity_document_ids(e)))
-        together = {d for d, n in counts.items() if n >= 2}
-        if together:
-            shared = [d for d in catalog.entity_scope(named[0]) if d not in counts]
-            ordered = [d for e in named for d in catalog.entity_scope(e) if d in together]
-            return tuple(dict.fromkeys([*ordered, *shared]))
+    together = pair_documents(named, catalog.entity_document_ids)
+    if together:
+        ordered = [d for e in named for d in catalog.entity_scope(e) if d in together]
+        owned = {d for e in named for d in catalog.entity_document_ids(e)}
+        shared = [d for d in catalog.entity_scope(named[0]) if d not in owned]
+        return tuple(dict.fromkeys([*ordered, *shared]))
     return tuple(dict.fromkeys(d for e in named for d in catalog.entity_scope(e)))
 
 
@@ -158,22 +158,35 @@ def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+def _theirs(document: Document, wanted: AbstractSet[str], together: AbstractSet[str]) -> bool:
+    """Whether the asked entities may read `document` by its owners: one of them owns it (and, when they
+    own documents together, it is one of those or has no other owner), or it is shared with every entity."""
+    owners = set(document.entity_ids)
+    if not owners:
+        return not document.outside
+    if not wanted & owners:
+        return False
+    return not together or document.document_id in together or owners <= wanted
+
+
 def scope_note(
     scoped_ids: Sequence[str] | None,
     asked_ids: Sequence[str],
     documents: Mapping[str, Document],
     entities: Mapping[str, Entity],
     entity_kind: str = "entity",
+    together: AbstractSet[str] = frozenset(),
 ) -> ScopeNote | None:
     """The note a scoped question needs when its selected documents are not the asked entities' own:
-    all another entity's (`other_entity`), or some owned by no entity (`no_entity`); None otherwise
-    (no scope, no entity asked, or a selected document the asked entities own or share)."""
+    all another entity's, or another pair's where the asked entities own documents together
+    (`together`) (`other_entity`), or some owned by no entity (`no_entity`); None otherwise (no scope,
+    no entity asked, or a selected document the asked entities may read)."""
     asked = [entities[e] for e in dict.fromkeys(asked_ids) if e in entities]
     selected = [documents[d] for d in scoped_ids or () if d in documents]
     if not asked or not selected:
         return None
     wanted = {e.entity_id for e in asked}
-    if any(wanted & set(d.entity_ids) or (not d.entity_ids and not d.outside) for d in selected):
+    if any(_theirs(d, wanted, together) for d in selected):
         return None
     asked_names = tuple(e.name for e in asked)
     unowned = tuple(d for d in selected if not d.entity_ids)

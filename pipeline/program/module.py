@@ -32,9 +32,9 @@ from pipeline.guards.sanitise import (
     valid_text,
 )
 from pipeline.guards.selection import numbered, offered_sentences, render_choice
-from pipeline.intake.planner import plan_in_scope
+from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.planner_state import PlannerState
-from pipeline.intake.scope import QuestionScope, Scope, ScopeNote, scope_note
+from pipeline.intake.scope import QuestionScope, Scope
 from pipeline.program.calls import call_once
 from pipeline.program.events import (
     Completed,
@@ -134,7 +134,7 @@ class ScopedQA(dspy.Module):
         started = time.perf_counter()
         arrived = self.clock()
         trace = self._new_trace(question, scope)
-        if not trace.question:
+        if not trace.question.strip():
             yield Failed(message="the question is empty once markup and control characters are removed", trace=trace)
             return
         run = self._plan(trace, scope)
@@ -143,7 +143,7 @@ class ScopedQA(dspy.Module):
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        note = self._scope_note(plan, scoped)
+        note = plan_scope_note(plan, scoped, self.store)
         yield Decomposing()
         try:
             passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
@@ -202,15 +202,6 @@ class ScopedQA(dspy.Module):
             implicit_scope=tuple(self.store.catalog.entities[e].name for e in scoped.implicit_entity_ids),
             trace=trace,
         )
-
-    def _scope_note(self, plan: PlannerState, scope: QuestionScope) -> ScopeNote | None:
-        """What the answer must say about whose documents the scope selected (none for an implicit
-        entity scope: those are the named entities' own)."""
-        if scope.implicit:
-            return None
-        asked = plan.retrieval_rounds[0].filters.entities if plan.retrieval_rounds else ()
-        catalog = self.store.catalog
-        return scope_note(scope.document_ids, asked, catalog.documents, catalog.entities, catalog.entity_kind)
 
     def _without_retrieval(
         self, plan: PlannerState, arithmetic: bool, trace: QuestionTrace, started: float

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from pipeline.entities import shared_names
 from pipeline.errors import InputFileError, ManifestError
 from pipeline.files import sha256_file
 from pipeline.retrieval.bm25 import BM25Index
@@ -65,6 +66,8 @@ class BuildReport:
     pages: int = 0
     # texts (chunks and document summaries) the embedder computed; the rest came from the vector cache
     embedded: int = 0
+    # (a name, the entities that all go by it): a question using it is asked which one it means
+    shared_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
@@ -114,6 +117,10 @@ def build_index(
     elif manifest_path is not None and own.is_file() and manifest_path.resolve() != own.resolve():
         log.info("using the manifest %s; %s is not read", manifest_path, own)
     corpus = load_manifest(manifest_path) if manifest_path else _default_manifest(source_dir)
+    named = [Entity(entity_id(corpus.name, e.slug), e.slug, e.name, tuple(e.aliases)) for e in corpus.entities]
+    shared = tuple(shared_names(named))
+    for phrase, holders in shared:
+        log.warning("the name %r is given to %s: a question using it is asked which one", phrase, " and ".join(holders))
     excluded = set(corpus.exclude)
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
     unmatched = tuple(d.path for d in corpus.documents if not any(path_matches(d.path, r) for _, r in files))
@@ -169,6 +176,7 @@ def build_index(
         tuple(read.hidden),
         pages=read.pages,
         embedded=chunks.embedded + documents.embedded,
+        shared_names=shared,
     )
 
 

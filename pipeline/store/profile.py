@@ -154,12 +154,10 @@ def _parties(text: str) -> tuple[tuple[str, ...], bool, str]:
     """(named parties, whether one is blank, the clause) of the parties clause in `text`: the first
     "by and between A and B", "between A and B" or 'A (the "Company") and B (the "Consultant")' whose
     two sides read as parties."""
-    candidates = [
-        m for pattern in (_BETWEEN_DESCRIBED, _BETWEEN, _DEFINED_PARTIES) for m in pattern.finditer(text)
-    ]
-    for m in sorted(candidates, key=lambda c: c.start()):
+    between = sorted((m for p in (_BETWEEN_DESCRIBED, _BETWEEN) for m in p.finditer(text)), key=lambda m: m.start())
+    for m in [*between, *_DEFINED_PARTIES.finditer(text)]:
         found = [_party(m.group("first")), _party(m.group("second"))]
-        if any(found) and all(_is_party(p) for p in found):
+        if all(_is_party(p) for p in found):
             return tuple(p for p in found if p), None in found, m.group(0)
     return (), False, ""
 
