@@ -20,8 +20,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from pipeline.evaluation.examples import ExampleScope, GoldPage, LabelledExample, example_id, write_examples
+from pipeline.evaluation.examples import ExampleScope, GoldPage, LabelledExample, make_example, write_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = "filings"
@@ -169,31 +170,25 @@ def _example(
     facts: Sequence[str] = (),
     forbidden: Sequence[str] = (),
     scope: ExampleScope | None = None,
-    tags: Sequence[str] = (),
-    not_found: bool = False,
-    note: str | None = None,
-    strategy: str = "retrieve_then_answer",
+    **labels: Any,
 ) -> LabelledExample:
-    scope = scope or ExampleScope()
+    """An example whose facts are checked to stand on page 2 (results) of its gold reports; `labels` are
+    further LabelledExample fields (tags, expect_not_found, expect_scope_note, expected_strategy)."""
     for fact in facts:
         if not any(fact in render(c, a).split(PAGE_BREAK)[1] for c, a in gold):
             raise SystemExit(f"fact {fact!r} of {question!r} is on none of its gold pages")
     documents = [_path(c, a) for c, a in gold]
-    return LabelledExample(
-        id=example_id(CORPUS, question, scope),
+    return make_example(
         corpus=CORPUS,
-        case=case,  # type: ignore[arg-type]
+        case=case,
         question=question,
-        scope=scope,
+        scope=(scope or ExampleScope()).model_dump(),
         gold_documents=tuple(documents),
         gold_pages=tuple(GoldPage(document=d, page=2) for d in documents),
         answer_facts=tuple(facts),
         forbidden_documents=tuple(f for f in forbidden if f not in documents),
-        expect_not_found=not_found,
-        expect_scope_note=note,  # type: ignore[arg-type]
-        expected_strategy=strategy,  # type: ignore[arg-type]
-        tags=tuple(tags),
         split="dev",
+        **labels,
     )
 
 
@@ -225,7 +220,7 @@ def examples() -> list[LabelledExample]:
             out.append(_example("no_scope", question, gold, [fact], _others(company), tags=tags))
             scoped = ExampleScope(property=company.slug)
             tags = ["finding:names_as_written", "scope:property"]
-            out.append(_example("property", question, gold, [fact], _others(company), scoped, tags))
+            out.append(_example("property", question, gold, [fact], _others(company), scoped, tags=tags))
     out += [
         # a report that names another company is not that company's
         _example(
@@ -242,15 +237,15 @@ def examples() -> list[LabelledExample]:
             forbidden=(_path(CORVANE, True), _path(CORVANE, False)),
             scope=ExampleScope(property=CORVANE.slug),
             tags=["finding:catalog_decides", "wrong_entity", "not_in_scope", "scope:property"],
-            not_found=True,
-            note="other_entity",
+            expect_not_found=True,
+            expect_scope_note="other_entity",
         ),
         # an alias two companies share asks which one is meant
         _example(
             "no_scope",
             "What was Norvane's total revenue for fiscal 2023?",
             tags=["finding:shared_alias", "scope:none"],
-            strategy="clarify_then_retrieve",
+            expected_strategy="clarify_then_retrieve",
         ),
         # two long names asked in a third company's scope
         _example(
@@ -259,8 +254,8 @@ def examples() -> list[LabelledExample]:
             forbidden=(_path(HALCYON, True), _path(HALCYON, False)),
             scope=ExampleScope(property=HALCYON.slug),
             tags=["finding:long_names", "wrong_entity", "not_in_scope", "scope:property"],
-            not_found=True,
-            note="other_entity",
+            expect_not_found=True,
+            expect_scope_note="other_entity",
         ),
     ]
     return out

@@ -167,6 +167,8 @@ def find_literal_terms(question: str, vocabulary: Vocabulary) -> tuple[LiteralTe
         for m in pattern.regex.finditer(question):
             found.append((m.start(), LiteralTerm(m.group().strip(), pattern.name)))
     terms: dict[str, LiteralTerm] = {}
+    # whitespace as the question's goal writes it (runs of spaces and line breaks as one space)
+    found = [(at, LiteralTerm(" ".join(t.text.split()), t.kind)) for at, t in found if t.text.split()]
     for _, term in sorted(found, key=lambda p: p[0]):
         if not any(term.text in t for t in terms):
             terms[term.text] = term

@@ -206,7 +206,8 @@ def plan_question(
     goal, length = cut_text(intake.question, MAX_GOAL_CHARS)
     if length is not None:
         cuts.append(f"question of {length} characters cut to {MAX_GOAL_CHARS}")
-        intake = dataclasses.replace(intake, question=goal)
+        kept = tuple(t for t in intake.literal_terms if t.text in goal)  # terms past the cut are not searched
+        intake = dataclasses.replace(intake, question=goal, literal_terms=kept)
     tags.extend(question_tags)
     gate_ids = tuple(e for e in gate_entity_ids(scope, intake.entity_ids) if e in entities)
     strategy: Strategy
