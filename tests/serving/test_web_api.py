@@ -103,6 +103,16 @@ def test_a_document_of_another_property_is_refused() -> None:
     assert page_refusal(recorded, DOC_B, 1, 3, owns([DOC_A])) == "outside the question's scope"
 
 
+def test_an_implicit_entity_scope_opens_only_the_named_entitys_documents() -> None:
+    # no scope given, the question named ENTITY: only its documents were searched, and only they open
+    recorded = trace(NO_SCOPE, [(DOC_A, 1), (DOC_B, 1)], [])
+    recorded.implicit_scope = [ENTITY]
+    assert page_refusal(recorded, DOC_A, 1, 3, owns([DOC_A])) is None
+    assert page_refusal(recorded, DOC_B, 1, 3, owns([DOC_A])) == "outside the question's scope"
+    recorded.implicit_scope = ["55555555-5555-4555-8555-555555555555"]  # an entity the catalog lost
+    assert page_refusal(recorded, DOC_A, 1, 3, owns([DOC_A])) == "the question's recorded scope no longer resolves"
+
+
 def test_a_document_in_scope_the_answer_never_showed_is_refused() -> None:
     recorded = trace(CHIP, [(DOC_A, 1)], [])
     assert page_refusal(recorded, DOC_B, 1, 3, owns([])) == "not among the answer's sources"
