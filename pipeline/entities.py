@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipeline.name_forms import without_legal_form
 from pipeline.text import fold
 from pipeline.types import Entity
 from pipeline.vocabulary import AddressVocabulary, IdentifierPattern, Vocabulary
@@ -24,15 +25,6 @@ from pipeline.vocabulary import AddressVocabulary, IdentifierPattern, Vocabulary
 _WORD = re.compile(r"[^\W_]+(?:['’][sS](?![^\W_]))?")
 _POSSESSIVE = re.compile(r"['’][sS]$")
 _APOSTROPHE = re.compile(r"['’]")
-# Legal forms that end an organisation's name and that people leave out when they write it ("Inc.",
-# "LLC", "Co., Ltd.", "Corporation"): a name is also matched without them.
-LEGAL_FORMS = frozenset(
-    {"inc", "incorporated", "corp", "corporation", "co", "ltd", "limited", "llc", "plc", "lp", "llp", "gmbh", "ag"}
-    | {"sa", "nv", "bv", "pty", "sarl", "srl"}
-)
-# Legal forms written with dots, as their letters ("L.L.C.", "S.A.", "N.V.").
-_DOTTED_FORMS = (("l", "l", "c"), ("l", "l", "p"), ("l", "p"), ("s", "a"), ("n", "v"), ("b", "v"), ("p", "l", "c"))
-
 # "entity", "configured", "street_pattern", or the name of the corpus identifier pattern that found it.
 MentionSource = str
 # When two candidate mentions overlap and are equally long, the lower rank wins.
@@ -67,21 +59,6 @@ def _words(folded: str) -> list[Token]:
         word = _POSSESSIVE.sub("", m.group())
         out.append(Token(m.start(), m.end(), word, word.casefold()))
     return out
-
-
-def without_legal_form(words: Sequence[str]) -> tuple[str, ...]:
-    """Skeleton words of a name without the legal forms that end it ("halcyon resorts inc" -> "halcyon
-    resorts"); the words unchanged when nothing else would remain."""
-    out = tuple(words)
-    while out:
-        dotted = next((f for f in _DOTTED_FORMS if out[-len(f) :] == f and len(out) > len(f)), None)
-        if dotted is not None:
-            out = out[: -len(dotted)]
-        elif out[-1] in LEGAL_FORMS and len(out) > 1:
-            out = out[:-1]
-        else:
-            break
-    return out if any(not w.isdigit() for w in out) else tuple(words)
 
 
 # Names and patterns are folded once per process, not once per document.

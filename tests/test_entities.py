@@ -13,9 +13,9 @@ from pipeline.entities import (
     scan_entity_mentions,
     shared_names,
     skeleton,
-    without_legal_form,
     without_mentions,
 )
+from pipeline.name_forms import without_legal_form
 from pipeline.text import fold
 from pipeline.types import Entity
 from pipeline.vocabulary import Vocabulary

@@ -15,14 +15,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from pipeline.entities import (
-    LEGAL_FORMS,
-    name_variants,
-    phrase_tokens,
-    scan_entity_mentions,
-    tokenize,
-    without_legal_form,
-)
+from pipeline.entities import name_variants, phrase_tokens, scan_entity_mentions, tokenize
+from pipeline.name_forms import LEGAL_FORMS, without_legal_form
 from pipeline.periods import AskedPeriods, find_periods
 from pipeline.settings import PlannerConfig
 from pipeline.text import normalise
