@@ -63,7 +63,7 @@ class StageProgram(dspy.Module):
         run = program.start(resolved.example.question, resolved.scope)
         if self._stage == "decompose":
             sub_questions = program.decompose_step(run)
-            retrieval = retrieve_all(store, resolved, run.plan, sub_questions, program.settings.core)
+            retrieval = retrieve_all(store, run.scope, run.plan, sub_questions, program.settings.core)
             sent = [d for call in store.call_log or [] for d in (call.document_ids or ())]
             scores = score_decomposition(store, item, sub_questions, retrieval, sent)
             return dspy.Prediction(sub_questions=sub_questions, scores=scores, trace=run.trace)
@@ -73,9 +73,9 @@ class StageProgram(dspy.Module):
             kept = program.score_step(run, list(item.sub_questions), [list(r.chunks) for r in item.retrieval])
             return dspy.Prediction(kept=kept, scores=score_kept(store, item, kept), trace=run.trace)
         # as the whole program does: a scope of another entity's documents is answered by its note alone
-        note = program.scope_note(run.plan, resolved.scope)
+        note = program.scope_note(run)
         other = note is not None and note.kind == "other_entity"
-        sections = [] if other else program.answer_sections(run, resolved.scope, [run.plan.goal], [list(item.context)])
+        sections = [] if other else program.answer_sections(run, [run.plan.goal], [list(item.context)])
         return dspy.Prediction(
             answer=render_markdown(sections),
             sections=sections,

@@ -16,12 +16,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipeline.name_forms import without_legal_form
 from pipeline.text import fold
 from pipeline.types import Entity
 from pipeline.vocabulary import AddressVocabulary, IdentifierPattern, Vocabulary
 
-_WORD = re.compile(r"[^\W_]+")
-
+# A word, with a possessive "'s" it carries ("Stremwood's"): the possessive is no word of its own.
+_WORD = re.compile(r"[^\W_]+(?:['’][sS](?![^\W_]))?")
+_POSSESSIVE = re.compile(r"['’][sS]$")
+_APOSTROPHE = re.compile(r"['’]")
 # "entity", "configured", "street_pattern", or the name of the corpus identifier pattern that found it.
 MentionSource = str
 # When two candidate mentions overlap and are equally long, the lower rank wins.
@@ -50,8 +53,12 @@ def tokenize(text: str) -> list[Token]:
 
 
 def _words(folded: str) -> list[Token]:
-    """The word tokens of already folded text."""
-    return [Token(m.start(), m.end(), m.group(), m.group().casefold()) for m in _WORD.finditer(folded)]
+    """The word tokens of already folded text (a possessive "'s" left out of the word's forms)."""
+    out = []
+    for m in _WORD.finditer(folded):
+        word = _POSSESSIVE.sub("", m.group())
+        out.append(Token(m.start(), m.end(), word, word.casefold()))
+    return out
 
 
 # Names and patterns are folded once per process, not once per document.
@@ -66,10 +73,14 @@ def written_variants(entity: Entity) -> tuple[tuple[tuple[str, ...], tuple[str, 
     """(skeleton words, words as written) of each run an entity goes by: each name, and each without a
     leading house number."""
     out: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for name in entity.names:
+    # Each name as written, with its apostrophes left out ("Stremwood's" is also "Stremwoods").
+    written = [form for name in entity.names for form in dict.fromkeys((name, _APOSTROPHE.sub("", name)))]
+    for name in written:
         tokens = tokenize(name)
         words, cased = tuple(t.folded for t in tokens), tuple(t.cased for t in tokens)
         out.setdefault(words, cased)
+        bare = without_legal_form(words)
+        out.setdefault(bare, cased[: len(bare)])
         skip = 0
         while skip < len(words) and words[skip].isdigit():
             skip += 1
@@ -192,15 +203,53 @@ def _name_candidates(
     return out
 
 
-def find_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> list[Mention]:
+@dataclass(frozen=True)
+class MentionScan:
+    """Entities named in a text, and the phrases that name several at once (an alias two entities share)."""
+
+    mentions: tuple[Mention, ...]
+    # (the phrase as written, the ids of every entity it names)
+    ambiguous: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def scan_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> MentionScan:
     """Catalog entities named in `text`: names, aliases and identifiers, longest first. A name matches
-    only as a whole run of words, and one made only of the corpus's common words only as written."""
+    only as a whole run of words, and one made only of the corpus's common words only as written. A
+    phrase that is a name of several entities ("Norvane" of Norvane LLC and Norvane Limited) names none
+    of them and is returned as ambiguous."""
     folded = fold(text)
     tokens = _words(folded)
     owners = {v: e for e in entities for v in entity_identifiers(e, vocabulary.identifiers)}
     found = [m for m in _identifier_candidates(folded, tokens, frozenset(), owners, vocabulary) if m.entity_id]
     names = _name_candidates(tokens, entities, asked=False, skip=frozenset(), common=vocabulary.common_words)
-    return _select([*names, *found])
+    candidates = [*names, *found]
+    by_span: dict[tuple[int, int], dict[str, None]] = {}
+    for m in candidates:
+        if m.entity_id is not None:
+            by_span.setdefault((m.start, m.end), {})[m.entity_id] = None
+    mentions, ambiguous = [], []
+    for m in _select(candidates):
+        ids = tuple(by_span.get((m.start, m.end), ()))
+        if len(ids) > 1:
+            ambiguous.append((" ".join(t.cased for t in tokens[m.start : m.end]), ids))
+        else:
+            mentions.append(m)
+    return MentionScan(tuple(mentions), tuple(ambiguous))
+
+
+def find_entity_mentions(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> list[Mention]:
+    """Catalog entities named in `text` (`scan_entity_mentions`), a phrase naming several left out."""
+    return list(scan_entity_mentions(text, entities, vocabulary).mentions)
+
+
+def shared_names(entities: Sequence[Entity]) -> list[tuple[str, tuple[str, ...]]]:
+    """Names (aliases, names without their legal form) that two or more entities go by, with the names of
+    those entities: a question using one is asked which entity it means."""
+    holders: dict[tuple[str, ...], dict[str, None]] = {}
+    for entity in entities:
+        for words in name_variants(entity):
+            holders.setdefault(words, {})[entity.name] = None
+    return [(" ".join(words), tuple(names)) for words, names in holders.items() if len(names) > 1]
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,20 @@ class UnknownDocumentError(UnknownScopeError):
         self.args = (f"unknown document{place}: {', '.join(values)}; name a document by {forms}",)
 
 
+class SkippedDocumentError(UnknownScopeError):
+    """A document reference names a file the index build skipped (a corrupt PDF, an empty file)."""
+
+    def __init__(self, skipped: dict[str, str], where: str = "") -> None:
+        super().__init__("document", list(skipped))
+        place = f" in {where}" if where else ""
+        why = "; ".join(f"{path!r}: {reason}" for path, reason in skipped.items())
+        self.skipped = dict(skipped)
+        self.args = (
+            f"document skipped when the index was built{place}: {why}; replace the file and rebuild the index,"
+            " or leave the document out",
+        )
+
+
 class EmbedderError(ScopeRagError):
     """The embedding model is missing or does not match its expected hash."""
 

@@ -185,3 +185,14 @@ def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> list[str]
         if sentence:
             out.append(sentence)
     return out
+
+
+def cut_text(text: str, limit: int) -> tuple[str, int | None]:
+    """(`text` within `limit` characters, its length when it had to be cut, else None): cut at the last
+    space in the limit when there is one, and marked with an ellipsis."""
+    if len(text) <= limit:
+        return text, None
+    head = text[: max(0, limit - 1)]
+    space = head.rfind(" ")
+    head = head[:space] if space > limit // 2 else head
+    return f"{head.rstrip()}…", len(text)

@@ -41,9 +41,10 @@ class Entity:
 class Document:
     """A catalogued document; `entity_ids` lists its owners, primary first (both parties of a contract, a
     filing's company and its subsidiaries); `opening` is what its first pages say about it (parties
-    clause and first page, capped), which the entity gate reads beside the summary; `outside` marks a
-    document no entity owns that lies outside every entity's scope (the manifest's default for such a
-    document, a blank form; one it shares, a common annex, is served for every entity)."""
+    clause and first page, capped), which the entity gate reads beside the summary of a document with no
+    declared owner; `outside` marks a document no entity owns that lies outside every entity's scope
+    (the manifest's default for such a document, a blank form; one it shares, a common annex, is served
+    for every entity)."""
 
     document_id: str
     filename: str
@@ -56,6 +57,16 @@ class Document:
     attributes: tuple[tuple[str, str], ...] = ()
     opening: str = ""
     outside: bool = False
+    # The manifest asks the entity gate's text rules to judge this document although it has owners
+    # (by default the catalog's owners alone decide whose it is).
+    text_rules: bool = False
+    # The id of the document this one amends (an amendment of an agreement), if any.
+    amends: str | None = None
+
+    @property
+    def shared(self) -> bool:
+        """No entity owns it and the manifest serves it for every entity (a common annex)."""
+        return not self.entity_ids and not self.outside
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.evaluation.examples import ExampleScope, GoldPage, LabelledExample, example_id, write_examples
+from pipeline.errors import InputFileError
 from pipeline.store.reading import read_source
 
 SCRIPTS = Path(__file__).resolve().parent
@@ -71,7 +72,24 @@ HARBOR = Party(
     "a Texas corporation",
     "9 Dock Road, Houston",
 )
-PARTIES = (NORTHWIND, HELIX, ASTER, QUARRY, HARBOR)
+ORBIS = Party("orbis", "Orbis Apparel, Inc.", ("Orbis Apparel",), "a Delaware corporation", "55 Loom Street, Milwaukee")
+# Its name as the manifest writes it; documents write it "Stremwoods Dairy Farms, LLC" too.
+STREMWOOD = Party(
+    "stremwood",
+    "Stremwood's Dairy Farms",
+    (),
+    "a Wisconsin limited liability company",
+    "Route 9, Dodgeville",
+)
+# The same party as its own documents write it.
+STREMWOODS_LLC = Party(
+    "stremwood", "Stremwoods Dairy Farms, LLC", (), "a Wisconsin limited liability company", "Route 9, Dodgeville"
+)
+VELTRA = Party("veltra", "Veltra Research Ltd.", ("Veltra Research",), "a Delaware corporation", "1 Quay Road, Boston")
+SOLENNE = Party(
+    "solenne", "Solenne Biotech, Inc.", ("Solenne Biotech",), "a California corporation", "77 Vine Street, San Diego"
+)
+PARTIES = (NORTHWIND, HELIX, ASTER, QUARRY, HARBOR, ORBIS, STREMWOOD, VELTRA, SOLENNE)
 
 
 @dataclass(frozen=True)
@@ -97,6 +115,10 @@ class Agreement:
     terms: Terms
     # A summary the manifest gives (as a document system would); None: made from the first pages.
     summary: str | None = None
+    # Its own pages when it is not written from the template.
+    text: str | None = None
+    # The agreement it amends (an amendment declares no owners: it has its agreement's).
+    amends: str | None = None
 
 
 def _name(party: Party | None, blank: str) -> str:
@@ -104,7 +126,9 @@ def _name(party: Party | None, blank: str) -> str:
 
 
 def render(agreement: Agreement) -> str:
-    """The agreement's three pages, from the one template."""
+    """The agreement's pages: its own text, else the three pages of the one template."""
+    if agreement.text is not None:
+        return agreement.text
     a, b, t = agreement.first, agreement.second, agreement.terms
     first = _name(a, "[DISCLOSING PARTY NAME]")
     second = _name(b, "______________________")
@@ -232,6 +256,91 @@ AGREEMENTS = (
         ),
     ),
 )
+# An undertaking owned by both parties whose summary and most pages name only Orbis: Stremwood's is "the
+# Recipient" after the parties clause.
+UNDERTAKING = (
+    PAGE_BREAK.join(
+        (
+            "CONFIDENTIALITY UNDERTAKING\n\nThis Confidentiality Undertaking is made on 2 February 2022 by and between"
+            ' Orbis Apparel, Inc., a Delaware corporation ("Orbis"), and Stremwood\'s Dairy Farms, a Wisconsin limited'
+            ' liability company (the "Recipient").\n\n1. As an associate of Orbis Apparel, Inc., the Recipient agrees'
+            " to keep confidential all information Orbis Apparel discloses about its casein fibre programme.",
+            "2. Use. The Recipient shall use information received from Orbis Apparel only to evaluate a supply of"
+            " casein fibre to Orbis Apparel.\n\n3. Return. The Recipient shall return all materials to Orbis Apparel"
+            " within twelve (12) days of a written request from Orbis Apparel.",
+            "4. Law. This undertaking is governed by the laws of the State of Wisconsin. Notices to Orbis Apparel go"
+            " to 55 Loom Street, Milwaukee.\n\nSigned for Orbis Apparel, Inc.: Lena Marsh, Counsel\nSigned for the"
+            " Recipient: Tom Stremwood, Owner",
+        )
+    )
+    + "\n"
+)
+# A services agreement whose first page sets clauses side by side ("between the terms ... and this
+# Agreement") before its parties clause.
+SERVICES = (
+    PAGE_BREAK.join(
+        (
+            "CLINICAL SERVICES AGREEMENT\n\nIn the event of a conflict between the terms contained in a Protocol or"
+            " workscope and this Agreement, this Agreement controls. This Clinical Services Agreement is entered into"
+            " as of 8 August 2021 by and between Veltra Research Ltd., a Delaware corporation, and Solenne Biotech,"
+            " Inc., a California corporation.\n\n1. Services. Veltra Research performs the stability studies each"
+            " workscope describes.",
+            "2. Fees. Solenne Biotech pays each invoice within forty (40) days.\n\n3. Order of precedence. Any"
+            " conflict between this Agreement and any Second Level Agreement is resolved by this Agreement.",
+        )
+    )
+    + "\n"
+)
+AMENDMENT = (
+    "AMENDMENT No. 1 TO THE MUTUAL NON-DISCLOSURE AGREEMENT\n\nThis Amendment No. 1 is made on 5 June 2024"
+    " between Northwind Systems Inc. and Blue Harbor Logistics Corp. and amends the Mutual Non-Disclosure"
+    " Agreement between them dated 20 January 2023.\n\n1. Term. Section 4 is amended so that the Agreement"
+    " remains in force for thirty-six (36) months from the Effective Date.\n\n2. All other terms of the"
+    " Agreement remain unchanged.\n"
+)
+NO_TERMS = Terms(*["" for _ in range(9)])
+AGREEMENTS = (
+    *AGREEMENTS,
+    Agreement(
+        "agreements/orbis-stremwood-undertaking.txt",
+        ORBIS,
+        STREMWOOD,
+        NO_TERMS,
+        summary="As an associate of Orbis Apparel, Inc., the recipient agrees to keep Orbis Apparel's information"
+        " confidential.",
+        text=UNDERTAKING,
+    ),
+    Agreement(
+        "agreements/stremwood-northwind-nda.txt",
+        STREMWOODS_LLC,
+        NORTHWIND,
+        Terms(
+            "11 April 2022",
+            "a supply of dairy analytics sensors",
+            "two (2) years",
+            "four (4) years",
+            "twenty-five (25)",
+            "the State of Wisconsin",
+            "the courts of Madison",
+            "Tom Stremwood, Owner",
+            "Dana Whitfield, General Counsel",
+        ),
+        # the party's name spelt as its documents spell it, not as the manifest does
+        summary="Mutual non-disclosure agreement between Stremwoods Dairy Farms, LLC and Northwind Systems Inc.",
+    ),
+    Agreement("agreements/veltra-solenne-services.txt", VELTRA, SOLENNE, NO_TERMS, text=SERVICES),
+    Agreement(
+        "agreements/northwind-blue-harbor-nda-amendment-1.txt",
+        NORTHWIND,
+        HARBOR,
+        NO_TERMS,
+        text=AMENDMENT,
+        amends="agreements/northwind-blue-harbor-nda.txt",
+    ),
+)
+# A signed scan of the Quarry agreement that cannot be read: the build skips it.
+CORRUPT_SCAN = "agreements/northwind-quarry-nda-signed.pdf"
+CORRUPT_BYTES = b"%PDF-1.4\n% a scan cut off in transfer\n1 0 obj << /Type /Catalog"
 # Blank forms: no counterparty, no entity owns them; the values are the ones most agreements use.
 FORM_TERMS = Terms(
     "____________",
@@ -255,6 +364,11 @@ def _slugs(agreement: Agreement) -> list[str]:
     return [p.slug for p in (agreement.first, agreement.second) if p is not None and agreement in AGREEMENTS]
 
 
+def _owners(agreement: Agreement) -> list[str]:
+    """The owners its manifest rule declares: none for an amendment (it has its agreement's)."""
+    return [] if agreement.amends else _slugs(agreement)
+
+
 def manifest() -> str:
     """corpus.toml: the parties as entities, both parties owning each agreement, forms owned by none."""
     lines = [
@@ -275,9 +389,13 @@ def manifest() -> str:
         lines.append(f"aliases = [{', '.join(json.dumps(a) for a in p.aliases)}]")
     for a in (*AGREEMENTS, *FORMS):
         lines += ["", "[[documents]]", f"path = {json.dumps(a.path)}", 'type = "nda"']
-        lines.append(f"entities = [{', '.join(json.dumps(s) for s in _slugs(a))}]")
+        lines.append(f"entities = [{', '.join(json.dumps(s) for s in _owners(a))}]")
         if a.summary:
             lines.append(f"summary = {json.dumps(a.summary)}")
+        if a.amends:
+            lines.append(f"amends = {json.dumps(a.amends)}")
+    lines += ["", "[[documents]]", f"path = {json.dumps(CORRUPT_SCAN)}", 'type = "nda"']
+    lines.append('entities = ["northwind", "quarry"]')
     return "\n".join(lines) + "\n"
 
 
@@ -310,10 +428,11 @@ def _example(
     scope: ExampleScope | None = None,
     tags: Sequence[str] = (),
     not_found: bool = False,
+    note: str | None = None,
 ) -> LabelledExample:
     scope = scope or ExampleScope()
     for fact in facts:
-        if not any(fact in _pages(path)[page - 1] for path, page in gold):
+        if not any(path in BY_PATH and fact in _pages(path)[page - 1] for path, page in gold):
             raise SystemExit(f"fact {fact!r} of {question!r} is on none of its gold pages")
     plan = "two_step" if case == "no_scope" or (case == "wrong_property" and not scope.document_ids) else "one_step"
     if scope.property:
@@ -325,17 +444,18 @@ def _example(
         question=question,
         scope=scope,
         gold_documents=tuple(dict.fromkeys(p for p, _ in gold)),
-        gold_pages=tuple(GoldPage(document=p, page=n) for p, n in gold),
+        gold_pages=tuple(GoldPage(document=p, page=n or None) for p, n in gold),
         answer_facts=tuple(facts),
         forbidden_documents=tuple(f for f in forbidden if f not in {p for p, _ in gold}),
         expect_not_found=not_found,
+        expect_scope_note=note,  # type: ignore[arg-type]
         expected_plan=plan,  # type: ignore[arg-type]
         tags=tuple(tags),
         split="dev",
     )
 
 
-NH, NQ, NA, NB, HA = (a.path for a in AGREEMENTS)
+NH, NQ, NA, NB, HA, OS, SN, VS, NBA = (a.path for a in AGREEMENTS)
 FORM, FORM2, BLANK = (f.path for f in FORMS)
 
 
@@ -450,8 +570,8 @@ def examples() -> list[LabelledExample]:
         _example(
             "property",
             "Within how many days must materials be returned?",
-            [(NH, 2), (NQ, 2), (NA, 2), (NB, 2)],
-            ["fifteen (15)", "thirty (30)", "ten (10)", "twenty (20)"],
+            [(NH, 2), (NQ, 2), (NA, 2), (NB, 2), (SN, 2)],
+            ["fifteen (15)", "thirty (30)", "ten (10)", "twenty (20)", "twenty-five (25)"],
             _not_for(NORTHWIND),
             ExampleScope(property=NORTHWIND.slug),
             tags=["finding:two_parties", "finding:summary_names_other_party", "scope:property"],
@@ -473,6 +593,7 @@ def examples() -> list[LabelledExample]:
             scope=ExampleScope(document_ids=(NQ,)),
             tags=["wrong_entity", "not_in_scope", "scope:chip"],
             not_found=True,
+            note="other_entity",
         ),
         _example(
             "wrong_property",
@@ -481,6 +602,7 @@ def examples() -> list[LabelledExample]:
             scope=ExampleScope(property=ASTER.slug),
             tags=["wrong_entity", "not_in_scope", "scope:property"],
             not_found=True,
+            note="other_entity",
         ),
         _example(
             "wrong_property",
@@ -531,6 +653,81 @@ def examples() -> list[LabelledExample]:
             ["the courts of Harris County"],
             _not_for(HARBOR),
             tags=["wrong_entity", "finding:unowned_forms", "scope:none"],
+        ),
+        # -- the catalog decides whose a document is, whatever its summary or pages name
+        _example(
+            "property",
+            "Within how many days must materials be returned?",
+            [(OS, 2)],
+            ["twelve (12)"],
+            _not_for(STREMWOOD),
+            ExampleScope(property=STREMWOOD.slug),
+            tags=["finding:summary_names_other_party", "finding:catalog_decides", "scope:property"],
+        ),
+        _example(
+            "chip",
+            "Which law governs Stremwood's Dairy Farms' agreement?",
+            [(SN, 3)],
+            ["the State of Wisconsin"],
+            _not_for(STREMWOOD),
+            ExampleScope(document_ids=(SN,)),
+            tags=["finding:name_spelling", "finding:catalog_decides", "scope:chip"],
+        ),
+        _example(
+            "no_scope",
+            "Who pays invoices under the Solenne Biotech services agreement, and within how many days?",
+            [(VS, 2)],
+            ["forty (40)"],
+            _not_for(SOLENNE),
+            tags=["finding:parties_clause", "scope:none"],
+        ),
+        # -- an agreement is read with its amendment; a question can name the amendment
+        _example(
+            "no_scope",
+            "How long does the NDA between Northwind Systems and Blue Harbor Logistics remain in force, as amended?",
+            [(NB, 2), (NBA, 1)],
+            ["eighteen (18) months", "thirty-six (36) months"],
+            _not_for(NORTHWIND, HARBOR),
+            tags=["finding:amendment", "finding:two_parties", "scope:none"],
+        ),
+        _example(
+            "chip",
+            "How long does the agreement remain in force?",
+            [(NBA, 1)],
+            ["thirty-six (36) months"],
+            _not_for(HARBOR),
+            ExampleScope(document_ids=(NBA,)),
+            tags=["finding:amendment", "scope:chip"],
+        ),
+        # -- a note on every empty scope
+        _example(
+            "wrong_property",
+            "Within how many days must Northwind Systems return Quarry Analytics materials?",
+            forbidden=(NH, HA),
+            scope=ExampleScope(property=HELIX.slug),
+            tags=["wrong_entity", "not_in_scope", "finding:two_parties", "scope:property"],
+            not_found=True,
+            note="other_entity",
+        ),
+        _example(
+            "chip",
+            "What is the term of the Quarry Analytics agreement?",
+            [(FORM, 2)],
+            ["two (2) years"],
+            (),
+            ExampleScope(document_ids=(FORM,)),
+            tags=["finding:unowned_forms", "unowned_selected", "scope:chip"],
+            note="no_entity",
+        ),
+        # -- a gold document the build skipped (a corrupt scan): scored with it left out, and said so
+        _example(
+            "property",
+            "Who signed for Quarry Analytics?",
+            [(NQ, 3), (CORRUPT_SCAN, 0)],
+            ["Priya Raman"],
+            _not_for(QUARRY),
+            ExampleScope(property=QUARRY.slug),
+            tags=["finding:skipped_document", "scope:property"],
         ),
     ]
 
@@ -608,8 +805,13 @@ ABSENT_TERMS = (
 def corpus_on_disk(corpus_dir: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
     """(pages, owning party slugs) of every document of the corpus as written, read the way the index reads it."""
     manifest = tomllib.loads((corpus_dir / "corpus.toml").read_text(encoding="utf-8"))
-    owners = {doc["path"]: tuple(doc["entities"]) for doc in manifest["documents"]}
-    pages = {path: read_source(corpus_dir / path, path).pages for path in owners}
+    owners = {doc["path"]: tuple(doc.get("entities", ())) for doc in manifest["documents"] if "*" not in doc["path"]}
+    pages: dict[str, tuple[str, ...]] = {}
+    for path in owners:
+        try:
+            pages[path] = tuple(read_source(corpus_dir / path, path).pages)
+        except InputFileError:  # a file the index skips (the corrupt fixture) holds nothing to find either
+            pages[path] = ()
     return pages, owners
 
 
@@ -652,6 +854,9 @@ def write(corpus_dir: Path, traces_dir: Path, index: Path | None = None) -> list
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(agreement), encoding="utf-8")
         written.append(path)
+    scan = corpus_dir / CORRUPT_SCAN
+    scan.write_bytes(CORRUPT_BYTES)
+    written.append(scan)
     (corpus_dir / "corpus.toml").write_text(manifest(), encoding="utf-8")
     written.append(corpus_dir / "corpus.toml")
     traces_dir.mkdir(parents=True, exist_ok=True)
@@ -670,6 +875,8 @@ def _check() -> None:
         page = _pages(a.path)[0]
         if not all(p is not None and p.name in page for p in (a.first, a.second)):
             raise SystemExit(f"{a.path}: page 1 must name both parties")
+        if a.amends is not None and a.amends not in BY_PATH:
+            raise SystemExit(f"{a.path}: amends {a.amends}, which is no agreement here")
 
 
 def main() -> None:

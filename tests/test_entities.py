@@ -10,11 +10,15 @@ from pipeline.entities import (
     find_identifiers,
     name_variants,
     scan_addresses,
+    scan_entity_mentions,
+    shared_names,
     skeleton,
     without_mentions,
 )
+from pipeline.name_forms import without_legal_form
 from pipeline.text import fold
 from pipeline.types import Entity
+from pipeline.vocabulary import Vocabulary
 from tests.support.vocabulary import DEMO_VOCABULARY, demo_vocabulary_with
 
 BANDA_LANE = Entity("e-bl", "banda-lane", "Banda Lane", ("14 Banda Lane", "Hardy Banda Lane", "L.R. NO: 1160/88"))
@@ -126,9 +130,50 @@ def test_a_text_without_the_names_of_some_entities() -> None:
         without_mentions(question, [BANDA_LANE], VOCABULARY) == "What is the rent at , and is Banda Road's rent higher?"
     )
     assert (
-        without_mentions(question, [BANDA_LANE, BANDA_ROAD], VOCABULARY)
-        == "What is the rent at , and is 's rent higher?"
+        without_mentions(question, [BANDA_LANE, BANDA_ROAD], VOCABULARY) == "What is the rent at , and is rent higher?"
     )
     assert without_mentions(question, [DIK_DIK], VOCABULARY) == question  # names none of them: unchanged
     assert without_mentions("Banda Lane", [BANDA_LANE], VOCABULARY) == "Banda Lane"  # nothing else: kept whole
     assert without_mentions("Bаnda Lane rent", [BANDA_LANE], VOCABULARY) == "rent"  # a look-alike letter too
+
+
+# -- names as people write them ----------------------------------------------------------------------
+
+STREMWOOD = Entity("e-sw", "stremwood", "Stremwood's Dairy Farms")
+HALCYON = Entity("e-hr", "halcyon", "Halcyon Resorts International Inc.")
+NORVANE_LLC = Entity("e-nl", "norvane-llc", "Norvane LLC", ("Norvane",))
+NORVANE_LTD = Entity("e-nd", "norvane-limited", "Norvane Limited", ("Norvane",))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Supply agreement of Stremwoods Dairy Farms, LLC.",  # apostrophe left out, a legal form added
+        "Stremwood's Dairy Farms agrees.",
+        "STREMWOODS DAIRY FARMS",
+    ],
+)
+def test_a_name_matches_without_its_apostrophes(text: str) -> None:
+    assert [m.entity_id for m in find_entity_mentions(text, [STREMWOOD], Vocabulary())] == ["e-sw"]
+
+
+def test_a_name_matches_without_its_legal_form_and_with_another() -> None:
+    for text in (
+        "Halcyon Resorts International reported",
+        "Halcyon Resorts International Corporation",
+        "HALCYON RESORTS INTERNATIONAL, INC.",
+    ):
+        assert [m.entity_id for m in find_entity_mentions(text, [HALCYON], Vocabulary())] == ["e-hr"], text
+    assert without_legal_form(("acme", "co", "ltd")) == ("acme",)
+    assert without_legal_form(("acme", "l", "l", "c")) == ("acme",)
+    assert without_legal_form(("limited",)) == ("limited",)  # nothing else would remain
+
+
+def test_a_name_two_entities_go_by_names_neither() -> None:
+    scan = scan_entity_mentions("What did Norvane report?", [NORVANE_LLC, NORVANE_LTD], Vocabulary())
+    assert scan.mentions == () and scan.ambiguous == (("Norvane", ("e-nl", "e-nd")),)
+    # the full name says which one
+    full = scan_entity_mentions("What did Norvane Limited report?", [NORVANE_LLC, NORVANE_LTD], Vocabulary())
+    assert [m.entity_id for m in full.mentions] == ["e-nd"] and full.ambiguous == ()
+    assert shared_names([NORVANE_LLC, NORVANE_LTD]) == [("norvane", ("Norvane LLC", "Norvane Limited"))]
+    assert shared_names([HALCYON, STREMWOOD]) == []

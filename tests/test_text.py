@@ -41,3 +41,12 @@ def test_one_stopword_list_for_index_terms_grounding_and_coverage(word: str) -> 
     assert bm25_tokens(word) == []
     assert content_words(word) == set()
     assert word_set(word) == set()
+
+
+def test_cut_text_keeps_short_text_and_cuts_long_text_at_a_space_with_its_length() -> None:
+    from pipeline.text import cut_text
+
+    assert cut_text("short", 10) == ("short", None)
+    cut, length = cut_text("one two three four five six", 15)
+    assert cut == "one two three…" and length == 27 and len(cut) <= 15
+    assert cut_text("x" * 50, 10) == ("x" * 9 + "…", 50)

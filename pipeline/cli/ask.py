@@ -131,6 +131,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         out.print(styled(final.answer))
     elif final.scope_note is not None:
         out.print(styled((final.scope_note.message, "yellow")))
+    if final.implicit_scope:
+        out.print(styled((f"searched only the documents of {' and '.join(final.implicit_scope)}", "dim")))
     for section in final.sections:
         for line in section_lines(section, "  "):
             out.print(line)

@@ -160,6 +160,9 @@ def _show(args: argparse.Namespace, examples: list[LabelledExample], mode: str, 
     if args.retrieval_only:
         shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
     print(shown.to_string(line_width=200))
+    for result in results:
+        for note in (*result.notes, *([result.error] if result.error else [])):
+            output().print(styled((f"{result.example.id}: ", "yellow"), note))
     failures = frame[frame["failed"]]
     if len(failures):
         listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())

@@ -109,6 +109,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
     for skipped in report.skipped:
         notices.print(f"[yellow]skipped[/] {plain(skipped.path)}: {plain(skipped.reason)}")
+    for phrase, holders in report.shared_names:
+        said = f"the name {phrase!r} is given to {' and '.join(holders)}: a question using it is asked which one"
+        notices.print(f"[yellow]warning[/] {plain(said)}")
     for rule in report.unmatched_rules:
         notices.print(f"[yellow]manifest rule matched no file:[/] {plain(rule)}")
     for relpath, kinds in report.hidden:
@@ -140,14 +143,15 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from pipeline.intake.scope import allowed_document_ids, resolve_scope
+    from pipeline.intake.scope import question_scope, resolve_scope
     from pipeline.settings import CoreConfig
     from pipeline.store import open_store
 
     store = open_store(Path(args.index))
     # The rule `ask` follows: selected documents (a chip) win over a property.
     scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)
-    allowed = allowed_document_ids(scope, store.entity_document_ids)
+    # The documents a question in that scope may read: the catalog's owners decide, as for `ask`.
+    allowed = question_scope(scope, store).allowed
     document_ids = sorted(allowed) if allowed is not None else None
     rows: list[dict[str, Any]]
     if args.documents:

@@ -56,6 +56,9 @@ class LabelledExample(Strict):
     answer_facts: tuple[str, ...] = ()
     forbidden_documents: tuple[str, ...] = ()
     expect_not_found: bool = False
+    # The note the answer must carry about whose documents the scope selected (pipeline.intake.scope):
+    # "other_entity" (another entity's, nothing read) or "no_entity" (no entity's, read as selected).
+    expect_scope_note: Literal["other_entity", "no_entity"] | None = None
     expected_plan: Literal["two_step", "one_step"] | None = None
     expected_strategy: Literal["direct_answer", "retrieve_then_answer", "clarify_then_retrieve", "defer_or_refuse"] = (
         "retrieve_then_answer"
@@ -82,6 +85,8 @@ class LabelledExample(Strict):
             raise ValueError("a property example has no scope.document_ids (selected documents make it a chip)")
         if self.case == "no_scope" and (self.scope.document_ids or self.scope.property):
             raise ValueError("a no_scope example has an empty scope")
+        if self.expect_scope_note is not None and not (self.scope.document_ids or self.scope.property):
+            raise ValueError("only a scoped example (a chip or a property) can expect a scope note")
         if self.case == "wrong_property" and not self.forbidden_documents:
             raise ValueError("a wrong_property example needs forbidden_documents")
         return self

@@ -307,10 +307,18 @@ class ExampleScores:
     # ones: 1.0 when it says "not found" all the same (a false abstention; None otherwise)
     abstained_when_absent: float | None = None
     false_abstention: float | None = None
+    # 1.0 when the answer carries the scope note the example expects, 0.0 when not; None when it expects none.
+    scope_note: float | None = None
 
     @property
     def gates_passed(self) -> bool:
         return self.wrong_property_citations == 0 and self.invalid_ids == 0
+
+
+def scope_note_correct(expected: str | None, given: str | None) -> float | None:
+    """Whether the answer's scope note (its kind, or None) is the one the example expects; None when the
+    example expects none (an unlabelled note is not judged)."""
+    return None if expected is None else float(expected == given)
 
 
 def composite(scores: ExampleScores, weights: Mapping[str, float] = DEFAULT_WEIGHTS) -> float | None:

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pipeline.errors import LMFailure, ScopeRagError
+from pipeline.errors import LMFailure, ScopeRagError, SkippedDocumentError
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.labels import ResolvedExample, resolve_example
 from pipeline.evaluation.metrics import (
@@ -25,12 +25,13 @@ from pipeline.evaluation.metrics import (
     page_recall_at_k,
     reader_metrics,
     recall_at_k,
+    scope_note_correct,
     sub_question_coverage,
     wrong_property_citations,
 )
 from pipeline.execution.rounds import QuestionRetrieval
-from pipeline.intake.planner import analyse_and_plan
-from pipeline.intake.scope import allowed_document_ids
+from pipeline.intake.planner import plan_in_scope, plan_scope_note
+from pipeline.intake.scope import question_scope
 from pipeline.program.events import Completed, Failed
 from pipeline.program.trace import QuestionTrace
 from pipeline.settings import CoreConfig
@@ -55,12 +56,20 @@ class ExampleResult:
     answer: str = ""
     cited: tuple[str, ...] = ()
     error: str | None = None
+    # What the score leaves out and why (a labelled document the index build skipped).
+    notes: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
         """Gate failures, errors, wrong abstention, or an answerable example whose answer lines state no fact."""
         s = self.scores
-        return self.error is not None or not s.gates_passed or s.abstention < 1.0 or s.answer_line_correct == 0.0
+        return (
+            self.error is not None
+            or not s.gates_passed
+            or s.abstention < 1.0
+            or s.scope_note == 0.0
+            or s.answer_line_correct == 0.0
+        )
 
 
 def _isolated(store: Store) -> Store:
@@ -82,16 +91,17 @@ def score_retrieval(
     example = resolved.example
     config = (core or CoreConfig()).model_copy(update={"chunks_k": k})
     doc_types = frozenset(d.doc_type for d in view.catalog.documents.values())
-    catalog = view.catalog
-    _, plan = analyse_and_plan(
-        example.question, resolved.scope, catalog.entities, doc_types, config.planner, vocabulary=catalog.vocabulary
-    )
-    retrieval = QuestionRetrieval(view, resolved.scope, plan, config, mode=mode)
+    _, plan, scoped = plan_in_scope(example.question, resolved.scope, view, doc_types, config.planner)
+    retrieval = QuestionRetrieval(view, scoped, plan, config, mode=mode)
     chunks = retrieval.retrieve(plan.goal).chunks
+    note = plan_scope_note(plan, scoped, view)
+    # as the program answers: a selection of another entity's documents the gate read after all has no note
+    given = None if note is None or (note.kind == "other_entity" and chunks) else note.kind
     ranked = [hit.chunk.document_id for hit in chunks]
     pages = [(hit.chunk.document_id, hit.chunk.page) for hit in chunks]
     shown = set(ranked)
-    allowed = allowed_document_ids(resolved.scope, view.entity_document_ids)
+    # The safety metrics check against the scope as given, derived apart from the program's.
+    allowed = question_scope(resolved.scope, view).allowed
     scores = ExampleScores(
         wrong_property_citations=wrong_property_citations(shown, resolved.forbidden, allowed),
         invalid_ids=invalid_store_ids(_sent_ids(view), view.catalog.documents.keys(), allowed),
@@ -106,6 +116,7 @@ def score_retrieval(
         tokens=0,
         page_recall_at_5=page_recall_at_k(pages, resolved.gold_pages, 5),
         page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
+        scope_note=scope_note_correct(example.expect_scope_note, given),
     )
     return ExampleResult(example, scores, composite(scores, {"recall_at_10": 1.0}), cited=tuple(sorted(shown)))
 
@@ -167,7 +178,7 @@ def score_prediction(
     shown = [c for sq in trace.sub_questions for c in sorted(sq.chunks, key=lambda c: -c.retrieval_score)]
     ranked = [c.document_id for c in shown]
     pages = [(c.document_id, c.page) for c in shown]
-    allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
+    allowed = question_scope(resolved.scope, store).allowed
     sent = trace.store_document_ids if sent_ids is None else sent_ids
     scores = ExampleScores(
         wrong_property_citations=wrong_property_citations(cited_docs, resolved.forbidden, allowed),
@@ -185,6 +196,7 @@ def score_prediction(
         page_recall_at_5=page_recall_at_k(pages, resolved.gold_pages, 5),
         page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
         **reader,
+        scope_note=scope_note_correct(example.expect_scope_note, noted(trace)),
     )
     return ExampleResult(
         example, scores, composite(scores, weights or DEFAULT_WEIGHTS), answer, tuple(sorted(cited_docs)), error
@@ -203,6 +215,12 @@ def read_sections(sections: Sequence[Any]) -> list[ReadSection]:
     ]
 
 
+def noted(trace: QuestionTrace) -> str | None:
+    """The kind of the scope note the answer carried, as its trace records it (None: no note)."""
+    kinds = ("other_entity", "no_entity")
+    return next((i.target for i in trace.interventions if i.guard == "scope" and i.target in kinds), None)
+
+
 def evaluate(
     examples: Sequence[LabelledExample],
     store: Store,
@@ -216,18 +234,31 @@ def evaluate(
 ) -> list[ExampleResult]:
     """Every example scored, in input order: the program's answers, or retrieval alone when no program
     (with `core`'s retrieval settings; a program runs with its own)."""
-    resolved = [resolve_example(e, store) for e in examples]
+    resolved = [_resolved(e, store) for e in examples]
 
-    def one(item: ResolvedExample) -> ExampleResult:
+    def one(item: ResolvedExample | ExampleResult) -> ExampleResult:
+        if isinstance(item, ExampleResult):
+            return item
         try:
             if program is None:
-                return score_retrieval(store, item, mode, core=core)
-            return score_answer(program, store, item, weights)
+                result = score_retrieval(store, item, mode, core=core)
+            else:
+                result = score_answer(program, store, item, weights)
+            return dataclasses.replace(result, notes=item.left_out) if item.left_out else result
         except ScopeRagError as exc:
             log.warning("example %s failed: %s", item.example.id, exc)
             return ExampleResult(item.example, _empty_scores(), 0.0, error=str(exc))
 
     return map_in_context(one, resolved, threads, progress)
+
+
+def _resolved(example: LabelledExample, store: Store) -> ResolvedExample | ExampleResult:
+    """The example resolved, or its failed result when its scope names a document the build skipped."""
+    try:
+        return resolve_example(example, store)
+    except SkippedDocumentError as exc:
+        log.warning("example %s failed: %s", example.id, exc)
+        return ExampleResult(example, _empty_scores(), 0.0, error=str(exc))
 
 
 def map_in_context(

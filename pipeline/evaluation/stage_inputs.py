@@ -19,8 +19,9 @@ from pipeline.evaluation.labels import ResolvedExample
 from pipeline.evaluation.metrics import fact_present
 from pipeline.evaluation.stage_metrics import Stage
 from pipeline.execution.rounds import QuestionRetrieval, SubQuestionRetrieval
-from pipeline.intake.planner import analyse_and_plan
+from pipeline.intake.planner import plan_in_scope
 from pipeline.intake.planner_state import PlannerState
+from pipeline.intake.scope import QuestionScope
 from pipeline.settings import CoreConfig
 from pipeline.store import Store
 from pipeline.types import ChunkHit
@@ -51,26 +52,18 @@ def fixed_clock() -> float:
     return 0.0
 
 
-def plan_for(store: Store, resolved: ResolvedExample, core: CoreConfig) -> PlannerState:
-    """The plan the program makes for the example's question and scope."""
-    catalog = store.catalog
-    doc_types = frozenset(d.doc_type for d in catalog.documents.values())
-    _, plan = analyse_and_plan(
-        resolved.example.question,
-        resolved.scope,
-        catalog.entities,
-        doc_types,
-        core.planner,
-        vocabulary=catalog.vocabulary,
-    )
-    return plan
+def plan_for(store: Store, resolved: ResolvedExample, core: CoreConfig) -> tuple[PlannerState, QuestionScope]:
+    """The plan the program makes for the example's question and scope, and the documents it may read."""
+    doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
+    _, plan, scoped = plan_in_scope(resolved.example.question, resolved.scope, store, doc_types, core.planner)
+    return plan, scoped
 
 
 def retrieve_all(
-    store: Store, resolved: ResolvedExample, plan: PlannerState, sub_questions: Sequence[str], core: CoreConfig
+    store: Store, scope: QuestionScope, plan: PlannerState, sub_questions: Sequence[str], core: CoreConfig
 ) -> list[SubQuestionRetrieval]:
     """The guarded retrieval of each sub-question through one QuestionRetrieval (as the program runs it)."""
-    retrieval = QuestionRetrieval(store, resolved.scope, plan, core, clock=fixed_clock)
+    retrieval = QuestionRetrieval(store, scope, plan, core, clock=fixed_clock)
     return [retrieval.retrieve(sq) for sq in sub_questions]
 
 
@@ -114,11 +107,11 @@ def stage_example(
     core = core or CoreConfig()
     view = dataclasses.replace(store, call_log=[])
     example = resolved.example
-    plan = plan_for(view, resolved, core)
+    plan, scoped = plan_for(view, resolved, core)
     sub_questions = tuple(example.gold_sub_questions) or (plan.goal,)
-    retrieval = retrieve_all(view, resolved, plan, sub_questions, core)
+    retrieval = retrieve_all(view, scoped, plan, sub_questions, core)
     gold_rows = gold_chunk_rows(view, resolved) if gold_rows is None else gold_rows
-    question_chunks = retrieve_all(view, resolved, plan, [plan.goal], core)[0].chunks
+    question_chunks = retrieve_all(view, scoped, plan, [plan.goal], core)[0].chunks
     context = answer_context(view, resolved, gold_rows, question_chunks, core.chunks_k)
     return StageExample(resolved, sub_questions, tuple(retrieval), gold_rows, context)
 

@@ -21,7 +21,7 @@ from pipeline.evaluation.stage_metrics import (
     page_recall_at_k,
 )
 from pipeline.execution.rounds import SubQuestionRetrieval
-from pipeline.intake.scope import allowed_document_ids
+from pipeline.intake.scope import question_scope
 from pipeline.program.events import Section
 from pipeline.store import Store
 from pipeline.types import ChunkHit
@@ -38,7 +38,7 @@ def score_decomposition(
     resolved = item.resolved
     documents = [[h.chunk.document_id for h in r.chunks] for r in retrieval]
     pages = [[(h.chunk.document_id, h.chunk.page) for h in r.chunks] for r in retrieval]
-    allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
+    allowed = question_scope(resolved.scope, store).allowed
     shown = {d for ranking in documents for d in ranking}
     return StageScores(
         stage="decompose",
@@ -58,7 +58,7 @@ def score_kept(store: Store, item: StageExample, kept: Sequence[Sequence[ChunkHi
     resolved = item.resolved
     shown = [h.chunk.row for r in item.retrieval for h in r.chunks]
     kept_rows = [h.chunk.row for group in kept for h in group]
-    allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
+    allowed = question_scope(resolved.scope, store).allowed
     kept_docs = {h.chunk.document_id for group in kept for h in group}
     measured = kept_precision_recall(kept_rows, shown, item.gold_rows)
     return StageScores(
@@ -79,7 +79,7 @@ def score_sections(store: Store, item: StageExample, sections: Sequence[Section]
     resolved = item.resolved
     example = item.example
     cited_docs = {s.document_id for section in sections for s in section.sources}
-    allowed = allowed_document_ids(resolved.scope, store.entity_document_ids)
+    allowed = question_scope(resolved.scope, store).allowed
     units = store.catalog.vocabulary.unit_words
     reader = reader_metrics(
         read_sections(sections), example.answer_facts, resolved.gold_pages, example.expect_not_found, units

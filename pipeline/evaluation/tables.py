@@ -27,6 +27,7 @@ METRIC_COLUMNS = (
     "words_per_section",
     "quotes_per_section",
     "brevity",
+    "scope_note",
     "lm_calls",
     "tokens",
 )

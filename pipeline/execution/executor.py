@@ -18,7 +18,7 @@ from pipeline.execution.tool_loop import CallRecord, CallStatus, StopReason, Too
 from pipeline.execution.tools import RetrievalTools, SearchSettings, SearchStore, ToolRecorder, context_sources
 from pipeline.guards.entity_gate import ChunkExclusion, DocumentVerdict, Exclusion
 from pipeline.guards.ids import IdRejection, resolve_step_references
-from pipeline.intake.scope import Scope
+from pipeline.intake.scope import QuestionScope
 from pipeline.settings import CoreConfig
 from pipeline.types import ChunkHit, DocumentHit
 
@@ -47,7 +47,7 @@ class StepTrace:
 class ExecutionTrace:
     """What the executor decided while running one list of steps, and the loop's state after it."""
 
-    scope: Scope
+    scope: QuestionScope
     given: Steps
     gate_entity_ids: tuple[str, ...]
     steps: tuple[StepTrace, ...]
@@ -94,11 +94,11 @@ class StepExecutor:
     gate judges each document once per question) and one ToolLoop (so its limits, given-up
     tools and stop reason hold for the whole question)."""
 
-    def __init__(self, store: SearchStore, scope: Scope, config: CoreConfig | None = None) -> None:
+    def __init__(self, store: SearchStore, scope: QuestionScope, config: CoreConfig | None = None) -> None:
         self.scope = scope
         self.config = config or CoreConfig()
         self.tools = RetrievalTools(store, scope, self.config, SearchSettings())
-        sources = context_sources(scope, store.entity_document_ids)
+        sources = context_sources(scope)
         self.loop = ToolLoop(self.tools.tools(), self.config.tool_loop, sources)
 
     @property

@@ -27,7 +27,7 @@ from pipeline.execution.executor import ExecutionResult, StepExecutor
 from pipeline.execution.steps import scope_steps
 from pipeline.execution.tools import SearchSettings, SearchStore
 from pipeline.intake.planner_state import AcceptanceCriteria, PlannerState, RetrievalRound
-from pipeline.intake.scope import Scope
+from pipeline.intake.scope import QuestionScope
 from pipeline.settings import CoreConfig
 from pipeline.text import bm25_tokens
 from pipeline.types import ChunkHit, Entity, SearchMode
@@ -164,7 +164,7 @@ class QuestionRetrieval:
     def __init__(
         self,
         store: SearchStore,
-        scope: Scope,
+        scope: QuestionScope,
         plan: PlannerState,
         config: CoreConfig | None = None,
         *,
@@ -234,7 +234,7 @@ class QuestionRetrieval:
             executions = []
             for query in queries:
                 done.add(_search_key(query, search))
-                result = self.executor.run(scope_steps(self.scope, query, self.store.entity_document_ids), search)
+                result = self.executor.run(scope_steps(self.scope, query), search)
                 executions.append((query, result))
                 rankings.extend(result.chunk_lists)
             found = {h.chunk.row for _, r in executions for h in r.chunks}

@@ -11,7 +11,8 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from pipeline.guards.ids import step_reference
-from pipeline.intake.scope import EntityResolver, Scope, scope_document_ids
+from pipeline.intake.scope import QuestionScope
+from pipeline.text import cut_text
 from pipeline.types import Strict
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,7 @@ SEARCH_DOCS_STEP = "search_docs"
 SEARCH_CHUNKS_STEP = "search_chunks"
 SEARCH_DOCS_REF = step_reference(SEARCH_DOCS_STEP)
 MAX_PLAN_STEPS = 6
+MAX_QUERY_CHARS = 2000
 
 
 class Step(Strict):
@@ -28,7 +30,7 @@ class Step(Strict):
 
     step_id: str = Field(pattern=r"^[a-z0-9_]{1,40}$")
     tool: ToolName
-    query: str = Field(min_length=1, max_length=2000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     document_ids: tuple[str, ...] = ()
     k: int | None = Field(default=None, ge=1, le=100)
 
@@ -68,9 +70,15 @@ def two_steps(query: str) -> Steps:
     )
 
 
-def scope_steps(scope: Scope, query: str, resolver: EntityResolver) -> Steps:
-    """The plan for `scope`, built in code: no LM decides which documents may be read."""
-    ids = scope_document_ids(scope, resolver)
-    if ids is None:
+def scope_steps(scope: QuestionScope, query: str) -> Steps:
+    """The plan for `scope`, built in code: no LM decides which documents may be read. A chip or a
+    property reads its documents in one step; no scope, or an implicit entity scope, finds documents
+    first. A query over the store's limit (a sub-question with a long name added) is cut, and the cut logged."""
+    query, length = cut_text(query, MAX_QUERY_CHARS)
+    if length is not None:
+        log.info("query of %d characters cut to %d", length, MAX_QUERY_CHARS)
+    if scope.document_ids is None or scope.implicit:
         return two_steps(query)
-    return Steps(steps=(Step(step_id=SEARCH_CHUNKS_STEP, tool="retrieve_chunks", query=query, document_ids=ids),))
+    return Steps(
+        steps=(Step(step_id=SEARCH_CHUNKS_STEP, tool="retrieve_chunks", query=query, document_ids=scope.document_ids),)
+    )

@@ -23,7 +23,7 @@ from pipeline.guards.entity_gate import (
     pair_documents,
 )
 from pipeline.guards.ids import IdRejection, filter_document_ids, id_problem
-from pipeline.intake.scope import Scope, allowed_document_ids, scope_document_ids
+from pipeline.intake.scope import QuestionScope
 from pipeline.periods import Period, asked_from_labels, document_periods, preferred_documents
 from pipeline.retrieval.fusion import reciprocal_rank_fusion
 from pipeline.settings import CoreConfig
@@ -78,6 +78,8 @@ class SearchStore(Protocol):
     ) -> list[ChunkHit]: ...
 
     def entity_document_ids(self, entity_id: str) -> list[str]: ...
+
+    def entity_scope(self, entity_id: str) -> list[str]: ...
 
     def in_every_document(self, term: str) -> bool: ...
 
@@ -141,15 +143,15 @@ class RetrievalTools:
     inside each tool, so no caller (plan executor or LM agent) can get past them. The gate
     judges each document once per question (per set of gate inputs)."""
 
-    def __init__(self, store: SearchStore, scope: Scope, config: CoreConfig, search: SearchSettings) -> None:
+    def __init__(self, store: SearchStore, scope: QuestionScope, config: CoreConfig, search: SearchSettings) -> None:
         self.store, self.scope, self.config = store, scope, config
         self.search = search
         self.known = frozenset(store.catalog.documents)
-        self.allowed = allowed_document_ids(scope, store.entity_document_ids)
+        self.allowed = scope.allowed
         self.decided: dict[tuple[tuple[str, ...], frozenset[str], tuple[str, ...]], dict[str, bool]] = {}
         self.gate_exclusions: list[Exclusion] = []
         self.gate_verdicts: list[DocumentVerdict] = []
-        self.selected = frozenset(scope.document_ids)
+        self.selected = frozenset(scope.scope.document_ids)
         self.relaxed: list[str] = []
         self.chunk_exclusions: list[ChunkExclusion] = []
         self.empty_searches: set[str] = set()
@@ -157,6 +159,7 @@ class RetrievalTools:
         self.sent_documents: dict[str, None] = {}
         self.recorder = ToolRecorder()
         self._periods: dict[str, tuple[Period, ...]] = {}
+        self._family: dict[str, tuple[str, ...]] | None = None
 
     def _gate_inputs(self) -> tuple[tuple[Entity, ...], tuple[Entity, ...]]:
         return gate_inputs(self.search.gate_entity_ids, self.store.catalog.entities)
@@ -210,6 +213,41 @@ class RetrievalTools:
         kept = [d for d in position if decided[d]]
         return sorted(kept, key=lambda d: (rank.get(d, -1), position[d]))
 
+    def _with_amendments(self, ids: Sequence[str]) -> list[str]:
+        """`ids` with each agreement's amendments (and each amendment's agreement) right after it, those
+        the scope allows and the gate keeps: an agreement is read with what amends it."""
+        family = self._families()
+        if not family:
+            return list(ids)
+        documents = self.store.catalog.documents
+        related = [m for d in ids for m in family.get(d, ()) if m not in ids]
+        related = [m for m in related if id_problem(m, self.known, self.allowed) is None]
+        keep = set(self._gate([documents[m] for m in dict.fromkeys(related)])) if related else set()
+        out: dict[str, None] = {}
+        for d in ids:
+            out[d] = None
+            out.update(dict.fromkeys(m for m in family.get(d, ()) if m in keep))
+        return list(out)
+
+    def _families(self) -> dict[str, tuple[str, ...]]:
+        """document id -> the other documents of its agreement (the agreement and its amendments), in
+        catalog order; only documents that have any."""
+        if self._family is None:
+            documents = self.store.catalog.documents
+            members: dict[str, list[str]] = {}
+            for d in documents.values():
+                if d.amends is not None and d.amends in documents:
+                    members.setdefault(d.amends, [d.amends]).append(d.document_id)
+            self._family = {m: tuple(x for x in group if x != m) for group in members.values() for m in group}
+        return self._family
+
+    def _owned(self, asked: Sequence[Entity], ids: Sequence[str]) -> frozenset[str]:
+        """Those of `ids` whose owners the catalog declares and that an asked entity owns: whose they are
+        is decided, so the chunk backstop does not judge their chunks."""
+        wanted = {e.entity_id for e in asked}
+        documents = self.store.catalog.documents
+        return frozenset(d for d in ids if not documents[d].text_rules and wanted & set(documents[d].entity_ids))
+
     def _preferred(self, ids: Sequence[str]) -> tuple[frozenset[str], bool]:
         """(those of `ids` whose documents cover a period the question names, whether only those are
         read): none when it names none or sets its period against others ("compared to previous
@@ -261,7 +299,9 @@ class RetrievalTools:
         if found.value is None:
             return found
         by_id = {h.document.document_id: h for h in found.value}
-        kept = tuple(by_id[d] for d in self._by_period(self._gate([h.document for h in found.value]))[:k])
+        ids = self._with_amendments(self._by_period(self._gate([h.document for h in found.value]))[:k])
+        documents = self.store.catalog.documents
+        kept = tuple(by_id.get(d) or DocumentHit(documents[d], 0.0) for d in ids)
         if not kept:
             self.empty_searches.add(query)
         return ToolResult.success(kept)
@@ -322,7 +362,7 @@ class RetrievalTools:
             if boosted.value is not None:
                 hits = _fused(boosted.value, hits, k)
         asked, others = self._gate_inputs()
-        backstop = chunk_backstop(hits, asked, others, self.store.catalog.vocabulary)
+        backstop = chunk_backstop(hits, asked, others, self.store.catalog.vocabulary, self._owned(asked, ids))
         self.chunk_exclusions.extend(backstop.exclusions)
         return ToolResult.success(backstop.kept)
 
@@ -334,18 +374,20 @@ def _fused(first: Sequence[ChunkHit], second: Sequence[ChunkHit], k: int) -> lis
     return [hits[f.row] for f in reciprocal_rank_fusion(rankings, limit=k)]
 
 
-def context_sources(scope: Scope, resolver: Callable[[str], Sequence[str]]) -> list[ContextSource]:
-    """Where a retry may take document ids from: the chip, else the scope's property."""
-    ids = scope_document_ids(scope, resolver)
-    if ids is None:
+def context_sources(scope: QuestionScope) -> list[ContextSource]:
+    """Where a retry may take document ids from: the chip, else the scope's entity (explicit or implicit)."""
+    if scope.document_ids is None:
         return []
-    return [ContextSource("scope_documents" if scope.kind == "chip" else "scope_property", {"document_ids": list(ids)})]
+    name = "scope_documents" if scope.scope.kind == "chip" else "scope_entities" if scope.implicit else "scope_property"
+    return [ContextSource(name, {"document_ids": list(scope.document_ids)})]
 
 
 def query_within(store: SearchStore, query: str, ids: Collection[str]) -> str:
-    """`query` without the names of the entities owning every one of documents `ids`: inside their
-    documents those names are on every page (headers, footers) and would rank them, not the answer."""
+    """`query` without the names of the entities owning every one of documents `ids` that has owners:
+    inside their documents those names are on every page (headers, footers) and would rank them, not
+    the answer."""
     documents, entities = store.catalog.documents, store.catalog.entities
-    owners = set.intersection(*(set(documents[d].entity_ids) for d in ids)) if ids else set()
+    owned = [set(documents[d].entity_ids) for d in ids if documents[d].entity_ids]  # a shared annex has none
+    owners = set.intersection(*owned) if owned else set()
     owning = [entities[e] for e in sorted(owners) if e in entities]
     return without_mentions(query, owning, store.catalog.vocabulary) if owning else query

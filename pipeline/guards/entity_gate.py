@@ -1,5 +1,10 @@
 """The entity gate (seed 002): no document or chunk about another property gets through.
 
+Where the catalog declares a document's owners, the catalog decides: the document is an asked
+entity's if and only if that entity owns it (the pair rule below still holds), and its chunks are
+not judged by what they name. The text rules that follow judge documents with no declared owner,
+and owned documents of a corpus whose manifest asks for them (`ownership = "text"`).
+
 A document is judged on its summary and opening (parties clause, title block and first page),
 never on its filename alone:
 - hard exclusion, never relaxed: the summary does not name the asked entity but names
@@ -66,6 +71,8 @@ class DocumentVerdict:
     entity_in_opening: bool = False
     # Where the asked entity (or another) was found: "summary: ...", "opening: ...", "owners: ...".
     evidence: tuple[str, ...] = ()
+    # The catalog declares an asked entity among its owners and decides alone (no text rule judged it).
+    owner: bool = False
 
     @property
     def keep(self) -> bool:
@@ -73,10 +80,11 @@ class DocumentVerdict:
 
     @property
     def tier(self) -> int:
-        """Relaxation rank: entity in summary or opening, in filename only, nowhere, losing on prominence."""
+        """Relaxation rank: owner by the catalog, or entity in summary or opening; in filename only;
+        nowhere; losing on prominence."""
         if "other_address_more_prominent" in self.reasons:
             return 3
-        if self.entity_in_summary or self.entity_in_opening:
+        if self.owner or self.entity_in_summary or self.entity_in_opening:
             return 0
         return 1 if self.entity_in_filename else 2
 
@@ -174,6 +182,8 @@ def judge_document(
     owned_by_asked = bool(asked_ids & owners)
     owned_by_other = bool(owners) and not owned_by_asked
     co_owners = owners - asked_ids if owned_by_asked else set()
+    if owners and not document.text_rules:
+        return _by_owners(document, owned_by_asked, bool(co_owners), len(owners & asked_ids), pair_documents)
     summary = scan_addresses(document.summary, asked, others, vocabulary)
     name = scan_addresses(f"{document.filename}\n{document.title}", asked, others, vocabulary)
     in_summary, in_name = bool(summary.asked), bool(name.asked)
@@ -232,6 +242,32 @@ def judge_document(
         hard,
         in_opening,
         tuple(evidence),
+    )
+
+
+def _by_owners(
+    document: Document, owned_by_asked: bool, co_owned: bool, asked_owners: int, pair_documents: AbstractSet[str]
+) -> DocumentVerdict:
+    """The verdict on a document whose owners the catalog declares: whose it is is what the catalog says,
+    whatever its summary or opening names (a party's NDA naming only the other party is still its own;
+    a report naming its largest customer is still not the customer's)."""
+    evidence = [f"owners: {len(document.entity_ids)} in the catalog, {asked_owners} asked; the catalog decides"]
+    reasons: tuple[ExclusionReason, ...] = ()
+    if not owned_by_asked:
+        reasons = ("owned_by_other_entity",)
+    elif pair_documents and co_owned and document.document_id not in pair_documents:
+        reasons = ("another_pair",)
+        evidence.append("owned by one asked entity with another; the asked entities own documents together")
+    return DocumentVerdict(
+        document.document_id,
+        document.filename,
+        entity_in_summary=False,
+        entity_in_filename=False,
+        other_addresses=(),
+        reasons=reasons,
+        hard=bool(reasons),
+        evidence=tuple(evidence),
+        owner=owned_by_asked and not reasons,
     )
 
 
@@ -318,13 +354,22 @@ class BackstopResult:
 
 
 def chunk_backstop(
-    hits: Sequence[ChunkHit], asked: Sequence[Entity], others: Sequence[Entity], vocabulary: Vocabulary
+    hits: Sequence[ChunkHit],
+    asked: Sequence[Entity],
+    others: Sequence[Entity],
+    vocabulary: Vocabulary,
+    owned: AbstractSet[str] = frozenset(),
 ) -> BackstopResult:
-    """`hits` without the chunks that name another address but not the asked entity."""
+    """`hits` without the chunks that name another address but not the asked entity. Chunks of the
+    documents in `owned` (the catalog gives them to an asked entity and decides alone) are kept whatever
+    they name: a contract's pages name its other party."""
     if not asked:
         return BackstopResult(tuple(hits), ())
     kept, dropped = [], []
     for hit in hits:
+        if hit.chunk.document_id in owned:
+            kept.append(hit)
+            continue
         scan = scan_addresses(hit.chunk.text, asked, others, vocabulary)
         if scan.asked or not scan.others:
             kept.append(hit)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from pipeline.entities import find_entity_mentions, phrase_tokens, tokenize
+from pipeline.entities import name_variants, phrase_tokens, scan_entity_mentions, tokenize
+from pipeline.name_forms import LEGAL_FORMS, without_legal_form
 from pipeline.periods import AskedPeriods, find_periods
 from pipeline.settings import PlannerConfig
 from pipeline.text import normalise
@@ -132,6 +133,8 @@ class Intake:
     # Years, quarters and days the question names ("FY2018", "Q2 2023", "as of December 31, 2021"),
     # and whether it asks for the latest report.
     periods: AskedPeriods = field(default_factory=AskedPeriods)
+    # A name several entities go by, as written -> their ids ("Norvane" of Norvane LLC and Norvane Limited)
+    ambiguous_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def literal_texts(self) -> tuple[str, ...]:
@@ -158,6 +161,8 @@ def find_literal_terms(question: str, vocabulary: Vocabulary) -> tuple[LiteralTe
         for m in pattern.regex.finditer(question):
             found.append((m.start(), LiteralTerm(m.group().strip(), pattern.name)))
     terms: dict[str, LiteralTerm] = {}
+    # whitespace as the question's goal writes it (runs of spaces and line breaks as one space)
+    found = [(at, LiteralTerm(" ".join(t.text.split()), t.kind)) for at, t in found if t.text.split()]
     for _, term in sorted(found, key=lambda p: p[0]):
         if not any(term.text in t for t in terms):
             terms[term.text] = term
@@ -168,7 +173,7 @@ def _word_owners(entities: Sequence[Entity], vocabulary: Vocabulary) -> dict[str
     """Distinctive name word -> ids of the entities whose names use it: no stopword, generic noun or
     street type, and no word the corpus also writes as an ordinary word or in other organisations'
     documents ("best", "health", "Technologies"): those never name an entity on their own."""
-    common = vocabulary.not_alone
+    common = vocabulary.not_alone | LEGAL_FORMS
     owners: dict[str, dict[str, None]] = {}
     for entity in entities:
         for name in entity.names:
@@ -187,15 +192,62 @@ def find_ambiguous_entities(
     return tuple((w, owners[w]) for w in words if len(owners.get(w, ())) > 1 and not set(owners[w]) & set(named))
 
 
+@lru_cache(maxsize=16)
+def _name_runs(entities: tuple[Entity, ...]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Every run of two or more consecutive words of an entity's names -> the ids of the entities whose
+    names hold it ("pacific leju" of "Shanghai Pacific Leju Information Co.")."""
+    owners: dict[tuple[str, ...], dict[str, None]] = {}
+    for entity in entities:
+        for words in name_variants(entity):
+            for start in range(len(words)):
+                for end in range(start + 2, len(words) + 1):
+                    owners.setdefault(words[start:end], {})[entity.entity_id] = None
+    return {run: tuple(ids) for run, ids in owners.items()}
+
+
+@lru_cache(maxsize=16)
+def _acronyms(entities: tuple[Entity, ...]) -> dict[str, tuple[str, ...]]:
+    """The initials of each name of three or more words (its legal form left out) -> the entities'
+    ids ("HRI" of "Halcyon Resorts International Inc.")."""
+    owners: dict[str, dict[str, None]] = {}
+    for entity in entities:
+        for name in entity.names:
+            words = without_legal_form(phrase_tokens(name))
+            if len(words) >= 3:
+                owners.setdefault("".join(w[0] for w in words).upper(), {})[entity.entity_id] = None
+    return {acronym: tuple(ids) for acronym, ids in owners.items()}
+
+
 def find_partial_entities(
     question: str, entities: Sequence[Entity], named: Collection[str], vocabulary: Vocabulary
 ) -> tuple[str, ...]:
-    """Entities named by a word that only their names use, given without the rest of the name: written
-    as a proper noun (capitalised), since a lower-case word is ordinary text ("alpha" no, "Alpha" yes)."""
+    """Entities named by part of their name, unique in the catalog: a run of two or more of their name's
+    words that no other name holds ("Pacific Leju"), a word only their names use ("Halcyon"), or the
+    initials of their name ("HRI"). A word or run must be written as a proper noun (capitalised), since a
+    lower-case word is ordinary text ("alpha" no, "Alpha" yes); initials in capitals."""
+    tokens = tokenize(question)
+    words = [t.folded for t in tokens]
+    runs = _name_runs(tuple(entities))
+    common = vocabulary.not_alone | LEGAL_FORMS
+    found: list[str] = []
+    covered: set[int] = set()
+    for start in range(len(tokens)):
+        for end in range(len(tokens), start + 1, -1):
+            ids = runs.get(tuple(words[start:end]), ())
+            run = words[start:end]
+            if len(ids) == 1 and tokens[start].cased[:1].isupper() and any(w not in common for w in run):
+                found.append(ids[0])
+                covered.update(range(start, end))
+                break
     owners = _word_owners(entities, vocabulary)
-    found = (
-        owners[t.folded][0] for t in tokenize(question) if len(owners.get(t.folded, ())) == 1 and t.cased[:1].isupper()
-    )
+    acronyms = _acronyms(tuple(entities))
+    for i, t in enumerate(tokens):
+        if i in covered:
+            continue
+        if len(owners.get(t.folded, ())) == 1 and t.cased[:1].isupper():
+            found.append(owners[t.folded][0])
+        elif t.cased.isupper() and len(acronyms.get(t.cased, ())) == 1 and t.folded not in owners:
+            found.append(acronyms[t.cased][0])
     return tuple(dict.fromkeys(e for e in found if e not in named))
 
 
@@ -258,9 +310,13 @@ def analyse_question(
     """Everything the planner rules need to know about `question`, in the corpus's vocabulary."""
     text = normalise(question)
     literal = find_literal_terms(question, vocabulary)
-    mentions = find_entity_mentions(question, entities, vocabulary)
-    named = tuple(dict.fromkeys(m.entity_id for m in mentions if m.entity_id))
+    scan = scan_entity_mentions(question, entities, vocabulary)
+    named = tuple(dict.fromkeys(m.entity_id for m in scan.mentions if m.entity_id))
     named = (*named, *find_partial_entities(question, entities, named, vocabulary))
+    ambiguous_names = tuple((phrase, ids) for phrase, ids in scan.ambiguous if not set(ids) & set(named))
+    # a word of a shared name is asked about once, as the name
+    in_names = {w for phrase, _ in ambiguous_names for w in phrase_tokens(phrase)}
+    shared_words = find_ambiguous_entities(question, entities, named, vocabulary)
     no_retrieval, reasoning_only = _no_retrieval(text)
     no_retrieval = no_retrieval and not literal and not named
     errors = any(t.kind == "error_message" for t in literal)
@@ -269,7 +325,7 @@ def analyse_question(
         question=" ".join(question.split()),
         literal_terms=literal,
         entity_ids=named,
-        ambiguous_entities=find_ambiguous_entities(question, entities, named, vocabulary),
+        ambiguous_entities=tuple((w, ids) for w, ids in shared_words if w not in in_names),
         ambiguous_acronyms=find_ambiguous_acronyms(question, config.acronym_glossary),
         retrieval_intent="none" if no_retrieval else "documents",
         answerability="reasoning_only" if reasoning_only and no_retrieval else "needs_documents",
@@ -281,4 +337,5 @@ def analyse_question(
         doc_type_hint=doc_type_hint(question, doc_types, config.doc_type_synonyms),
         subquestions=subquestions,
         periods=find_periods(question),
+        ambiguous_names=ambiguous_names,
     )

@@ -12,10 +12,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping
+from typing import Protocol
 
+from pipeline.guards.entity_gate import pair_documents
 from pipeline.intake.analysis import Intake, analyse_question
 from pipeline.intake.planner_state import (
+    MAX_CLARIFYING_CHARS,
+    MAX_GOAL_CHARS,
     AcceptanceCriteria,
     Budget,
     ClarifyingQuestion,
@@ -32,9 +37,18 @@ from pipeline.intake.planner_state import (
     StopConditions,
     Strategy,
 )
-from pipeline.intake.scope import Scope, gate_entity_ids
+from pipeline.intake.scope import (
+    QuestionScope,
+    Scope,
+    ScopeCatalog,
+    ScopeNote,
+    gate_entity_ids,
+    question_scope,
+    scope_note,
+)
 from pipeline.settings import PlannerConfig
-from pipeline.types import Entity
+from pipeline.text import cut_text
+from pipeline.types import Document, Entity
 from pipeline.vocabulary import Vocabulary
 
 MAX_QUESTIONS = 3
@@ -61,42 +75,46 @@ def _or_list(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
 
+def _asked(text: str, blocking: bool, cuts: list[str]) -> ClarifyingQuestion:
+    """A clarifying question, cut to its length limit (long names make long questions) with the cut noted."""
+    question, length = cut_text(text, MAX_CLARIFYING_CHARS)
+    if length is not None:
+        cuts.append(f"clarifying question of {length} characters cut to {MAX_CLARIFYING_CHARS}")
+    return ClarifyingQuestion(question=question, blocking=blocking)
+
+
 def clarifying_questions(
-    intake: Intake, scope: Scope, entities: Mapping[str, Entity]
+    intake: Intake, scope: Scope, entities: Mapping[str, Entity], cuts: list[str] | None = None
 ) -> tuple[tuple[ClarifyingQuestion, ...], tuple[RationaleTag, ...]]:
-    """At most three questions, each tied to one concrete uncertainty, and their tags."""
+    """At most three questions, each tied to one concrete uncertainty, and their tags; a question over
+    its length limit is cut and the cut appended to `cuts`."""
+    cuts = [] if cuts is None else cuts
     questions: list[ClarifyingQuestion] = []
     tags: list[RationaleTag] = []
     for acronym, meanings in intake.ambiguous_acronyms:
-        questions.append(
-            ClarifyingQuestion(
-                question=f"By {acronym}, do you mean {_or_list(list(meanings))}?",
-                blocking=True,
-            )
-        )
+        questions.append(_asked(f"By {acronym}, do you mean {_or_list(list(meanings))}?", True, cuts))
         tags.append("ambiguous_acronym")
-    # Only an unscoped question that names no entity in full is blocked by a shared word.
+    # A name several entities go by is asked about whenever no scope says which; a word they share only
+    # when the question names no entity in full.
+    if scope.kind == "no_scope":
+        for phrase, owners in intake.ambiguous_names:
+            question = f"Which one do you mean by '{phrase}': {_or_list(_names(owners, entities))}?"
+            questions.append(_asked(question, True, cuts))
+            tags.append("ambiguous_entity")
     if scope.kind == "no_scope" and not intake.entity_ids:
         for word, owners in intake.ambiguous_entities:
-            names = _names(owners, entities)
-            questions.append(
-                ClarifyingQuestion(
-                    question=f"Which one do you mean by '{word}': {_or_list(names)}?",
-                    blocking=True,
-                )
-            )
+            question = f"Which one do you mean by '{word}': {_or_list(_names(owners, entities))}?"
+            questions.append(_asked(question, True, cuts))
             tags.append("ambiguous_entity")
     if scope.entity_id is not None and intake.entity_ids and scope.entity_id not in intake.entity_ids:
         scoped = _names((scope.entity_id,), entities)
         asked = _names(intake.entity_ids, entities)
         if scoped and asked:
-            questions.append(
-                ClarifyingQuestion(
-                    question=f"You asked about {_or_list(asked)}, but the selection is {scoped[0]}; "
-                    f"answers come only from {scoped[0]}'s documents. Switch to {asked[0]}?",
-                    blocking=False,
-                )
+            question = (
+                f"You asked about {_or_list(asked)}, but the selection is {scoped[0]}; "
+                f"answers come only from {scoped[0]}'s documents. Switch to {asked[0]}?"
             )
+            questions.append(_asked(question, False, cuts))
             tags.append("scope_conflict")
     return tuple(questions[:MAX_QUESTIONS]), tuple(dict.fromkeys(tags))
 
@@ -183,7 +201,13 @@ def plan_question(
     """The PlannerState the rules give for this intake and scope; no LM, no I/O."""
     config = config or PlannerConfig()
     tags = _tags(intake, scope)
-    questions, question_tags = clarifying_questions(intake, scope, entities)
+    cuts: list[str] = []
+    questions, question_tags = clarifying_questions(intake, scope, entities, cuts)
+    goal, length = cut_text(intake.question, MAX_GOAL_CHARS)
+    if length is not None:
+        cuts.append(f"question of {length} characters cut to {MAX_GOAL_CHARS}")
+        kept = tuple(t for t in intake.literal_terms if t.text in goal)  # terms past the cut are not searched
+        intake = dataclasses.replace(intake, question=goal, literal_terms=kept)
     tags.extend(question_tags)
     gate_ids = tuple(e for e in gate_entity_ids(scope, intake.entity_ids) if e in entities)
     strategy: Strategy
@@ -201,7 +225,7 @@ def plan_question(
     synthesis = intake.requires_synthesis and bool(rounds)
     literal = bool(intake.literal_terms) and bool(rounds)
     return PlannerState(
-        goal=intake.question,
+        goal=goal,
         strategy=strategy,
         clarifying_questions=questions,
         retrieval_rounds=rounds,
@@ -221,7 +245,9 @@ def plan_question(
         ),
         budget=Budget(max_tokens=config.max_tokens, max_latency_ms=config.max_latency_ms),
         safety=Safety(pii_allowed=config.pii_allowed),
-        planner_meta=PlannerMeta(planner_version=config.planner_version, rationale_tags=tuple(dict.fromkeys(tags))),
+        planner_meta=PlannerMeta(
+            planner_version=config.planner_version, rationale_tags=tuple(dict.fromkeys(tags)), cuts=tuple(cuts)
+        ),
     )
 
 
@@ -239,3 +265,52 @@ def analyse_and_plan(
     config = config or PlannerConfig()
     intake = analyse_question(question, list(entities.values()), doc_types, config, vocabulary)
     return intake, plan_question(intake, scope, entities, config)
+
+
+class PlanningCatalog(Protocol):
+    """What planning a question in its scope needs from the catalog (Store satisfies it)."""
+
+    @property
+    def entities(self) -> Mapping[str, Entity]: ...
+
+    @property
+    def vocabulary(self) -> Vocabulary: ...
+
+    @property
+    def documents(self) -> Mapping[str, Document]: ...
+
+    @property
+    def entity_kind(self) -> str: ...
+
+
+class PlanningStore(ScopeCatalog, Protocol):
+    @property
+    def catalog(self) -> PlanningCatalog: ...
+
+
+def plan_in_scope(
+    question: str,
+    scope: Scope,
+    store: PlanningStore,
+    doc_types: Collection[str],
+    config: PlannerConfig | None = None,
+) -> tuple[Intake, PlannerState, QuestionScope]:
+    """The question's intake, its plan, and the documents it may read, derived once here: a question
+    with no scope that names entities reads only their documents (an implicit entity scope)."""
+    catalog = store.catalog
+    intake, plan = analyse_and_plan(question, scope, catalog.entities, doc_types, config, vocabulary=catalog.vocabulary)
+    named = tuple(e for e in intake.entity_ids if e in catalog.entities) if plan.retrieval_rounds else ()
+    return intake, plan, question_scope(scope, store, named)
+
+
+def plan_scope_note(plan: PlannerState, scope: QuestionScope, store: PlanningStore) -> ScopeNote | None:
+    """What the answer must say about whose documents the scope selected, for the entities the plan's
+    gate protects (none for an implicit entity scope: those are the named entities' own)."""
+    if scope.implicit or not plan.retrieval_rounds:
+        return None
+    filters = plan.retrieval_rounds[0].filters
+    together = pair_documents(filters.together or filters.entities, store.entity_document_ids)
+    catalog = store.catalog
+    return scope_note(
+        scope.document_ids, filters.entities, catalog.documents, catalog.entities, catalog.entity_kind, together
+    )

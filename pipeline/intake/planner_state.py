@@ -46,12 +46,17 @@ RationaleTag = Literal[
 ]
 
 
+# Longest clarifying question and goal: text built from names and questions is cut to these, never refused.
+MAX_CLARIFYING_CHARS = 300
+MAX_GOAL_CHARS = 2000
+
+
 class ClarifyingQuestion(Strict):
     """A question that unblocks one concrete planning uncertainty (its kind is a rationale tag).
 
     A blocking question is asked instead of an answer; any other comes with the answer."""
 
-    question: str = Field(min_length=1, max_length=300)
+    question: str = Field(min_length=1, max_length=MAX_CLARIFYING_CHARS)
     blocking: bool
 
 
@@ -139,12 +144,14 @@ class Safety(Strict):
 class PlannerMeta(Strict):
     planner_version: str = Field(min_length=1, max_length=60)
     rationale_tags: tuple[RationaleTag, ...] = ()
+    # Text the planner cut to a length limit (a clarifying question naming long names, a long goal).
+    cuts: tuple[str, ...] = ()
 
 
 class PlannerState(Strict):
     """The planner's whole output; the executor's input. One controlling strategy."""
 
-    goal: str = Field(min_length=1, max_length=2000)
+    goal: str = Field(min_length=1, max_length=MAX_GOAL_CHARS)
     strategy: Strategy
     clarifying_questions: tuple[ClarifyingQuestion, ...] = Field(default=(), max_length=3)
     retrieval_rounds: tuple[RetrievalRound, ...] = Field(default=(), max_length=3)

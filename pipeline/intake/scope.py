@@ -3,17 +3,17 @@ or one property; and the document ids each scope allows."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Literal, Protocol
 
 from pydantic import model_validator
 
+from pipeline.guards.entity_gate import pair_documents
 from pipeline.guards.ids import is_canonical_uuid
 from pipeline.types import Document, Entity, Strict
 
 ScopeKind = Literal["no_scope", "chip", "property"]
-# entity id -> the ids of its documents, the one catalog query (Store.entity_document_ids).
-EntityResolver = Callable[[str], Sequence[str]]
 
 
 class Scope(Strict):
@@ -43,20 +43,60 @@ class Scope(Strict):
 NO_SCOPE = Scope(kind="no_scope")
 
 
-def scope_document_ids(scope: Scope, resolver: EntityResolver) -> tuple[str, ...] | None:
-    """The ids a question in `scope` reads, in order: the chip's, else the property's from the
-    catalog; None means the whole catalog (no scope)."""
+class ScopeCatalog(Protocol):
+    """What deriving a question's documents needs from the catalog (Store satisfies it)."""
+
+    def entity_scope(self, entity_id: str) -> list[str]: ...
+
+    def entity_document_ids(self, entity_id: str) -> list[str]: ...
+
+
+class QuestionScope(Strict):
+    """The documents one question may read, derived once at intake and carried as this one value from
+    the plan to the store calls and the citation check: the chip's ids, a property's documents, an
+    implicit entity scope (a question with no scope that names entities reads their documents), or
+    None for the whole catalog."""
+
+    scope: Scope
+    document_ids: tuple[str, ...] | None = None
+    # The entities an implicit entity scope was derived from; () for any other scope.
+    implicit_entity_ids: tuple[str, ...] = ()
+
+    @property
+    def allowed(self) -> frozenset[str] | None:
+        """The ids the question may read, as a set; None means the whole catalog."""
+        return None if self.document_ids is None else frozenset(self.document_ids)
+
+    @property
+    def implicit(self) -> bool:
+        return bool(self.implicit_entity_ids)
+
+
+def entity_scope_ids(entity_ids: Sequence[str], catalog: ScopeCatalog) -> tuple[str, ...]:
+    """The documents of an implicit scope of `entity_ids`, in catalog order: one entity's own (and the
+    shared ones); for several, the documents two or more of them own together, else all of theirs."""
+    named = tuple(dict.fromkeys(entity_ids))
+    together = pair_documents(named, catalog.entity_document_ids)
+    if together:
+        ordered = [d for e in named for d in catalog.entity_scope(e) if d in together]
+        owned = {d for e in named for d in catalog.entity_document_ids(e)}
+        shared = [d for d in catalog.entity_scope(named[0]) if d not in owned]
+        return tuple(dict.fromkeys([*ordered, *shared]))
+    return tuple(dict.fromkeys(d for e in named for d in catalog.entity_scope(e)))
+
+
+def question_scope(scope: Scope, catalog: ScopeCatalog, named: Sequence[str] = ()) -> QuestionScope:
+    """The documents a question in `scope` naming the entities `named` may read: the chip's; the
+    property's (the documents it owns, and those the manifest shares with every entity); with no
+    scope, the named entities' (an implicit entity scope), else the whole catalog."""
     if scope.kind == "chip":
-        return scope.document_ids
+        return QuestionScope(scope=scope, document_ids=scope.document_ids)
     if scope.kind == "property" and scope.entity_id is not None:
-        return tuple(resolver(scope.entity_id))
-    return None
-
-
-def allowed_document_ids(scope: Scope, resolver: EntityResolver) -> frozenset[str] | None:
-    """The ids a question in `scope` may read, as a set; None means the whole catalog."""
-    ids = scope_document_ids(scope, resolver)
-    return None if ids is None else frozenset(ids)
+        return QuestionScope(scope=scope, document_ids=tuple(catalog.entity_scope(scope.entity_id)))
+    if named:
+        ids = tuple(dict.fromkeys(named))
+        return QuestionScope(scope=scope, document_ids=entity_scope_ids(ids, catalog), implicit_entity_ids=ids)
+    return QuestionScope(scope=scope)
 
 
 def gate_entity_ids(scope: Scope, mentioned: Sequence[str]) -> tuple[str, ...]:
@@ -118,22 +158,35 @@ def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+def _theirs(document: Document, wanted: AbstractSet[str], together: AbstractSet[str]) -> bool:
+    """Whether the asked entities may read `document` by its owners: one of them owns it (and, when they
+    own documents together, it is one of those or has no other owner), or it is shared with every entity."""
+    owners = set(document.entity_ids)
+    if not owners:
+        return not document.outside
+    if not wanted & owners:
+        return False
+    return not together or document.document_id in together or owners <= wanted
+
+
 def scope_note(
     scoped_ids: Sequence[str] | None,
     asked_ids: Sequence[str],
     documents: Mapping[str, Document],
     entities: Mapping[str, Entity],
     entity_kind: str = "entity",
+    together: AbstractSet[str] = frozenset(),
 ) -> ScopeNote | None:
     """The note a scoped question needs when its selected documents are not the asked entities' own:
-    all another entity's (`other_entity`), or some owned by no entity (`no_entity`); None otherwise
-    (no scope, no entity asked, or a selected document the asked entities own or share)."""
+    all another entity's, or another pair's where the asked entities own documents together
+    (`together`) (`other_entity`), or some owned by no entity (`no_entity`); None otherwise (no scope,
+    no entity asked, or a selected document the asked entities may read)."""
     asked = [entities[e] for e in dict.fromkeys(asked_ids) if e in entities]
     selected = [documents[d] for d in scoped_ids or () if d in documents]
     if not asked or not selected:
         return None
     wanted = {e.entity_id for e in asked}
-    if any(wanted & set(d.entity_ids) or (not d.entity_ids and not d.outside) for d in selected):
+    if any(_theirs(d, wanted, together) for d in selected):
         return None
     asked_names = tuple(e.name for e in asked)
     unowned = tuple(d for d in selected if not d.entity_ids)

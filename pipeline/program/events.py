@@ -117,6 +117,9 @@ class Completed(Strict):
     # Whose documents the scope selected when they are not the named entity's own: "other_entity"
     # (nothing was read, the answer is the note's message) or "no_entity" (read, the answer says so).
     scope_note: ScopeNote | None = None
+    # The entities a question with no scope named, whose documents alone were searched (an implicit
+    # entity scope); () when the scope was given or the question named none.
+    implicit_scope: tuple[str, ...] = ()
     lm_calls: int
     # of lm_calls, those answered from DSPy's cache (their tokens and model time were not spent)
     cached_calls: int = 0

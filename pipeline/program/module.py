@@ -34,9 +34,9 @@ from pipeline.guards.sanitise import (
 )
 from pipeline.guards.sub_questions import check_sub_questions
 from pipeline.intake.parts import question_parts
-from pipeline.intake.planner import analyse_and_plan
+from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.planner_state import PlannerState
-from pipeline.intake.scope import Scope, ScopeNote, allowed_document_ids, scope_document_ids, scope_note
+from pipeline.intake.scope import QuestionScope, Scope, ScopeNote
 from pipeline.program.answer_step import AnswerStep
 from pipeline.program.calls import call_once
 from pipeline.program.events import (
@@ -63,6 +63,7 @@ from pipeline.program.trace import (
     record_question,
     record_retrieval,
     record_sanitised,
+    record_scope,
     record_tool_loop,
 )
 from pipeline.settings import Settings
@@ -83,6 +84,8 @@ class QuestionRun:
 
     plan: PlannerState
     trace: QuestionTrace
+    # The documents the question may read, derived once at intake: every step below reads this one value.
+    scope: QuestionScope
     # The question asks for reasoning only (arithmetic on given numbers): answered without documents.
     reasoning_only: bool = False
     # How the question asks its answer to be written ("Answer in EUR billions."), taken out of the plan's goal.
@@ -126,15 +129,16 @@ class ScopedQA(dspy.Module):
         started = time.perf_counter()
         arrived = self.clock()
         trace = self._new_trace(question, scope)
-        if not trace.question:
+        if not trace.question.strip():
             yield Failed(message="the question is empty once markup and control characters are removed", trace=trace)
             return
         run = self._plan(trace, scope)
         plan, config = run.plan, self.settings.core
+        scoped = run.scope
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        note = self.scope_note(plan, scope)
+        note = plan_scope_note(plan, scoped, self.store)
         steps = self.settings.program.steps
         yield Decomposing(lm=steps.uses_lm("decompose"))
         try:
@@ -143,14 +147,14 @@ class ScopedQA(dspy.Module):
             yield Decomposed(sub_questions=tuple(sub_questions))
             yield Retrieving()
             retrieval = QuestionRetrieval(
-                self.store, scope, plan, config, passage=passage, clock=self.clock, started=arrived
+                self.store, scoped, plan, config, passage=passage, clock=self.clock, started=arrived
             )
             groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
             record_tool_loop(trace, retrieval)
             yield Filtering(lm=steps.uses_lm("score"))
             kept = self.score_step(run, sub_questions, groups)
             yield Generating(lm=steps.uses_lm("answer"))
-            sections_out = self.answer_sections(run, scope, sub_questions, kept)
+            sections_out = self.answer_sections(run, sub_questions, kept)
             for section in sections_out:
                 yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
         except LMFailure as exc:
@@ -189,15 +193,13 @@ class ScopedQA(dspy.Module):
             clarifying_questions=tuple(q.question for q in plan.clarifying_questions),
             notice=retrieval.user_message,
             scope_note=note,
+            implicit_scope=tuple(self.store.catalog.entities[e].name for e in scoped.implicit_entity_ids),
             trace=trace,
         )
 
-    def scope_note(self, plan: PlannerState, scope: Scope) -> ScopeNote | None:
+    def scope_note(self, run: QuestionRun) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""
-        asked = plan.retrieval_rounds[0].filters.entities if plan.retrieval_rounds else ()
-        catalog = self.store.catalog
-        scoped = scope_document_ids(scope, self.store.entity_document_ids)
-        return scope_note(scoped, asked, catalog.documents, catalog.entities, catalog.entity_kind)
+        return plan_scope_note(run.plan, run.scope, self.store)
 
     def _without_retrieval(
         self, plan: PlannerState, arithmetic: bool, trace: QuestionTrace, started: float
@@ -242,30 +244,27 @@ class ScopedQA(dspy.Module):
     def _plan(self, trace: QuestionTrace, scope: Scope) -> QuestionRun:
         """The plan for the question without its format instructions (they are applied to the answer by
         code, never searched for or made into sub-questions)."""
-        catalog = self.store.catalog
         planner = self.settings.core.planner
         body, format_request = split_format(trace.question)
-        intake, plan = analyse_and_plan(
-            body, scope, catalog.entities, self._doc_types, planner, vocabulary=catalog.vocabulary
-        )
+        intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner)
         trace.planner = plan.model_dump(mode="json")
         trace.format_request = format_request.text if format_request else None
         trace.steps = self.settings.program.steps.model_dump()
-        return QuestionRun(plan, trace, intake.answerability == "reasoning_only", format_request)
+        record_scope(trace, scoped, self.store.catalog.entities)
+        return QuestionRun(plan, trace, scoped, intake.answerability == "reasoning_only", format_request)
 
     def answer_sections(
-        self, run: QuestionRun, scope: Scope, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
+        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
     ) -> list[Section]:
         """The answer step alone: each sub-question's answer line and evidence (at most one answer call and one
         compute call, none where the steps run their floors), through the guards."""
-        allowed = allowed_document_ids(scope, self.store.entity_document_ids)
         generic = self.store.catalog.vocabulary.generic
         step = AnswerStep(self.settings.program, generic, self._call, self.answer, self.compute)
         queries = [self._ranking_query(sq, kept[i]) for i, sq in enumerate(sub_questions)]
         catalog = self.store.catalog
         entities = list(catalog.entities.values())
         asked = [without_mentions(sq, entities, catalog.vocabulary) for sq in sub_questions]
-        return step.run(run, sub_questions, kept, queries, asked, allowed)
+        return step.run(run, sub_questions, kept, queries, asked, run.scope.allowed)
 
     def _call(self, name: str, predictor: dspy.Predict, run: QuestionRun, **inputs: Any) -> dspy.Prediction | None:
         """One LM call, counted with its tokens; None when the output could not be parsed, or when

@@ -3,7 +3,7 @@ functions that copy each stage's outcome into it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, ConfigDict, Field, field_validator
@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from pipeline.execution.direct import DirectAnswer
     from pipeline.execution.executor import ExecutionResult
     from pipeline.execution.rounds import QuestionRetrieval, RoundRun, SubQuestionRetrieval
+    from pipeline.intake.scope import QuestionScope
     from pipeline.program.calls import CallOutcome
+    from pipeline.types import Entity
 
 
 class RetrievedChunk(Strict):
@@ -145,6 +147,9 @@ class QuestionTrace(Strict):
     model_config = ConfigDict(frozen=False)
     question: str
     scope: dict[str, Any]
+    # The entities of an implicit entity scope: a question with no scope named them, so only their
+    # documents were searched (pipeline.intake.scope.question_scope derives the same ids from these).
+    implicit_scope: list[str] = Field(default_factory=list)
     planner: dict[str, Any] = Field(default_factory=dict)
     sub_questions: list[SubQuestionTrace] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
@@ -292,6 +297,17 @@ def record_question(trace: QuestionTrace, clean: Sanitised, max_chars: int) -> N
     """Record what sanitising the question removed and cut."""
     cut = [] if clean.cut_from is None else [f"question of {clean.cut_from} characters cut to {max_chars}"]
     record_sanitised(trace, "question", clean.removed, cut)
+
+
+def record_scope(trace: QuestionTrace, scope: QuestionScope, entities: Mapping[str, Entity]) -> None:
+    """Record an implicit entity scope: the entities it came from, and a note naming them."""
+    if not scope.implicit:
+        return
+    trace.implicit_scope = list(scope.implicit_entity_ids)
+    names = [entities[e].name for e in scope.implicit_entity_ids if e in entities]
+    count = len(scope.document_ids or ())
+    reason = f"the question names {', '.join(names)}: searched their {count} documents only"
+    trace.interventions.append(Intervention(guard="scope", target="implicit", reason=reason))
 
 
 def record_attempts(trace: QuestionTrace, name: str, attempts: int, failures: tuple[str, ...]) -> None:

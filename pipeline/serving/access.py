@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from pipeline.errors import UnknownScopeError
 from pipeline.guards.ids import is_canonical_uuid
-from pipeline.intake.scope import EntityResolver, Scope, allowed_document_ids
+from pipeline.intake.scope import Scope, ScopeCatalog, question_scope
 from pipeline.program.events import Section, SourceRef
 from pipeline.program.trace import QuestionTrace
 
@@ -48,14 +48,14 @@ def shown_pages(trace: QuestionTrace) -> frozenset[tuple[str, int]]:
 
 
 def page_refusal(
-    trace: QuestionTrace, document_id: str, page: int, page_count: int, resolver: EntityResolver
+    trace: QuestionTrace, document_id: str, page: int, page_count: int, catalog: ScopeCatalog
 ) -> str | None:
     """Why page `page` of `document_id` may not be opened from this answer; None when it may."""
     if not is_canonical_uuid(document_id):
         return "not a canonical document id"
     try:
         scope = Scope.model_validate(trace.scope)
-        allowed = allowed_document_ids(scope, resolver)
+        allowed = question_scope(scope, catalog, trace.implicit_scope).allowed
     except (ValidationError, UnknownScopeError):
         return "the question's recorded scope no longer resolves"
     if allowed is not None and document_id not in allowed:

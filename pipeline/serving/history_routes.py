@@ -70,7 +70,7 @@ def history_router(state: ServingState) -> APIRouter:
         refusal = (
             "unknown document"
             if document is None
-            else page_refusal(trace, document_id, page, document.page_count, state.store.entity_document_ids)
+            else page_refusal(trace, document_id, page, document.page_count, state.store)
         )
         if document is None or refusal is not None:
             log.info("page refused: %s page %s of answer %s: %s", document_id[:40], page, history_id, refusal)

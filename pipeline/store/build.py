@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -11,13 +12,14 @@ from typing import Protocol
 
 import numpy as np
 
+from pipeline.entities import shared_names
 from pipeline.errors import InputFileError, ManifestError
 from pipeline.files import sha256_file
 from pipeline.guards.sanitise import sanitised_text
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
 from pipeline.settings import BuildSettings
-from pipeline.store.catalog import VOCABULARY_KEY, CatalogWriter, document_id, entity_id
+from pipeline.store.catalog import SKIPPED_KEY, VOCABULARY_KEY, CatalogWriter, document_id, entity_id
 from pipeline.store.chunking import chunk_pages, extractive_summary
 from pipeline.store.corpus import CorpusManifest, DocumentSpec, load_manifest, path_matches
 from pipeline.store.embedders import Embedder
@@ -65,6 +67,8 @@ class BuildReport:
     pages: int = 0
     # texts (chunks and document summaries) the embedder computed; the rest came from the vector cache
     embedded: int = 0
+    # (a name, the entities that all go by it): a question using it is asked which one it means
+    shared_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
@@ -114,6 +118,10 @@ def build_index(
     elif manifest_path is not None and own.is_file() and manifest_path.resolve() != own.resolve():
         log.info("using the manifest %s; %s is not read", manifest_path, own)
     corpus = load_manifest(manifest_path) if manifest_path else _default_manifest(source_dir)
+    named = [Entity(entity_id(corpus.name, e.slug), e.slug, e.name, tuple(e.aliases)) for e in corpus.entities]
+    shared = tuple(shared_names(named))
+    for phrase, holders in shared:
+        log.warning("the name %r is given to %s: a question using it is asked which one", phrase, " and ".join(holders))
     excluded = set(corpus.exclude)
     files = [(p, r) for p, r in _discover(source_dir, manifest_path) if not _is_excluded(r, excluded)]
     unmatched = tuple(d.path for d in corpus.documents if not any(path_matches(d.path, r) for _, r in files))
@@ -169,6 +177,7 @@ def build_index(
         tuple(read.hidden),
         pages=read.pages,
         embedded=chunks.embedded + documents.embedded,
+        shared_names=shared,
     )
 
 
@@ -195,6 +204,8 @@ class _Read:
     document_texts: list[str] = field(default_factory=list)
     page_texts: PageTexts = field(default_factory=lambda: PageTexts([], []))
     skipped: list[InputFileError] = field(default_factory=list)
+    # relative path -> why it was skipped (what the catalog keeps)
+    skipped_paths: dict[str, str] = field(default_factory=dict)
     hidden: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     pages: int = 0
 
@@ -234,13 +245,14 @@ def _write_catalog(
                 raise source
             log.warning("skipped %s", source)
             read.skipped.append(source)
+            read.skipped_paths[rel] = source.reason
             continue
         if source.hidden:
             log.warning("%s: removed hidden characters %s", rel, source.hidden)
             read.hidden.append((rel, source.hidden))
         spec = corpus.metadata_for(rel)
         profile = profile_document(source.pages)
-        document = _document(corpus.name, corpus.shared(spec), spec, entities, source, profile)
+        document = _document(corpus, spec, entities, source, profile)
         pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
         row_start = len(read.chunk_texts)
         chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
@@ -252,6 +264,8 @@ def _write_catalog(
         read.page_texts.add(source.pages, chunks)
         embedding.add([c.text for c in chunks])
         read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
+    # A labelled example or a question naming a skipped file is told why it is not in the index.
+    writer.set_meta(SKIPPED_KEY, json.dumps(read.skipped_paths, sort_keys=True))
     # The stored vocabulary adds what the corpus text says about its entities' name words.
     writer.set_meta(VOCABULARY_KEY, dump_vocabulary(name_words.vocabulary(corpus.vocabulary)))
     for key, value in (("corpus", corpus.name), ("entity_kind", corpus.entity_kind)):
@@ -322,8 +336,7 @@ def _made_summary(profile: DocumentProfile, pages: tuple[str, ...]) -> str:
 
 
 def _document(
-    corpus: str,
-    corpus_shared: bool,
+    corpus: CorpusManifest,
     spec: DocumentSpec | None,
     entities: dict[str, Entity],
     source: SourceFile,
@@ -331,9 +344,11 @@ def _document(
 ) -> Document:
     """Catalog record of a source (`spec`: its manifest rules, which win over the file's own metadata;
     metadata that is no title, such as an accession number or a form code alone, gives way to what
-    the first pages say: `profile`)."""
+    the first pages say: `profile`). An amendment no rule gives owners is owned by the owners of the
+    document it amends."""
     own = source.own
-    slugs = (spec.entities if spec and spec.entities else None) or own.entities
+    base = corpus.metadata_for(spec.amends) if spec and spec.amends else None
+    slugs = (spec.entities if spec and spec.entities else None) or own.entities or (base.entities if base else [])
     unknown = [s for s in slugs if s not in entities]
     if unknown:
         raise ManifestError(f"{source.relpath}: unknown entities {', '.join(unknown)} in front matter")
@@ -345,7 +360,7 @@ def _document(
         (spec.title if spec and spec.title else None) or own_title or profile.description or Path(source.relpath).stem
     )
     return Document(
-        document_id=document_id(corpus, source.relpath),
+        document_id=document_id(corpus.name, source.relpath),
         filename=Path(source.relpath).name,
         relpath=source.relpath,
         title=sanitised_text(title, MAX_TITLE_CHARS) or Path(source.relpath).stem,
@@ -355,5 +370,7 @@ def _document(
         entity_ids=tuple(entities[s].entity_id for s in slugs),
         attributes=tuple(sorted(attributes.items())),
         opening=profile.opening,
-        outside=not slugs and not corpus_shared,
+        outside=not slugs and not corpus.shared(spec),
+        text_rules=bool(slugs) and corpus.text_rules(spec),
+        amends=document_id(corpus.name, spec.amends) if spec and spec.amends else None,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from collections.abc import Iterable, Sequence
@@ -57,12 +58,20 @@ CREATE TABLE chunks (
     row INTEGER PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(document_id),
     page INTEGER NOT NULL, ordinal INTEGER NOT NULL, text TEXT NOT NULL
 );
+-- Rules of a document that differ from the default: the entity gate's text rules judge it although
+-- the catalog declares its owners (text_rules), and the document it amends (amends).
+CREATE TABLE document_rules (
+    document_id TEXT PRIMARY KEY REFERENCES documents(document_id), text_rules INTEGER NOT NULL,
+    amends TEXT REFERENCES documents(document_id)
+);
 CREATE INDEX chunks_by_document ON chunks(document_id);
 CREATE INDEX document_entities_by_entity ON document_entities(entity_id);
 """
 
 
 VOCABULARY_KEY = "vocabulary"
+# meta key of the files the build skipped: JSON {relative path: reason}
+SKIPPED_KEY = "skipped"
 
 
 class CatalogWriter:
@@ -109,6 +118,11 @@ class CatalogWriter:
             "INSERT INTO document_attributes VALUES (?, ?, ?)",
             [(document.document_id, k, v) for k, v in document.attributes],
         )
+        if document.text_rules or document.amends:
+            self._db.execute(
+                "INSERT INTO document_rules VALUES (?, ?, ?)",
+                (document.document_id, int(document.text_rules), document.amends),
+            )
 
     def add_chunks(self, chunks: Iterable[Chunk]) -> None:
         rows = [(c.row, c.document_id, c.page, c.ordinal, c.text) for c in chunks]
@@ -139,6 +153,8 @@ class Catalog:
             for eid, slug, name in self._db.execute("SELECT entity_id, slug, name FROM entities ORDER BY slug")
         }
         self.entity_kind = self.meta.get("entity_kind", "entity")
+        # relative path -> why the build skipped the file (a corrupt PDF, an empty file)
+        self.skipped = self._skipped(path)
         self.vocabulary = self._vocabulary(path)
         self._require_columns(path)
         owners: dict[str, list[str]] = {}
@@ -147,6 +163,7 @@ class Catalog:
         attrs: dict[str, list[tuple[str, str]]] = {}
         for did, key, value in self._db.execute("SELECT * FROM document_attributes ORDER BY key"):
             attrs.setdefault(did, []).append((key, value))
+        rules = self._rules()
         self.documents: dict[str, Document] = {}
         starts, ends = [], []
         query = (
@@ -168,6 +185,7 @@ class Catalog:
                 tuple(attrs.get(did, ())),
                 opening,
                 bool(outside),
+                *rules.get(did, (False, None)),
             )
             starts.append(start)
             ends.append(end)
@@ -180,6 +198,27 @@ class Catalog:
         self.row_document = np.zeros(self.chunk_count, dtype=np.int32)
         for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
             self.row_document[start:end] = i
+
+    def _skipped(self, path: Path) -> dict[str, str]:
+        """The files the build skipped, with why; IndexCorruptError when the record is malformed."""
+        try:
+            skipped = json.loads(self.meta.get(SKIPPED_KEY, "{}"))
+        except ValueError:
+            skipped = None
+        if not isinstance(skipped, dict) or not all(isinstance(v, str) for v in skipped.values()):
+            raise IndexCorruptError(
+                str(path), ["the catalog's record of skipped files is malformed: rebuild the index"]
+            )
+        return skipped
+
+    def _rules(self) -> dict[str, tuple[bool, str | None]]:
+        """document id -> (text rules judge it, the document it amends); none in a catalog built before
+        these rules existed (whose documents then follow the defaults)."""
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "document_rules" not in tables:
+            return {}
+        rows = self._db.execute("SELECT document_id, text_rules, amends FROM document_rules")
+        return {did: (bool(text_rules), amends) for did, text_rules, amends in rows}
 
     def _vocabulary(self, path: Path) -> Vocabulary:
         """The stored vocabulary; IndexCorruptError when it is missing (an older build) or invalid."""

@@ -17,6 +17,9 @@ from pipeline.vocabulary import Vocabulary
 MANIFEST_FORMAT = "scoperag-corpus/v1"
 # What a document no entity owns is: outside every entity's scope, or shared by every entity.
 UnownedRule = Literal["outside", "shared"]
+# Who decides whose a document with declared owners is: the catalog alone, or the entity gate's text
+# rules too (summary, opening, patterns, chunk backstop), for owners assigned roughly (by folder).
+OwnershipRule = Literal["catalog", "text"]
 
 
 def path_matches(pattern: str, relpath: str) -> bool:
@@ -43,6 +46,10 @@ class DocumentSpec(Strict):
     attributes: dict[str, str] = Field(default_factory=dict)
     # For a document no entity owns: "outside" every entity's scope, or "shared" by every entity.
     unowned: UnownedRule | None = None
+    # For a document with owners: the catalog decides whose it is, or the gate's text rules judge it too.
+    ownership: OwnershipRule | None = None
+    # The relative path of the document this one amends: read with it, owned by its owners unless given.
+    amends: str | None = None
 
 
 class CorpusManifest(Strict):
@@ -61,6 +68,9 @@ class CorpusManifest(Strict):
     # template), so a question about an entity never reads it unless its scope selects it; or shared
     # by every entity (a common annex). A document rule's `unowned` overrides this.
     unowned: UnownedRule = "outside"
+    # Whose a document with declared owners is: what the catalog says ("catalog", the default), or also
+    # what the entity gate's text rules read in it ("text"). A document rule's `ownership` overrides this.
+    ownership: OwnershipRule = "catalog"
 
     @model_validator(mode="after")
     def _references_resolve(self) -> CorpusManifest:
@@ -88,6 +98,11 @@ class CorpusManifest(Strict):
         """Whether a document with these rules, if no entity owns it, is served for every entity."""
         rule = spec.unowned if spec is not None and spec.unowned is not None else self.unowned
         return rule == "shared"
+
+    def text_rules(self, spec: DocumentSpec | None) -> bool:
+        """Whether the entity gate's text rules judge a document with these rules that has owners."""
+        rule = spec.ownership if spec is not None and spec.ownership is not None else self.ownership
+        return rule == "text"
 
 
 class FrontMatter(Strict):

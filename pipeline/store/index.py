@@ -9,7 +9,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.errors import EmbedderError, IndexCorruptError, UnknownDocumentError, UnknownScopeError
+from pipeline.errors import (
+    EmbedderError,
+    IndexCorruptError,
+    SkippedDocumentError,
+    UnknownDocumentError,
+    UnknownScopeError,
+)
 from pipeline.guards.ids import id_problem
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex
@@ -79,6 +85,9 @@ class Store:
         documents = self.catalog.documents
         by_path = {d.relpath: d.document_id for d in documents.values()}
         out, unknown = [], []
+        skipped = {r: self.catalog.skipped[r] for r in references if r in self.catalog.skipped}
+        if skipped:
+            raise SkippedDocumentError(skipped, where)
         for reference in references:
             if id_problem(reference, documents.keys()) is None:
                 out.append(reference)
@@ -108,6 +117,12 @@ class Store:
         if entity_id not in self.catalog.entities:
             raise UnknownScopeError(self.catalog.entity_kind, [entity_id])
         return self.catalog.document_ids_for_entity(entity_id)
+
+    def entity_scope(self, entity_id: str) -> list[str]:
+        """The documents in the entity's scope, in catalog order: those the catalog says it owns, and
+        those no entity owns that the manifest shares with every entity."""
+        owned = set(self.entity_document_ids(entity_id))
+        return [d.document_id for d in self.catalog.documents.values() if d.document_id in owned or d.shared]
 
     def in_every_document(self, term: str) -> bool:
         """Whether `term` (as one index term) occurs in every document of a corpus of several: it then

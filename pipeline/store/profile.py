@@ -38,6 +38,13 @@ _BETWEEN_DESCRIBED = re.compile(
     r"|registered)\b(?:(?![.;:]\s).){0,250}?),\s+and\s+(?P<second>.{2,300}?)(?:[.;:]\s|$)",
     re.I,
 )
+# 'Orbis Apparel, Inc. (the "Company") and Jane Roe (the "Consultant")': two parties each with a defined term.
+_DEFINED_PARTIES = re.compile(
+    r"(?P<first>[A-Z0-9](?:(?![.;:]\s+[A-Z])[^()\"“”\n]){1,150}?)\s*\((?:the\s+|hereinafter\s+)?[\"“][^\"”]{1,40}[\"”]\)"
+    r"\s*,?\s+and\s+(?P<second>[A-Z0-9](?:(?![.;:]\s+[A-Z])[^()\"“”\n]){1,150}?)\s*\((?:the\s+|hereinafter\s+)?[\"“]"
+)
+# Words that open a clause's object, never a party's name ("between this Agreement and ...").
+_CLAUSE_WORDS = frozenset({"this", "these", "that", "those", "such", "any", "each", "its", "their", "said", "all"})
 _PARENTHESES = re.compile(r"\([^)]{0,120}\)")
 # Where a party's description starts: ", a Delaware corporation", ", with offices at", " located at".
 _DESCRIPTOR = re.compile(
@@ -128,13 +135,31 @@ def _party(raw: str) -> str | None:
     return name[:_MAX_PARTY_CHARS]
 
 
+def _is_party(name: str | None) -> bool:
+    """Whether a stretch of a "between" clause reads as a party (a name, or a blank left for one), not
+    as things a clause sets side by side ("the terms contained in a Protocol", "this Agreement")."""
+    if name is None:
+        return True
+    words = name.split()
+    first = words[0].strip("\"'“”(")
+    return (
+        bool(first)
+        and (first[0].isupper() or first[0].isdigit())
+        and first.casefold() not in _CLAUSE_WORDS
+        and len(words) <= _MAX_NAME_WORDS + 4
+    )
+
+
 def _parties(text: str) -> tuple[tuple[str, ...], bool, str]:
-    """(named parties, whether one is blank, the clause) of the first "between A and B" in `text`."""
-    m = _BETWEEN_DESCRIBED.search(text) or _BETWEEN.search(text)
-    if m is None:
-        return (), False, ""
-    found = [_party(m.group("first")), _party(m.group("second"))]
-    return tuple(p for p in found if p), None in found, m.group(0)
+    """(named parties, whether one is blank, the clause) of the parties clause in `text`: the first
+    "by and between A and B", "between A and B" or 'A (the "Company") and B (the "Consultant")' whose
+    two sides read as parties."""
+    between = sorted((m for p in (_BETWEEN_DESCRIBED, _BETWEEN) for m in p.finditer(text)), key=lambda m: m.start())
+    for m in [*between, *_DEFINED_PARTIES.finditer(text)]:
+        found = [_party(m.group("first")), _party(m.group("second"))]
+        if all(_is_party(p) for p in found):
+            return tuple(p for p in found if p), None in found, m.group(0)
+    return (), False, ""
 
 
 def _period(text: str) -> tuple[str | None, str | None]:

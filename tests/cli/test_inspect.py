@@ -29,11 +29,13 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def record(index_dir: Path, history: Path, question: str, property_ref: str) -> str:
-    """Ask `question` in `property_ref`'s scope with a cooperative LM and record it; its history id."""
+def record(index_dir: Path, history: Path, question: str, property_ref: str, owned_only: bool = False) -> str:
+    """Ask `question` in `property_ref`'s scope (`owned_only`: its own documents alone, as a chip) with a
+    cooperative LM and record it; its history id."""
     store = open_store(index_dir, HashEmbedder(64))
+    owned = store.entity_document_ids(store.resolve_entity(property_ref).entity_id) if owned_only else None
     with dspy.context(lm=scripted_lm(cooperative(SUB_QUESTIONS, score=7.5))):
-        done = list(ScopedQA(store).stream(question, resolve_scope(store, property_ref=property_ref)))[-1]
+        done = list(ScopedQA(store).stream(question, resolve_scope(store, owned, property_ref)))[-1]
     assert done.trace is not None
     return History(history).record(done.trace)
 
@@ -57,8 +59,9 @@ def test_history_id_shows_each_sub_question_once_with_chunks_scores_guards_and_t
     assert "timings  decompose " in out and " score " in out and "total" in out
     assert "cost  3 LM calls (decompose 1, score 1, answer 1)" in out
 
-    # Banda Road asked inside Banda Lane: the entity gate excludes every document, each exclusion listed once.
-    gated = record(index_dir, history, "What is the rent at Banda Road?", "Banda Lane")
+    # Banda Road asked inside Banda Lane's own documents: the entity gate excludes every document, each
+    # exclusion listed once.
+    gated = record(index_dir, history, "What is the rent at Banda Road?", "Banda Lane", owned_only=True)
     capsys.readouterr()
     assert main(["history", gated[:8], "--history", str(history)]) == 0
     out = capsys.readouterr().out

@@ -3,6 +3,8 @@ branch, tool failures, and a property test that no bad value ever reaches a stor
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +20,7 @@ from pipeline.execution.executor import ExecutionResult, StepExecutor
 from pipeline.execution.steps import SEARCH_DOCS_REF, Step, Steps, scope_steps
 from pipeline.execution.tools import RetrievalTools, SearchSettings, SearchStore
 from pipeline.guards.ids import is_canonical_uuid
-from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids, gate_entity_ids, resolve_scope
+from pipeline.intake.scope import NO_SCOPE, Scope, gate_entity_ids, question_scope, resolve_scope
 from pipeline.settings import CoreConfig
 from pipeline.store import Store, open_store
 from pipeline.store.embedders import HashEmbedder
@@ -37,7 +39,7 @@ def mentioned(store: Store, question: str) -> list[str]:
 
 def execute(store: SearchStore, plan: Steps, scope: Scope, gate_ids: Sequence[str] = ()) -> ExecutionResult:
     """`plan` run by a fresh question's executor, the gate protecting `gate_ids`."""
-    return StepExecutor(store, scope).run(plan, SearchSettings(gate_entity_ids=tuple(gate_ids)))
+    return StepExecutor(store, question_scope(scope, store)).run(plan, SearchSettings(gate_entity_ids=tuple(gate_ids)))
 
 
 def run(store: Store, plan: Steps, scope: Scope, question: str = "") -> ExecutionResult:
@@ -45,7 +47,7 @@ def run(store: Store, plan: Steps, scope: Scope, question: str = "") -> Executio
 
 
 def assert_store_saw_only_valid_ids(store: Store, scope: Scope) -> None:
-    allowed = allowed_document_ids(scope, store.entity_document_ids)
+    allowed = question_scope(scope, store).allowed
     assert store.call_log is not None
     for call in store.call_log:
         if call.document_ids is None:
@@ -65,7 +67,7 @@ def owner_slugs(store: Store, document_id: str) -> set[str]:
 
 def test_trace_no_scope_two_steps_step_two_gets_every_id_step_one_found(demo_store: Store) -> None:
     question = "What is the value of Banda Lane?"
-    plan = scope_steps(NO_SCOPE, question, demo_store.entity_document_ids)
+    plan = scope_steps(question_scope(NO_SCOPE, demo_store), question)
     result = run(demo_store, plan, NO_SCOPE, question)
     search_docs, search_chunks = result.trace.steps
     assert (search_docs.tool, search_chunks.tool) == ("retrieve_docs", "retrieve_chunks")
@@ -85,7 +87,7 @@ def test_trace_chip_one_step_on_exactly_the_selected_ids(demo_store: Store) -> N
     paths = ids_by_path(demo_store)
     chip = [paths["banda-lane/lease.pdf"], paths["banda-lane/valuation.md"]]
     scope = resolve_scope(demo_store, document_ids=chip)
-    plan = scope_steps(scope, "What is the monthly rent?", demo_store.entity_document_ids)
+    plan = scope_steps(question_scope(scope, demo_store), "What is the monthly rent?")
     result = run(demo_store, plan, scope, "What is the monthly rent?")
     assert demo_store.call_log is not None
     assert [(c.operation, c.document_ids) for c in demo_store.call_log] == [("search_chunks", tuple(chip))]
@@ -97,7 +99,7 @@ def test_trace_chip_one_step_on_exactly_the_selected_ids(demo_store: Store) -> N
 def test_chunk_search_leaves_out_the_names_of_the_entity_owning_every_document(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
     question = "What is the monthly rent at Banda Lane, and how does Banda Road compare?"
-    run(demo_store, scope_steps(scope, question, demo_store.entity_document_ids), scope, question)
+    run(demo_store, scope_steps(question_scope(scope, demo_store), question), scope, question)
     assert demo_store.call_log is not None
     (call,) = [c for c in demo_store.call_log if c.operation == "search_chunks"]
     # On every page of Banda Lane's documents its name ranks nothing; another property's name is a claim.
@@ -105,15 +107,15 @@ def test_chunk_search_leaves_out_the_names_of_the_entity_owning_every_document(d
     demo_store.call_log.clear()
     paths = ids_by_path(demo_store)
     mixed = resolve_scope(demo_store, document_ids=[paths["banda-lane/lease.pdf"], paths["banda-road/lease.md"]])
-    run(demo_store, scope_steps(mixed, question, demo_store.entity_document_ids), mixed, question)
+    run(demo_store, scope_steps(question_scope(mixed, demo_store), question), mixed, question)
     assert [c.query for c in demo_store.call_log if c.operation == "search_chunks"] == [question]  # no one owner
 
 
 def test_a_chunk_query_left_with_nothing_to_match_searches_with_the_names(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
     question = "Banda Lane zyzzogeton"  # without the name, no BM25 term of its documents is left
-    steps = scope_steps(scope, question, demo_store.entity_document_ids)
-    result = StepExecutor(demo_store, scope).run(steps, SearchSettings(mode="bm25"))
+    steps = scope_steps(question_scope(scope, demo_store), question)
+    result = StepExecutor(demo_store, question_scope(scope, demo_store)).run(steps, SearchSettings(mode="bm25"))
     assert demo_store.call_log is not None
     assert [c.query for c in demo_store.call_log if c.operation == "search_chunks"] == ["zyzzogeton", question]
     assert result.chunks
@@ -121,7 +123,7 @@ def test_a_chunk_query_left_with_nothing_to_match_searches_with_the_names(demo_s
 
 def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
-    expected = tuple(demo_store.entity_document_ids(scope.entity_id or ""))
+    expected = tuple(demo_store.entity_scope(scope.entity_id or ""))
     lm_plan = Steps(
         steps=(
             Step(
@@ -140,7 +142,8 @@ def test_trace_property_ids_resolved_from_the_catalog_never_from_lm_text(demo_st
     assert demo_store.call_log is not None
     assert [c.operation for c in demo_store.call_log] == ["search_chunks"]
     assert set(demo_store.call_log[0].document_ids or ()) <= set(expected)
-    assert all(owner_slugs(demo_store, h.chunk.document_id) == {"banda-lane"} for h in result.chunks)
+    # Banda Lane's own documents, and the annex the manifest shares with every property
+    assert all(owner_slugs(demo_store, h.chunk.document_id) in ({"banda-lane"}, set()) for h in result.chunks)
     assert_store_saw_only_valid_ids(demo_store, scope)
 
 
@@ -186,7 +189,7 @@ def test_property_step_with_no_valid_ids_is_retried_with_the_property(demo_store
     result = run(demo_store, chunk_plan(["<document ids>"]), scope)
     step = result.trace.steps[0]
     assert step.filled_from == "scope_property"
-    assert set(step.sent or ()) <= set(demo_store.entity_document_ids(scope.entity_id or ""))
+    assert set(step.sent or ()) <= set(demo_store.entity_scope(scope.entity_id or ""))
 
 
 def test_no_scope_step_with_no_ids_falls_back_to_docs_then_chunks(demo_store: Store) -> None:
@@ -207,13 +210,11 @@ def test_no_scope_step_with_no_ids_falls_back_to_docs_then_chunks(demo_store: St
 
 def test_entity_gate_runs_on_found_documents_and_is_traced(demo_store: Store) -> None:
     question = "What is the value of Banda Lane?"
-    result = run(demo_store, scope_steps(NO_SCOPE, question, demo_store.entity_document_ids), NO_SCOPE, question)
+    result = run(demo_store, scope_steps(question_scope(NO_SCOPE, demo_store), question), NO_SCOPE, question)
     paths = {d.document_id: d.relpath for d in demo_store.catalog.documents.values()}
     excluded = {paths[e.document_id]: e.reasons for e in result.trace.gate_exclusions}
-    assert excluded["banda-lane/offer-letter-banda-lane-copy.pdf"] == (
-        "entity_not_in_summary",
-        "other_address_in_summary",
-    )
+    # a copy filed in Banda Lane's folder that the catalog gives to another property is not Banda Lane's
+    assert excluded["banda-lane/offer-letter-banda-lane-copy.pdf"] == ("owned_by_other_entity",)
     kept = {paths[h.document.document_id] for h in result.documents}
     assert kept and all(p.startswith("banda-lane/") for p in kept)
     assert not kept & {"banda-lane/offer-letter-banda-lane-copy.pdf", "banda-lane/valuation-banda-copy.md"}
@@ -226,7 +227,7 @@ def test_gate_also_checks_ids_that_did_not_come_from_retrieve_docs(demo_store: S
     scope = Scope(kind="chip", document_ids=(copy, lane))
     result = run(
         demo_store,
-        scope_steps(scope, "Banda Lane rent", demo_store.entity_document_ids),
+        scope_steps(question_scope(scope, demo_store), "Banda Lane rent"),
         scope,
         "Banda Lane rent",
     )
@@ -234,12 +235,29 @@ def test_gate_also_checks_ids_that_did_not_come_from_retrieve_docs(demo_store: S
     assert [e.document_id for e in result.trace.gate_exclusions] == [copy]
 
 
-def test_chunk_backstop_runs_on_retrieved_chunks(demo_store: Store) -> None:
+def test_chunk_backstop_leaves_the_chunks_of_the_asked_entitys_own_documents(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Dik Dik Lane")
     query = "comparable sale Banda Lane upper bound"
-    # the question names no property, so the gate protects the scope's Dik Dik Lane; the
-    # search words still pull in chunks about Banda Lane, which the backstop must drop
-    result = run(demo_store, scope_steps(scope, query, demo_store.entity_document_ids), scope)
+    # the gate protects the scope's Dik Dik Lane; the search words pull in its valuation's pages about a
+    # comparable sale at Banda Lane: Dik Dik Lane's own document, so the backstop does not judge them
+    result = run(demo_store, scope_steps(question_scope(scope, demo_store), query), scope)
+    assert result.chunks and result.trace.chunk_exclusions == ()
+    owned = set(demo_store.entity_document_ids(scope.entity_id or ""))
+    assert {h.chunk.document_id for h in result.chunks} <= owned | set(demo_store.entity_scope(scope.entity_id or ""))
+    assert any("banda lane" in h.chunk.text.casefold() for h in result.chunks)
+
+
+def test_chunk_backstop_runs_on_the_chunks_of_documents_the_text_rules_judge(demo_store: Store) -> None:
+    # the same search where the manifest asks the text rules to judge owned documents too
+    documents = {
+        d: dataclasses.replace(doc, text_rules=bool(doc.entity_ids)) for d, doc in demo_store.catalog.documents.items()
+    }
+    catalog = copy.copy(demo_store.catalog)
+    catalog.documents = documents
+    judged = dataclasses.replace(demo_store, catalog=catalog)
+    scope = resolve_scope(judged, property_ref="Dik Dik Lane")
+    query = "comparable sale Banda Lane upper bound"
+    result = run(judged, scope_steps(question_scope(scope, judged), query), scope)
     assert result.trace.chunk_exclusions
     dropped = {e.row for e in result.trace.chunk_exclusions}
     assert not dropped & {h.chunk.row for h in result.chunks}
@@ -248,7 +266,9 @@ def test_chunk_backstop_runs_on_retrieved_chunks(demo_store: Store) -> None:
 
 def test_scope_violation_is_refused_before_the_store(demo_store: Store) -> None:
     lane = ids_by_path(demo_store)["banda-lane/lease.pdf"]
-    tools = RetrievalTools(demo_store, Scope(kind="chip", document_ids=(lane,)), CoreConfig(), SearchSettings())
+    tools = RetrievalTools(
+        demo_store, question_scope(Scope(kind="chip", document_ids=(lane,)), demo_store), CoreConfig(), SearchSettings()
+    )
     assert tools.ensure_sendable([lane]) == (lane,)
     with pytest.raises(ScopeViolationError) as info:
         tools.ensure_sendable([lane, lane.upper()])
@@ -261,14 +281,14 @@ def test_scope_violation_is_refused_before_the_store(demo_store: Store) -> None:
 def test_rate_limited_search_is_retried(demo_store: Store) -> None:
     store = RecordingStore(demo_store, [RetrievalRateLimitedError("slow down")])
     question = "Banda Lane valuation"
-    result = execute(store, scope_steps(NO_SCOPE, question, store.entity_document_ids), NO_SCOPE)
+    result = execute(store, scope_steps(question_scope(NO_SCOPE, store), question), NO_SCOPE)
     assert result.trace.steps[0].status == "ok" and len(result.trace.calls[0].attempts) == 2
     assert result.chunks and result.user_message is None
 
 
 def test_unavailable_search_is_given_up_and_named_to_the_user(demo_store: Store) -> None:
     store = RecordingStore(demo_store, [OSError("document index offline")])
-    result = execute(store, scope_steps(NO_SCOPE, "Banda Lane value", store.entity_document_ids), NO_SCOPE)
+    result = execute(store, scope_steps(question_scope(NO_SCOPE, store), "Banda Lane value"), NO_SCOPE)
     statuses = [(s.step_id, s.status) for s in result.trace.steps]
     assert statuses == [
         ("search_docs", "error"),
@@ -288,7 +308,7 @@ def test_fallback_is_skipped_when_the_same_search_found_nothing(demo_store: Stor
             return []
 
     store = Empty(demo_store, [])
-    result = execute(store, scope_steps(NO_SCOPE, "anything", store.entity_document_ids), NO_SCOPE)
+    result = execute(store, scope_steps(question_scope(NO_SCOPE, store), "anything"), NO_SCOPE)
     assert result.trace.steps[-1].note == "fallback skipped: the same search already found no documents"
     assert result.chunks == ()
 
@@ -354,7 +374,7 @@ def test_no_generated_value_that_is_not_a_canonical_in_scope_id_reaches_the_stor
     shared_store.call_log.clear()
     result = run(shared_store, plan, scope, question)
     assert_store_saw_only_valid_ids(shared_store, scope)
-    allowed = allowed_document_ids(scope, shared_store.entity_document_ids)
+    allowed = question_scope(scope, shared_store).allowed
     for hit in result.chunks:
         assert allowed is None or hit.chunk.document_id in allowed
     chunk_hits: tuple[ChunkHit, ...] = result.chunks

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.execution.rounds import QuestionRetrieval
 from pipeline.intake.planner import analyse_and_plan
-from pipeline.intake.scope import NO_SCOPE
+from pipeline.intake.scope import NO_SCOPE, question_scope
 from pipeline.settings import CoreConfig
 from pipeline.store import Store
 from tests.support.stores import RecordingStore, store_of
@@ -31,7 +31,7 @@ def _retrieve(store: Store, question: str) -> tuple[RecordingStore, list[str]]:
     _, plan = analyse_and_plan(
         question, NO_SCOPE, store.catalog.entities, {"document"}, config.planner, vocabulary=store.catalog.vocabulary
     )
-    chunks = QuestionRetrieval(spy, NO_SCOPE, plan, config).retrieve(plan.goal).chunks
+    chunks = QuestionRetrieval(spy, question_scope(NO_SCOPE, spy), plan, config).retrieve(plan.goal).chunks
     return spy, [h.chunk.text for h in chunks]
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.execution.rounds import QuestionRetrieval
 from pipeline.intake.planner import analyse_and_plan
-from pipeline.intake.scope import NO_SCOPE, Scope, resolve_scope
+from pipeline.intake.scope import NO_SCOPE, Scope, question_scope, resolve_scope
 from pipeline.settings import CoreConfig, PlannerConfig
 from pipeline.store import Store
 from tests.support.stores import store_of
@@ -47,7 +47,7 @@ def _quarters(store: Store, question: str, preference: str, scope: Scope = NO_SC
     _, plan = analyse_and_plan(
         question, scope, catalog.entities, {"document"}, config.planner, vocabulary=catalog.vocabulary
     )
-    chunks = QuestionRetrieval(store, scope, plan, config).retrieve(plan.goal).chunks
+    chunks = QuestionRetrieval(store, question_scope(scope, store), plan, config).retrieve(plan.goal).chunks
     return {dict(catalog.documents[h.chunk.document_id].attributes)["quarter"] for h in chunks}
 
 
@@ -77,7 +77,7 @@ def test_boost_ranks_the_quarter_first_and_lets_others_fill(store: Store) -> Non
     _, plan = analyse_and_plan(
         question, NO_SCOPE, catalog.entities, {"document"}, config.planner, vocabulary=catalog.vocabulary
     )
-    chunks = QuestionRetrieval(store, NO_SCOPE, plan, config).retrieve(plan.goal).chunks
+    chunks = QuestionRetrieval(store, question_scope(NO_SCOPE, store), plan, config).retrieve(plan.goal).chunks
     quarters = [dict(catalog.documents[h.chunk.document_id].attributes)["quarter"] for h in chunks]
     first = quarters.index(next(q for q in quarters if q != "2023 Q2"))
     assert first > 0 and set(quarters[:first]) == {"2023 Q2"} and len(set(quarters)) > 1

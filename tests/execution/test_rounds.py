@@ -13,7 +13,7 @@ from pipeline.execution.acceptance import contains_term
 from pipeline.execution.rounds import QuestionRetrieval, SubQuestionRetrieval
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.planner_state import PlannerState, RetrievalFilters, RetrievalMode, RoundOutput
-from pipeline.intake.scope import NO_SCOPE, Scope, resolve_scope
+from pipeline.intake.scope import NO_SCOPE, Scope, question_scope, resolve_scope
 from pipeline.settings import CoreConfig, PlannerConfig
 from pipeline.store import Store
 from pipeline.types import ChunkHit
@@ -42,7 +42,9 @@ def with_round(plan: PlannerState, index: int = 0, **changes: Any) -> PlannerSta
 def retrieve(
     store: Any, plan: PlannerState, scope: Scope = NO_SCOPE, sub_question: str | None = None, **kw: Any
 ) -> SubQuestionRetrieval:
-    return QuestionRetrieval(store, scope, plan, CoreConfig(), **kw).retrieve(sub_question or plan.goal)
+    return QuestionRetrieval(store, question_scope(scope, store), plan, CoreConfig(), **kw).retrieve(
+        sub_question or plan.goal
+    )
 
 
 def entity(store: Store, name: str) -> str:
@@ -92,7 +94,7 @@ def test_chunk_search_weighs_the_page_index_as_configured(demo_store: Store) -> 
     for weight in (0.0, 2.5):
         spy = RecordingStore(demo_store)
         config = CoreConfig(page_weight=weight, figure_weight=weight * 2)
-        QuestionRetrieval(spy, NO_SCOPE, plan, config).retrieve(plan.goal)
+        QuestionRetrieval(spy, question_scope(NO_SCOPE, spy), plan, config).retrieve(plan.goal)
         chunk_calls = [c for c in spy.calls if c["op"] == "chunks"]
         assert chunk_calls and {(c["page_weight"], c["figure_weight"]) for c in chunk_calls} == {(weight, weight * 2)}
     assert CoreConfig().page_weight > 0 and CoreConfig().figure_weight > 0  # on by default
@@ -204,7 +206,7 @@ def test_max_rounds_stops_before_the_gap_round(demo_store: Store) -> None:
 def test_max_total_docs_counts_documents_sent_over_the_question(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
     plan = plan_for(demo_store, MISSING, scope, max_total_docs=3)
-    retrieval = QuestionRetrieval(demo_store, scope, plan, CoreConfig())
+    retrieval = QuestionRetrieval(demo_store, question_scope(scope, demo_store), plan, CoreConfig())
     first = retrieval.retrieve(plan.goal)
     assert len(retrieval.executor.sent_documents) >= 3
     assert len(first.rounds) == 1 and first.stop_reason == "max_total_docs"
@@ -217,7 +219,9 @@ def test_latency_deadline_stops_follow_up_rounds(demo_store: Store) -> None:
     scope = resolve_scope(demo_store, property_ref="Banda Lane")
     plan = plan_for(demo_store, MISSING, scope, max_latency_ms=1000)
     now = [0.0]
-    retrieval = QuestionRetrieval(demo_store, scope, plan, CoreConfig(), clock=lambda: now[0], started=0.0)
+    retrieval = QuestionRetrieval(
+        demo_store, question_scope(scope, demo_store), plan, CoreConfig(), clock=lambda: now[0], started=0.0
+    )
     now[0] = 0.5
     assert len(retrieval.retrieve(plan.goal).rounds) == 2
     now[0] = 1.0
@@ -226,8 +230,8 @@ def test_latency_deadline_stops_follow_up_rounds(demo_store: Store) -> None:
 
 
 def test_no_new_information_rounds(demo_store: Store) -> None:
-    # Banda Road asked inside Banda Lane's documents: the gate keeps nothing, the first round adds nothing
-    scope = resolve_scope(demo_store, property_ref="Banda Lane")
+    # Banda Road asked inside Banda Lane's own documents: the gate keeps nothing, the first round adds nothing
+    scope = resolve_scope(demo_store, document_ids=demo_store.entity_document_ids(entity(demo_store, "Banda Lane")))
     plan = plan_for(demo_store, "Is the tenant of Banda Road permitted to sublet?", scope)
     assert [r.purpose for r in plan.retrieval_rounds] == ["recall", "gap_filling"]
     result = retrieve(demo_store, plan, scope)
@@ -244,7 +248,7 @@ def test_no_new_information_rounds(demo_store: Store) -> None:
 def test_the_gate_judges_each_document_once_per_question(demo_store: Store) -> None:
     spy = RecordingStore(demo_store)
     plan = plan_for(demo_store, "What is the value of Banda Lane?")
-    retrieval = QuestionRetrieval(spy, NO_SCOPE, plan, CoreConfig())
+    retrieval = QuestionRetrieval(spy, question_scope(NO_SCOPE, spy), plan, CoreConfig())
     retrieval.retrieve("What is the value of Banda Lane?")
     excluded_first = {e.document_id for e in retrieval.executor.tools.gate_exclusions}
     spy.calls.clear()
@@ -258,7 +262,7 @@ def test_the_gate_judges_each_document_once_per_question(demo_store: Store) -> N
 def test_a_tool_given_up_stays_given_up_for_the_question(demo_store: Store) -> None:
     spy = RecordingStore(demo_store, failures=[OSError("document index offline")])
     plan = plan_for(demo_store, "What is the value of Banda Lane?")
-    retrieval = QuestionRetrieval(spy, NO_SCOPE, plan, CoreConfig())
+    retrieval = QuestionRetrieval(spy, question_scope(NO_SCOPE, spy), plan, CoreConfig())
     retrieval.retrieve("What is the value of Banda Lane?")
     retrieval.retrieve("Who owns Banda Lane?")
     assert [c["op"] for c in spy.calls] == ["documents"]  # never asked again after it was given up
@@ -277,7 +281,8 @@ def test_rounds_stay_inside_the_scope(demo_store: Store, scope_kind: str) -> Non
         if scope_kind == "chip"
         else resolve_scope(demo_store, property_ref="Banda Lane")
     )
-    allowed = set(lane[:3]) if scope_kind == "chip" else set(lane)
+    # a property reads what it owns and what the manifest shares with every entity
+    allowed = set(lane[:3]) if scope_kind == "chip" else set(demo_store.entity_scope(entity(demo_store, "Banda Lane")))
     result = retrieve(demo_store, plan_for(demo_store, COMPARE, scope), scope, sub_question="Who is the tenant?")
     assert demo_store.call_log is not None
     assert all(set(c.document_ids or ()) <= allowed for c in demo_store.call_log)

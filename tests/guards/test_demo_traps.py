@@ -12,7 +12,7 @@ from pipeline.execution.executor import StepExecutor
 from pipeline.execution.steps import scope_steps
 from pipeline.execution.tools import SearchSettings
 from pipeline.guards.entity_gate import gate, gate_inputs, judge_document
-from pipeline.intake.scope import NO_SCOPE
+from pipeline.intake.scope import NO_SCOPE, question_scope
 from pipeline.settings import EntityGateConfig
 from pipeline.store import Store
 from tests.support.paths import ROOT
@@ -66,8 +66,8 @@ def test_gate_decides_each_trap_among_the_whole_corpus(demo_store: Store, trap: 
 def test_no_excluded_trap_document_is_read_end_to_end(demo_store: Store, slug: str) -> None:
     entity = next(e for e in demo_store.catalog.entities.values() if e.slug == slug)
     question = f"Summarise the documents about {entity.name}"
-    result = StepExecutor(demo_store, NO_SCOPE).run(
-        scope_steps(NO_SCOPE, question, demo_store.entity_document_ids),
+    result = StepExecutor(demo_store, question_scope(NO_SCOPE, demo_store)).run(
+        scope_steps(question_scope(NO_SCOPE, demo_store), question),
         SearchSettings(gate_entity_ids=(entity.entity_id,)),
     )
     forbidden = {

@@ -44,7 +44,11 @@ def doc(
     owners: tuple[str, ...] = (),
     title: str = "",
 ) -> Document:
-    return Document(did, filename, f"x/{filename}", title or filename, summary, doc_type, 1, owners)
+    """A document; one with owners is of a corpus whose manifest asks the text rules to judge owned
+    documents too (`ownership = "text"`): the rules these tests exercise."""
+    return Document(
+        did, filename, f"x/{filename}", title or filename, summary, doc_type, 1, owners, text_rules=bool(owners)
+    )
 
 
 LANE_LEASE = doc("d-lane", "Lease of 14 Banda Lane, Hardy, Karen to Peter Otieno Ochieng.", "lease.pdf")

@@ -4,6 +4,8 @@ summary, and the note a scope of another entity's (or no entity's) documents get
 
 from __future__ import annotations
 
+import dataclasses
+
 from pipeline.guards.entity_gate import gate, gate_inputs, judge_document, pair_documents
 from pipeline.intake.scope import scope_note
 from pipeline.settings import EntityGateConfig
@@ -18,8 +20,12 @@ CONFIG = EntityGateConfig()
 VOCABULARY = Vocabulary()
 
 
-def nda(did: str, summary: str, owners: tuple[str, ...], opening: str = "", outside: bool = False) -> Document:
-    return Document(did, f"{did}.pdf", f"nda/{did}.pdf", "Mutual NDA", summary, "nda", 3, owners, (), opening, outside)
+def nda(
+    did: str, summary: str, owners: tuple[str, ...], opening: str = "", outside: bool = False, text_rules: bool = False
+) -> Document:
+    return Document(
+        did, f"{did}.pdf", f"nda/{did}.pdf", "Mutual NDA", summary, "nda", 3, owners, (), opening, outside, text_rules
+    )
 
 
 NW_HELIX = nda(
@@ -56,19 +62,45 @@ def test_a_co_owner_named_more_often_in_the_opening_is_no_other_entity() -> None
         "Northwind Systems Inc. (Northwind) and Quarry Analytics LLC agree that Northwind may disclose"
         " information; Northwind Systems Inc. retains all rights."
     )
-    both = nda("qa-open", QUARRY_SHORT.summary, ("e-nw", "e-qa"), opening)
+    both = nda("qa-open", QUARRY_SHORT.summary, ("e-nw", "e-qa"), opening, text_rules=True)
     asked, others = gate_inputs(["e-qa"], ENTITIES)
     verdict = judge_document(both, asked, others, CONFIG, VOCABULARY)
     assert verdict.keep and verdict.entity_in_opening and verdict.reasons == ()
     assert "owners: 2 in the catalog, 1 asked" in verdict.evidence
-    # the summary alone names only another entity: never kept on the catalog's word alone
-    assert not judge_document(QUARRY_SHORT, asked, others, CONFIG, VOCABULARY).keep
+    # where the text rules judge owned documents, a summary naming only another entity excludes it
+    judged = nda("qa-short", QUARRY_SHORT.summary, ("e-nw", "e-qa"), text_rules=True)
+    assert not judge_document(judged, asked, others, CONFIG, VOCABULARY).keep
+
+
+def test_where_the_catalog_declares_owners_the_catalog_decides_both_ways() -> None:
+    # Quarry owns it: kept although its summary names only Northwind (an NDA whose summary names only
+    # the other party) ...
+    asked, others = gate_inputs(["e-qa"], ENTITIES)
+    verdict = judge_document(QUARRY_SHORT, asked, others, CONFIG, VOCABULARY)
+    assert verdict.keep and verdict.owner and verdict.tier == 0
+    assert verdict.evidence == ("owners: 2 in the catalog, 1 asked; the catalog decides",)
+    # ... and Helix does not own it: excluded although nothing in it says so
+    owned_by_quarry = nda("qa-only", "Annual report naming its largest customer, Helix Robotics Ltd.", ("e-qa",))
+    helix, not_helix = gate_inputs(["e-hx"], ENTITIES)
+    other = judge_document(owned_by_quarry, helix, not_helix, CONFIG, VOCABULARY)
+    assert not other.keep and other.hard and other.reasons == ("owned_by_other_entity",)
+    # never relaxed back, even when it is all there is
+    assert gate([owned_by_quarry], helix, not_helix, CONFIG, VOCABULARY).kept_ids == ()
+    # the text rules would have decided the other way on both
+    assert not judge_document(
+        dataclasses.replace(QUARRY_SHORT, text_rules=True), asked, others, CONFIG, VOCABULARY
+    ).keep
+    assert judge_document(
+        dataclasses.replace(owned_by_quarry, text_rules=True), helix, not_helix, CONFIG, VOCABULARY
+    ).keep
 
 
 def test_the_same_summary_is_excluded_for_an_entity_that_does_not_own_it() -> None:
     asked, others = gate_inputs(["e-hx"], ENTITIES)
     verdict = judge_document(QUARRY_SHORT, asked, others, CONFIG, VOCABULARY)
-    assert not verdict.keep and verdict.hard and "Northwind Systems Inc." in verdict.other_addresses
+    assert not verdict.keep and verdict.hard and verdict.reasons == ("owned_by_other_entity",)
+    judged = judge_document(dataclasses.replace(QUARRY_SHORT, text_rules=True), asked, others, CONFIG, VOCABULARY)
+    assert not judged.keep and judged.hard and "Northwind Systems Inc." in judged.other_addresses
 
 
 def test_the_opening_names_the_asked_entity_when_the_summary_does_not() -> None:
@@ -76,13 +108,13 @@ def test_the_opening_names_the_asked_entity_when_the_summary_does_not() -> None:
     # clause on the first page says whose agreement it is.
     opening = "This Agreement is made between Northwind Systems Inc. and Quarry Analytics LLC, a Delaware company."
     summary = "Mutual non-disclosure agreement of Northwind Systems Inc. covering a partnership evaluation."
-    quarry_only = nda("open", summary, ("e-qa",), opening)
+    quarry_only = nda("open", summary, ("e-qa",), opening, text_rules=True)
     asked, others = gate_inputs(["e-qa"], ENTITIES)
     verdict = judge_document(quarry_only, asked, others, CONFIG, VOCABULARY)
     assert verdict.keep and verdict.entity_in_opening and not verdict.entity_in_summary and verdict.tier == 0
     assert any(e.startswith("opening: ") and "quarry analytics" in e.casefold() for e in verdict.evidence)
     # without the opening the summary alone excludes it (it names another entity, not the asked one)
-    blind = judge_document(nda("open", summary, ("e-qa",)), asked, others, CONFIG, VOCABULARY)
+    blind = judge_document(nda("open", summary, ("e-qa",), text_rules=True), asked, others, CONFIG, VOCABULARY)
     assert not blind.keep and blind.hard
 
 

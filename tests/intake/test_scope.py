@@ -15,19 +15,17 @@ from pipeline.execution.steps import (
     Steps,
     scope_steps,
 )
-from pipeline.intake.scope import NO_SCOPE, Scope, allowed_document_ids, gate_entity_ids, resolve_scope
+from pipeline.intake.scope import NO_SCOPE, Scope, gate_entity_ids, question_scope, resolve_scope
 from pipeline.types import Entity
+from tests.support.scopes import OwnersCatalog
 
 IDS = [str(uuid.uuid5(uuid.NAMESPACE_URL, f"doc-{i}")) for i in range(8)]
 PROPERTY = str(uuid.uuid5(uuid.NAMESPACE_URL, "entity-banda"))
 OTHER = str(uuid.uuid5(uuid.NAMESPACE_URL, "entity-dikdik"))
-OWNED = {PROPERTY: IDS[:3], OTHER: IDS[3:5]}
-CALLS: list[str] = []
-
-
-def resolver(entity_id: str) -> list[str]:
-    CALLS.append(entity_id)
-    return list(OWNED.get(entity_id, []))
+THIRD = str(uuid.uuid5(uuid.NAMESPACE_URL, "entity-third"))
+# IDS[2] is owned by PROPERTY and OTHER together; IDS[7] is shared with every entity.
+OWNED = {PROPERTY: IDS[:3], OTHER: [IDS[2], *IDS[3:5]], THIRD: [IDS[5]]}
+CATALOG = OwnersCatalog(OWNED, shared=[IDS[7]])
 
 
 def chunk_step(ids: Sequence[str], step_id: str = "s1", query: str = "rent?") -> Step:
@@ -59,9 +57,26 @@ def test_scope_rules() -> None:
 
 
 def test_allowed_ids_per_scope() -> None:
-    assert allowed_document_ids(NO_SCOPE, resolver) is None
-    assert allowed_document_ids(Scope(kind="chip", document_ids=(IDS[5],)), resolver) == frozenset({IDS[5]})
-    assert allowed_document_ids(Scope(kind="property", entity_id=PROPERTY), resolver) == frozenset(IDS[:3])
+    assert question_scope(NO_SCOPE, CATALOG).allowed is None
+    assert question_scope(Scope(kind="chip", document_ids=(IDS[5],)), CATALOG).allowed == frozenset({IDS[5]})
+    # a property reads what it owns and what the manifest shares with every entity
+    property_scope = question_scope(Scope(kind="property", entity_id=PROPERTY), CATALOG)
+    assert property_scope.document_ids == (*IDS[:3], IDS[7]) and not property_scope.implicit
+
+
+def test_a_question_naming_entities_reads_their_documents_from_the_start() -> None:
+    one = question_scope(NO_SCOPE, CATALOG, [THIRD])
+    assert one.implicit and one.implicit_entity_ids == (THIRD,) and one.document_ids == (IDS[5], IDS[7])
+    # two entities owning a document together: that document first, and only it (with the shared one)
+    pair = question_scope(NO_SCOPE, CATALOG, [PROPERTY, OTHER])
+    assert pair.document_ids == (IDS[2], IDS[7])
+    # two that own nothing together: each one's documents
+    apart = question_scope(NO_SCOPE, CATALOG, [PROPERTY, THIRD])
+    assert apart.document_ids == (*IDS[:3], IDS[7], IDS[5])
+    # a given scope is never narrowed or widened by the entities the question names
+    chip = Scope(kind="chip", document_ids=(IDS[4],))
+    assert question_scope(chip, CATALOG, [THIRD]) == question_scope(chip, CATALOG)
+    assert not question_scope(chip, CATALOG, [THIRD]).implicit
 
 
 def test_gate_entities_prefer_the_scope_property() -> None:
@@ -109,7 +124,7 @@ def test_resolve_scope_branches() -> None:
 
 
 def test_no_scope_plan_is_the_fixed_two_steps() -> None:
-    plan = scope_steps(NO_SCOPE, "what is the value of highlands?", resolver)
+    plan = scope_steps(question_scope(NO_SCOPE, CATALOG), "what is the value of highlands?")
     assert [(s.step_id, s.tool, s.document_ids) for s in plan.steps] == [
         ("search_docs", "retrieve_docs", ()),
         ("search_chunks", "retrieve_chunks", (SEARCH_DOCS_REF,)),
@@ -118,15 +133,23 @@ def test_no_scope_plan_is_the_fixed_two_steps() -> None:
 
 
 def test_chip_plan_is_one_step_on_the_selected_ids() -> None:
-    plan = scope_steps(Scope(kind="chip", document_ids=(IDS[4], IDS[2])), "q", resolver)
+    plan = scope_steps(question_scope(Scope(kind="chip", document_ids=(IDS[4], IDS[2])), CATALOG), "q")
     assert [(s.tool, s.document_ids) for s in plan.steps] == [("retrieve_chunks", (IDS[4], IDS[2]))]
 
 
 def test_property_plan_is_one_step_on_the_catalog_ids() -> None:
-    CALLS.clear()
-    plan = scope_steps(Scope(kind="property", entity_id=PROPERTY), "q", resolver)
-    assert [(s.tool, s.document_ids) for s in plan.steps] == [("retrieve_chunks", tuple(IDS[:3]))]
-    assert CALLS == [PROPERTY]
+    CATALOG.calls.clear()
+    plan = scope_steps(question_scope(Scope(kind="property", entity_id=PROPERTY), CATALOG), "q")
+    assert [(s.tool, s.document_ids) for s in plan.steps] == [("retrieve_chunks", (*IDS[:3], IDS[7]))]
+    assert CATALOG.calls == [PROPERTY]
+
+
+def test_an_implicit_entity_scope_keeps_the_two_steps_inside_the_entitys_documents() -> None:
+    plan = scope_steps(question_scope(NO_SCOPE, CATALOG, [THIRD]), "q")
+    assert [(s.tool, s.document_ids) for s in plan.steps] == [
+        ("retrieve_docs", ()),
+        ("retrieve_chunks", (SEARCH_DOCS_REF,)),
+    ]
 
 
 def test_plan_rules() -> None:

@@ -438,7 +438,7 @@ def _budget(trace: QuestionTrace) -> int:
 
 def _check_safe(store: Store, done: Completed, trace: QuestionTrace) -> None:
     """Scope, ids, pages and labels of a completed answer; it and its trace serialise to JSON."""
-    allowed = set(store.entity_document_ids(store.resolve_entity("Banda Lane").entity_id))
+    allowed = set(store.entity_scope(store.resolve_entity("Banda Lane").entity_id))
     sent = [d for call in store.call_log or [] for d in (call.document_ids or ())]
     assert sent and all(is_canonical_uuid(d) and d in allowed for d in sent)
     assert all(is_canonical_uuid(d) for d in trace.store_document_ids)

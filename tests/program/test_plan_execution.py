@@ -136,9 +136,10 @@ def test_the_latency_deadline_stops_follow_up_rounds(demo_store: Store) -> None:
 
 
 def test_one_tool_loop_per_question_and_its_message_reaches_the_user(demo_store: Store) -> None:
-    # Banda Road asked inside Banda Lane's documents: the gate keeps nothing; after two sub-questions
+    # Banda Road asked inside Banda Lane's own documents: the gate keeps nothing; after two sub-questions
     # whose chunk step found nothing to read, retrieve_chunks is given up for the whole question.
-    scope = resolve_scope(demo_store, property_ref="Banda Lane")
+    lane = demo_store.entity_document_ids(demo_store.resolve_entity("Banda Lane").entity_id)
+    scope = resolve_scope(demo_store, document_ids=lane, property_ref="Banda Lane")
     respond = cooperative(["What is the rent?", "Who is the tenant?", "When does the lease end?"])
     _, done, trace = ask(demo_store, "What is the rent at Banda Road?", scope, respond)
     assert isinstance(done, Completed)

@@ -20,7 +20,8 @@ def _run(store: Store, question: str, scope: Scope, sub_questions: list[str] | N
 
 
 def _entity_docs(store: Store, name: str) -> set[str]:
-    return set(store.entity_document_ids(store.resolve_entity(name).entity_id))
+    """The documents in the entity's scope: those it owns, and the annex shared with every property."""
+    return set(store.entity_scope(store.resolve_entity(name).entity_id))
 
 
 def test_no_scope_two_step_plan_and_event_order(demo_store: Store) -> None:

@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 from PIL import Image
 
-from pipeline.errors import UnknownScopeError
 from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.guards.sanitise import sanitised_text
 from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
@@ -37,6 +36,7 @@ from tests.conftest import DEMO_DIR
 from tests.support.app_server import Start, post, query
 from tests.support.exports import DEMO_QUESTION, save_demo_export
 from tests.support.fakes import cooperative_llama, embedded_lm
+from tests.support.scopes import OwnersCatalog
 
 DOC_A = "aaaaaaaa-1111-4111-8111-111111111111"
 DOC_B = "22222222-2222-4222-8222-222222222222"
@@ -64,13 +64,8 @@ def trace(scope: dict[str, Any], cited: list[tuple[str, int]], kept: list[tuple[
     return recorded
 
 
-def owns(documents: list[str]) -> Any:
-    def resolve(entity_id: str) -> list[str]:
-        if entity_id != ENTITY:
-            raise UnknownScopeError("property", [entity_id])
-        return documents
-
-    return resolve
+def owns(documents: list[str]) -> OwnersCatalog:
+    return OwnersCatalog({ENTITY: documents})
 
 
 CHIP = {"kind": "chip", "document_ids": [DOC_A, DOC_B]}
@@ -112,6 +107,16 @@ def test_a_document_outside_the_chip_is_refused_even_when_recorded_as_a_source()
 def test_a_document_of_another_property_is_refused() -> None:
     recorded = trace(PROPERTY, [(DOC_A, 1), (DOC_B, 1)], [])
     assert page_refusal(recorded, DOC_B, 1, 3, owns([DOC_A])) == "outside the question's scope"
+
+
+def test_an_implicit_entity_scope_opens_only_the_named_entitys_documents() -> None:
+    # no scope given, the question named ENTITY: only its documents were searched, and only they open
+    recorded = trace(NO_SCOPE, [(DOC_A, 1), (DOC_B, 1)], [])
+    recorded.implicit_scope = [ENTITY]
+    assert page_refusal(recorded, DOC_A, 1, 3, owns([DOC_A])) is None
+    assert page_refusal(recorded, DOC_B, 1, 3, owns([DOC_A])) == "outside the question's scope"
+    recorded.implicit_scope = ["55555555-5555-4555-8555-555555555555"]  # an entity the catalog lost
+    assert page_refusal(recorded, DOC_A, 1, 3, owns([DOC_A])) == "the question's recorded scope no longer resolves"
 
 
 def test_a_document_in_scope_the_answer_never_showed_is_refused() -> None:

@@ -137,3 +137,26 @@ def test_every_sec_filing_is_described_by_its_registrant_form_and_period() -> No
     # Hand-checked against the cover page of the 2022 Q3 AAPL filing.
     aapl = profile_document(read_source(SEC_DOCS / "2022 Q3 AAPL.pdf", "2022 Q3 AAPL.pdf").pages)
     assert aapl.description == "Apple Inc., FORM 10-Q, quarterly period ended June 25, 2022"
+
+
+@pytest.mark.parametrize(
+    ("first_page", "parties"),
+    [
+        (
+            "SERVICES AGREEMENT In the event of a conflict between the terms contained in a Protocol or workscope"
+            " and this Agreement, this Agreement controls. This Agreement is entered into by and between Veltra"
+            " Research Ltd., a Delaware corporation, and Solenne Biotech, Inc., a California corporation.",
+            ("Veltra Research Ltd.", "Solenne Biotech, Inc."),
+        ),
+        (
+            'CONSULTING AGREEMENT This Agreement is made on 1 May 2020. Orbis Apparel, Inc. (the "Company") and'
+            ' Jane Roe (the "Consultant") agree as follows. Any conflict between this Agreement and any Second'
+            " Level Agreement is resolved by this Agreement.",
+            ("Orbis Apparel, Inc.", "Jane Roe"),
+        ),
+    ],
+)
+def test_the_parties_come_from_the_parties_clause_not_from_clauses_set_side_by_side(
+    first_page: str, parties: tuple[str, str]
+) -> None:
+    assert profile_document((first_page,)).parties == parties
