@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.evaluation.examples import ExampleScope, GoldPage, LabelledExample, example_id, write_examples
 from pipeline.errors import InputFileError
+from pipeline.evaluation.examples import ExampleScope, GoldPage, LabelledExample, example_id, write_examples
 from pipeline.store.reading import read_source
 
 SCRIPTS = Path(__file__).resolve().parent

@@ -77,8 +77,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")  # all but tab and newl
 # "//host", and e-mail addresses (GFM renderers link them). Each match may start only where a run of the
 # characters it is made of starts, so a long run is scanned once, not once per character.
 _URL = re.compile(
-    r"(?<![a-z0-9.+-])(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # "x_http://" too: GFM links what follows "_"
-    r"|(?<![\w.+-])[a-z][a-z0-9+.-]*:(?![\s\d])\S+"  # not inside a word: "sub_question:What" is no scheme
+    # a run of scheme characters holding a letter, then "://" (possessive: a long run is scanned once);
+    # "x_http://" too: GFM links what follows "_"
+    r"(?<![a-z0-9.+-])(?=[a-z0-9.+-]*[a-z])[a-z0-9.+-]*+://\S*"
+    r"|\bwww\.\S+"
+    r"|(?<![\w.+-])[.+-]*[a-z][a-z0-9+.-]*:(?![\s\d])\S+"  # not inside a word: "sub_question:What" is no scheme
     r"|(?<![\w:/])//[^\s/]\S*",
     re.IGNORECASE,
 )
