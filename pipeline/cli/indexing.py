@@ -31,7 +31,7 @@ def register(commands: Commands) -> None:
         parents=[json_option(), ray_option()],
         help="build (or rebuild) an index from a directory of documents",
     )
-    p.add_argument("source", help="directory with .md, .txt and .pdf files (and optionally corpus.toml)")
+    p.add_argument("source", help="directory with .md, .txt, .pdf and .html files (and optionally corpus.toml)")
     p.add_argument("--out", default=str(DEFAULT_INDEX_DIR), help="index directory (default: %(default)s)")
     p.add_argument("--manifest", help="corpus manifest (default: SOURCE/corpus.toml when present)")
     p.add_argument(
@@ -111,6 +111,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         notices.print(f"[yellow]skipped[/] {plain(skipped.path)}: {plain(skipped.reason)}")
     for rule in report.unmatched_rules:
         notices.print(f"[yellow]manifest rule matched no file:[/] {plain(rule)}")
+    for relpath in report.screen_paged:
+        notices.print(f"[yellow]no page breaks[/] in {plain(relpath)}: paged by screenfuls of text")
     for relpath, kinds in report.hidden:
         found = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in sorted(kinds.items()))
         notices.print(f"[yellow]hidden characters removed[/] from {plain(relpath)}: {found}")
@@ -121,6 +123,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         "chunks": report.chunks,
         "skipped": [s.path for s in report.skipped],
         "hidden_characters_removed": dict(report.hidden),
+        "screen_paged": list(report.screen_paged),
         "embedder": embedder.name,
         "pages": report.pages,
         "embedded": report.embedded,
