@@ -127,6 +127,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         "embedder": embedder.name,
         "pages": report.pages,
         "embedded": report.embedded,
+        "reused": report.reused,
         "seconds": round(time.monotonic() - started, 2),
     }
     if args.json:
@@ -134,8 +135,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         notices.print(
             f"indexed {report.documents} documents ({report.pages} pages), {report.chunks} chunks into {args.out} "
-            f"({report.manifest.generation}) in {summary['seconds']} s; {report.embedded} texts embedded, "
-            f"the rest from the vector cache; {len(report.skipped)} skipped"
+            f"({report.manifest.generation}) in {summary['seconds']} s; {report.reused} files unchanged since the "
+            f"last build, {report.embedded} texts embedded, the rest from the caches; {len(report.skipped)} skipped"
         )
     return 0
 

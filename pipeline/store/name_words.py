@@ -9,6 +9,7 @@ tells one entity apart on its own (pipeline.vocabulary: ordinary_words, shared_n
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import re
 from collections import Counter
@@ -46,8 +47,24 @@ class NameWordCounter:
         self._pattern = re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])")
         self._longest = max((len(name) for runs in self._runs.values() for name, _ in runs), default=0)
 
+    @property
+    def digest(self) -> str:
+        """What the counts depend on besides the text: the entities' name words, their users and runs."""
+        shape = sorted((w, sorted(self._users[w]), sorted(self._runs[w])) for w in self._users)
+        return hashlib.sha256(repr(shape).encode()).hexdigest()
+
     def add(self, pages: Sequence[str], owners: Sequence[str]) -> None:
-        """Count one document's pages; `owners` are the ids of the entities it belongs to.
+        """Count one document's pages; `owners` are the ids of the entities it belongs to."""
+        self.record(*self.observe(pages, owners))
+
+    def record(self, ordinary: Iterable[str], foreign: Iterable[str]) -> None:
+        """Count one document's observations (from `observe`, possibly made by an earlier build)."""
+        self._lower.update(set(ordinary))
+        self._foreign.update(set(foreign))
+
+    def observe(self, pages: Sequence[str], owners: Sequence[str]) -> tuple[set[str], set[str]]:
+        """(the name words the pages write as ordinary words, those they use for others while none of the
+        entities using them is among `owners`): one document's part of the counts.
 
         Only occurrences that can still change a count are looked at: a word already found in lower
         case (and outside a name, or owned here) needs no more, and a line is split into words only
@@ -56,7 +73,7 @@ class NameWordCounter:
         ends, and case folding keeps them, so the counts are those of the whole text.
         """
         if not self._users:
-            return
+            return set(), set()
         lines = [fold(line) for line in "\n".join(pages).split("\n")]
         lowered = [line.casefold() for line in lines]
         text = "\n".join(lowered)
@@ -81,8 +98,7 @@ class NameWordCounter:
                     continue
             counted.add(number)
             self._count_line(lines, number, owned, lower, foreign)
-        self._lower.update(lower)
-        self._foreign.update(foreign)
+        return lower, foreign
 
     def _count_line(
         self, lines: Sequence[str], number: int, owned: set[str], lower: set[str], foreign: set[str]
