@@ -227,18 +227,7 @@ def main() -> None:
         {"build": name, **{k: run.get(k) for k in keys}}
         for name, run in (("whole set, empty directory", whole), ("all but one", without), ("one filing added", grown))
     ]
-    columns = [
-        "build",
-        "documents",
-        "pages",
-        "chunks",
-        "skipped",
-        "seconds",
-        "cpu_seconds",
-        "embedded",
-        "reused",
-        "peak_tree_rss_mb",
-    ]
+    columns = ["build", *keys]
     print(table("builds (default embedder)", summary, columns))
     print(table("phases of the whole build", whole["phases"], ["phase", "start_s", "end_s", "seconds", "rate", "unit"]))
     print(
