@@ -36,7 +36,7 @@ from pipeline.store.xbrl import (
 SCREEN_CHARS = 3000
 # Element nesting deeper than this is read as plain text (no page breaks, tables or facts inside).
 MAX_DEPTH = 200
-# Bytes an HTML file may have (a 10-K is 1-5 MB).
+# Bytes an HTML file may have (an annual report is 1-5 MB).
 MAX_BYTES = 64 * 1024 * 1024
 
 _BLOCK = frozenset(
@@ -44,7 +44,7 @@ _BLOCK = frozenset(
     " h5 h6 header hr li main nav ol p pre section table tbody td tfoot th thead tr ul".split()
 )
 _SKIP = frozenset("head script style template noscript title ix:header iframe object svg".split())
-# The SGML header of a filing as EDGAR serves it (<TYPE>10-Q <SEQUENCE>1 <FILENAME>... <TEXT>): never
+# The SGML header of a filing as EDGAR serves it (<TYPE>form <SEQUENCE>1 <FILENAME>... <TEXT>): never
 # closed, so everything after them is inside them; their own words are left out, not their content.
 _SGML_HEADER = frozenset("type sequence filename description".split())
 _BREAK = re.compile(r"(?:page-)?break-(before|after)\s*:\s*(always|page|left|right|recto|verso)")
@@ -65,7 +65,7 @@ class HtmlDocument:
 
     @property
     def title(self) -> str | None:
-        """The cover's title ("Apple Inc. Form 10-Q for the quarterly period ended July 1, 2023"),
+        """The cover's title ("Acme Widgets Inc. Form 10-X for the quarterly period ended July 1, 2023"),
         else the file's <title>."""
         return cover_title(self.cover) or self.html_title
 
@@ -135,7 +135,7 @@ def screenfuls(text: str, size: int) -> list[str]:
 
 
 def _resources(tree: LexborHTMLParser) -> tuple[dict[str, Context], dict[str, str]]:
-    """The inline XBRL contexts (id -> period and dimensions) and units (id -> "USD", "USD/shares")."""
+    """The inline XBRL contexts (id -> period and dimensions) and units (id -> unit_name)."""
     contexts: dict[str, Context] = {}
     for node in tree.css("xbrli\\:context"):
         start = _child_text(node, "xbrli\\:startdate")

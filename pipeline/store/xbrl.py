@@ -112,7 +112,7 @@ def canonical_decimal(number: Decimal) -> str:
 
 
 def unit_name(measures: tuple[str, ...], denominator: tuple[str, ...] = ()) -> str:
-    """A unit as text: "USD", "shares", "USD/shares" (namespace prefixes dropped)."""
+    """A unit as text: a currency code, "shares", "<currency>/shares" (namespace prefixes dropped)."""
 
     def plain(parts: tuple[str, ...]) -> str:
         return "*".join(p.rsplit(":", 1)[-1] for p in parts)
@@ -169,27 +169,30 @@ def _iso_day(text: str | None) -> str | None:
         return None
 
 
-_FORM_KIND = {"10-K": "annual report", "10-Q": "quarterly report", "20-F": "annual report", "40-F": "annual report"}
-_PERIOD_WORDS = {"10-K": "fiscal year ended", "20-F": "fiscal year ended", "40-F": "fiscal year ended"}
+def _kind(cover: Cover) -> tuple[str, str]:
+    """(what the report is, how its period is said) from the fiscal period it states: "FY" an annual
+    report for a fiscal year, "Q1".."Q4" a quarterly report, else a report for a period."""
+    focus = (cover.fiscal_period or "").upper()
+    if focus == "FY":
+        return "annual report", "fiscal year ended"
+    if re.fullmatch(r"Q[1-4]", focus):
+        return "quarterly report", "quarterly period ended"
+    return "report", "period ended"
 
 
 def cover_title(cover: Cover) -> str | None:
-    """ "Apple Inc. Form 10-Q for the quarterly period ended July 1, 2023" (None without registrant and form)."""
+    """ "Acme Widgets Inc. Form 10-X for the quarterly period ended July 1, 2023" (None without registrant
+    and form)."""
     if not cover.found:
         return None
-    base = (cover.form or "").split("/")[0]
-    words = _PERIOD_WORDS.get(base, "quarterly period ended" if base == "10-Q" else "period ended")
     ended = written_date(cover.period_end)
-    return f"{cover.registrant} Form {cover.form}" + (f" for the {words} {ended}" if ended else "")
+    return f"{cover.registrant} Form {cover.form}" + (f" for the {_kind(cover)[1]} {ended}" if ended else "")
 
 
 def cover_summary(cover: Cover) -> str | None:
     """One sentence: the report's kind, form, registrant, tickers, period and fiscal period."""
-    title = cover_title(cover)
-    if title is None:
+    if not cover.found:
         return None
-    base = (cover.form or "").split("/")[0]
-    kind = _FORM_KIND.get(base, "report")
     ended = written_date(cover.period_end)
     tickers = f" ({', '.join(cover.tickers)})" if cover.tickers else ""
     period = f" for the period ended {ended}" if ended else ""
@@ -197,7 +200,8 @@ def cover_summary(cover: Cover) -> str | None:
     if cover.fiscal_year:
         quarter = cover.fiscal_period if cover.fiscal_period and cover.fiscal_period.upper().startswith("Q") else ""
         fiscal = f", fiscal year {cover.fiscal_year}" + (f" {quarter.upper()}" if quarter else "")
-    return f"{kind.capitalize()} on Form {cover.form} of {cover.registrant}{tickers}{period}{fiscal}."
+    kind = _kind(cover)[0].capitalize()
+    return f"{kind} on Form {cover.form} of {cover.registrant}{tickers}{period}{fiscal}."
 
 
 def cover_attributes(cover: Cover) -> dict[str, str]:
