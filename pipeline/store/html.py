@@ -88,8 +88,13 @@ def read_html(path: Path, relpath: str) -> HtmlDocument:
 
 
 def parse_html(data: bytes) -> HtmlDocument:
-    """An HtmlDocument from the bytes of an HTML file (UTF-8 unless the file declares otherwise)."""
-    tree = LexborHTMLParser(data)
+    """An HtmlDocument from the bytes of an HTML file: UTF-8, or Windows-1252 (what older filings and
+    pages saved on Windows are written in) when the bytes are no UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("cp1252", errors="replace")
+    tree = LexborHTMLParser(text)
     contexts, units = _resources(tree)
     reader = _PageReader(contexts, units)
     cover_facts: dict[str, tuple[str, str]] = {}

@@ -144,6 +144,11 @@ def test_scripts_styles_and_the_sgml_wrapper_are_no_text() -> None:
     assert document.pages == ("Quarterly report",)
 
 
+def test_a_file_that_is_no_utf8_is_read_as_windows_1252() -> None:
+    document = parse_html("<body><p>Café revenue – €12 million</p></body>".encode("cp1252"))
+    assert document.pages == ("Café revenue – €12 million",)
+
+
 # ---- tables ---------------------------------------------------------------------------------
 
 
