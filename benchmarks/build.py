@@ -32,13 +32,12 @@ import platform
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from measure import log, peak_rss_mb, table
+from measure import TreeRss, log, peak_rss_mb, table
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared beside the checkout (or beside the folder of worktrees that holds it)
@@ -51,58 +50,6 @@ CORES = len(os.sched_getaffinity(0))
 
 def _files(docs: Path) -> list[tuple[Path, str]]:
     return [(p, p.relative_to(docs).as_posix()) for p in sorted(docs.rglob("*.pdf"))]
-
-
-class TreeRss:
-    """Peak of the summed RSS of this process and its descendants, sampled every `every` s in a thread.
-
-    ru_maxrss of children is no use here: a spawned child is forked before it executes Python, so
-    its peak includes the parent's pages at that moment.
-    """
-
-    def __init__(self, every: float = 0.1) -> None:
-        self.every = every
-        self.peak_mb = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def __enter__(self) -> TreeRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _sample(self) -> None:
-        while not self._stop.wait(self.every):
-            self.peak_mb = max(self.peak_mb, sum(_rss_kb(pid) for pid in _tree(os.getpid())) / 1024)
-
-
-def _tree(root: int) -> list[int]:
-    """`root` and every live descendant (from /proc/*/stat parent ids)."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    found, frontier = [root], [root]
-    while frontier:
-        frontier = [pid for pid, parent in parents.items() if parent in frontier]
-        found.extend(frontier)
-    return found
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def _chunks(pages_by_file: list[tuple[str, ...]]) -> list[str]:

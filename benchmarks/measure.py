@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 import resource
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -90,3 +92,55 @@ def table(title: str, rows: Sequence[Row], columns: Sequence[str]) -> str:
 
     rule = "-" * len(line(list(columns)))
     return "\n".join([title, rule, line(list(columns)), rule, *(line(r) for r in cells), ""])
+
+
+class TreeRss:
+    """Peak of the summed RSS of this process and its descendants, sampled every `every` s in a thread.
+
+    ru_maxrss of children is no use here: a spawned child is forked before it executes Python, so
+    its peak includes the parent's pages at that moment.
+    """
+
+    def __init__(self, every: float = 0.1) -> None:
+        self.every = every
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> TreeRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every):
+            self.peak_mb = max(self.peak_mb, sum(_rss_kb(pid) for pid in _tree(os.getpid())) / 1024)
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and every live descendant (from /proc/*/stat parent ids)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        found.extend(frontier)
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0

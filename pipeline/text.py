@@ -50,6 +50,7 @@ HIDDEN_CHARACTERS: tuple[tuple[int, int, str], ...] = (
     (0xE0100, 0xE01EF, "variation_selector"),
 )
 HIDDEN_TRANSLATION = dict.fromkeys(c for lo, hi, _ in HIDDEN_CHARACTERS for c in range(lo, hi + 1))
+_HIDDEN_CODES = frozenset(HIDDEN_TRANSLATION)
 _HIDDEN = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in HIDDEN_CHARACTERS) + "]")
 
 # Look-alikes of Latin letters (after NFKC), each string's letters aligned with the Latin ones.
@@ -64,7 +65,11 @@ _CONFUSABLES = str.maketrans("".join(a for a, _ in _LOOKALIKES), "".join(b for _
 
 def _visible(text: str) -> str:
     """NFKC text without hidden characters: the first step of every normal form."""
-    return unicodedata.normalize("NFKC", text).translate(HIDDEN_TRANSLATION)
+    if text.isascii():
+        return text
+    normal = unicodedata.normalize("NFKC", text)
+    # A translation looks every character up in a dict: only a text holding one of them pays for it.
+    return normal if _HIDDEN_CODES.isdisjoint(map(ord, set(normal))) else normal.translate(HIDDEN_TRANSLATION)
 
 
 def normalise(text: str) -> str:
@@ -74,8 +79,16 @@ def normalise(text: str) -> str:
 
 def fold(text: str) -> str:
     """Case-preserving skeleton text: NFKC, no invisibles, no accents, look-alikes in Latin."""
-    stripped = "".join(c for c in unicodedata.normalize("NFD", _visible(text)) if not unicodedata.combining(c))
-    return unicodedata.normalize("NFC", stripped.translate(_CONFUSABLES))
+    if text.isascii():  # every step leaves ASCII as it is
+        return text
+    decomposed = unicodedata.normalize("NFD", _visible(text))
+    held = set(decomposed)  # a few dozen distinct characters: checked here, not one by one in the text
+    marks = {ord(c): None for c in held if unicodedata.combining(c)}
+    if marks:
+        decomposed = decomposed.translate(marks)
+    if not _CONFUSABLES.keys().isdisjoint(map(ord, held)):
+        decomposed = decomposed.translate(_CONFUSABLES)
+    return unicodedata.normalize("NFC", decomposed)
 
 
 @cache

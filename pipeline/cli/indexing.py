@@ -31,7 +31,7 @@ def register(commands: Commands) -> None:
         parents=[json_option(), ray_option()],
         help="build (or rebuild) an index from a directory of documents",
     )
-    p.add_argument("source", help="directory with .md, .txt and .pdf files (and optionally corpus.toml)")
+    p.add_argument("source", help="directory with .md, .txt, .pdf and .html files (and optionally corpus.toml)")
     p.add_argument("--out", default=str(DEFAULT_INDEX_DIR), help="index directory (default: %(default)s)")
     p.add_argument("--manifest", help="corpus manifest (default: SOURCE/corpus.toml when present)")
     p.add_argument(
@@ -114,6 +114,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         notices.print(f"[yellow]warning[/] {plain(said)}")
     for rule in report.unmatched_rules:
         notices.print(f"[yellow]manifest rule matched no file:[/] {plain(rule)}")
+    for relpath in report.screen_paged:
+        notices.print(f"[yellow]no page breaks[/] in {plain(relpath)}: paged by screenfuls of text")
     for relpath, kinds in report.hidden:
         found = ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in sorted(kinds.items()))
         notices.print(f"[yellow]hidden characters removed[/] from {plain(relpath)}: {found}")
@@ -124,9 +126,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         "chunks": report.chunks,
         "skipped": [s.path for s in report.skipped],
         "hidden_characters_removed": dict(report.hidden),
+        "screen_paged": list(report.screen_paged),
         "embedder": embedder.name,
         "pages": report.pages,
         "embedded": report.embedded,
+        "reused": report.reused,
         "seconds": round(time.monotonic() - started, 2),
     }
     if args.json:
@@ -134,8 +138,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         notices.print(
             f"indexed {report.documents} documents ({report.pages} pages), {report.chunks} chunks into {args.out} "
-            f"({report.manifest.generation}) in {summary['seconds']} s; {report.embedded} texts embedded, "
-            f"the rest from the vector cache; {len(report.skipped)} skipped"
+            f"({report.manifest.generation}) in {summary['seconds']} s; {report.reused} files unchanged since the "
+            f"last build, {report.embedded} texts embedded, the rest from the caches; {len(report.skipped)} skipped"
         )
     return 0
 

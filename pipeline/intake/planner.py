@@ -127,7 +127,7 @@ def _modes(intake: Intake, config: PlannerConfig) -> tuple[tuple[RetrievalMode, 
     elif intake.conceptual:
         bm25, vector, hyde = other, favoured, True
     else:
-        bm25, vector, hyde = 0.5, 0.5, False
+        bm25, vector, hyde = round(1.0 - config.dense_weight, 6), config.dense_weight, False
     return (
         RetrievalMode(type="bm25", k=config.bm25_k, alpha=bm25),
         RetrievalMode(type="vector", k=config.vector_k, alpha=vector),

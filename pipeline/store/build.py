@@ -20,8 +20,10 @@ from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
 from pipeline.settings import BuildSettings
 from pipeline.store.catalog import SKIPPED_KEY, VOCABULARY_KEY, CatalogWriter, document_id, entity_id
-from pipeline.store.chunking import chunk_pages, extractive_summary
+from pipeline.store.chunking import extractive_summary
 from pipeline.store.corpus import CorpusManifest, DocumentSpec, load_manifest, path_matches
+from pipeline.store.document_cache import CACHE_NAME as DOCUMENT_CACHE_NAME
+from pipeline.store.document_cache import DocumentCache, derivation_key, derive
 from pipeline.store.embedders import Embedder
 from pipeline.store.embedding import IncrementalEmbedding
 from pipeline.store.generations import IndexManifest, build_lock, new_scratch_dir, publish_generation
@@ -29,7 +31,7 @@ from pipeline.store.index import document_search_text
 from pipeline.store.name_words import NameWordCounter
 from pipeline.store.pages import PageTexts
 from pipeline.store.profile import DocumentProfile, is_title, profile_document
-from pipeline.store.reading import SourceFile, SourceReader, read_sources
+from pipeline.store.reading import HTML_SUFFIXES, SourceFile, SourceReader, read_or_error, read_sources
 from pipeline.store.vector_cache import CACHE_NAME, VectorCache
 from pipeline.types import Chunk, Document, Entity
 from pipeline.vocabulary import dump_vocabulary
@@ -37,8 +39,10 @@ from pipeline.vocabulary import dump_vocabulary
 log = logging.getLogger(__name__)
 
 MANIFEST_FILENAME = "corpus.toml"
-# Below this many bytes of PDF, starting reading processes costs more than it saves.
+# Below this many bytes of PDF (or of HTML, which reads ~10x faster per byte), starting reading
+# processes costs more than it saves.
 PARALLEL_READ_MIN_PDF_BYTES = 2_000_000
+PARALLEL_READ_MIN_HTML_BYTES = 20_000_000
 
 
 class Progress(Protocol):
@@ -69,6 +73,10 @@ class BuildReport:
     embedded: int = 0
     # (a name, the entities that all go by it): a question using it is asked which one it means
     shared_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # files that mark no page (HTML without page breaks): paged by screenfuls of text
+    screen_paged: tuple[str, ...] = ()
+    # files not read again: their pages, chunks and terms came from the document cache
+    reused: int = 0
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
@@ -130,10 +138,11 @@ def build_index(
     with build_lock(out_dir):
         scratch = new_scratch_dir(out_dir)
         cache = VectorCache(out_dir / CACHE_NAME, embedder.name, embedder.dim)
+        derived = DocumentCache(out_dir / DOCUMENT_CACHE_NAME)
         try:
             with IncrementalEmbedding(embedder, cache, settings.embed_batch, _embed_progress(progress)) as chunks:
                 read = _write_catalog(
-                    scratch / "catalog.sqlite", corpus, files, settings, progress, strict, chunks, reader
+                    scratch / "catalog.sqlite", corpus, files, settings, progress, strict, chunks, reader, derived
                 )
                 if not read.document_texts:
                     raise ManifestError(f"none of the {len(files)} files under {source_dir} could be read")
@@ -163,11 +172,14 @@ def build_index(
                 dense_kind=settings.dense_kind,
                 progress=progress,
                 pages=read.page_texts,
+                chunk_tokens=read.chunk_tokens,
             )
-            # Published: the cache keeps what this generation holds and nothing older.
+            # Published: the caches keep what this generation holds and nothing older.
             cache.keep_only([*chunks.keys, *documents.keys])
+            derived.keep_only(read.cache_keys)
         finally:
             cache.close()
+            derived.close()
     return BuildReport(
         manifest,
         len(read.document_texts),
@@ -178,6 +190,8 @@ def build_index(
         pages=read.pages,
         embedded=chunks.embedded + documents.embedded,
         shared_names=shared,
+        screen_paged=tuple(read.screen_paged),
+        reused=read.reused,
     )
 
 
@@ -191,7 +205,8 @@ def _embed_progress(progress: Progress | None) -> Callable[[int, int], None] | N
 def read_workers(files: list[tuple[Path, str]], settings: BuildSettings) -> int:
     """How many processes read `files`: every core (or `settings.read_workers`) once PDFs make it worth it."""
     pdf_bytes = sum(p.stat().st_size for p, r in files if r.lower().endswith(".pdf"))
-    if pdf_bytes < PARALLEL_READ_MIN_PDF_BYTES:
+    html_bytes = sum(p.stat().st_size for p, r in files if r.lower().endswith(HTML_SUFFIXES))
+    if pdf_bytes / PARALLEL_READ_MIN_PDF_BYTES + html_bytes / PARALLEL_READ_MIN_HTML_BYTES < 1:
         return 1
     return settings.read_workers or len(os.sched_getaffinity(0))
 
@@ -208,6 +223,12 @@ class _Read:
     skipped_paths: dict[str, str] = field(default_factory=dict)
     hidden: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     pages: int = 0
+    screen_paged: list[str] = field(default_factory=list)
+    chunk_tokens: list[list[str]] = field(default_factory=list)
+    # document-cache keys of the files read (what the cache keeps after publishing)
+    cache_keys: list[str] = field(default_factory=list)
+    # files whose derivation came from the document cache
+    reused: int = 0
 
 
 def _write_catalog(
@@ -219,10 +240,12 @@ def _write_catalog(
     strict: bool,
     embedding: IncrementalEmbedding,
     reader: SourceReader,
+    cache: DocumentCache,
 ) -> _Read:
     """Read every file into a new catalog at `path` (documents, entities, chunks), queueing chunks to embed.
 
-    Reading processes run ahead while this one writes the catalog and embeds.
+    A file whose derivation the document cache holds (same bytes, settings, entity names and owners) is
+    not read again; the others are read by `reader`, ahead of this process, which writes the catalog.
     """
     entities = {
         spec.slug: Entity(entity_id(corpus.name, spec.slug), spec.slug, spec.name, tuple(spec.aliases))
@@ -235,8 +258,24 @@ def _write_catalog(
     read = _Read()
     if progress:
         progress("read", 0, len(files), "0 pages", rate_of=(0, "pages"))
-    sources = reader(files, read_workers(files, settings))
-    for done, ((source_path, rel), source) in enumerate(zip(files, sources, strict=True), start=1):
+    digests = [sha256_file(p) for p, _ in files]
+    keys = []
+    for (_, rel), digest in zip(files, digests, strict=True):
+        spec = corpus.metadata_for(rel)
+        owners = [entities[s].entity_id for s in (spec.entities if spec else []) if s in entities]
+        words, overlap = settings.chunk_words, settings.chunk_overlap
+        keys.append(derivation_key(digest, rel, words, overlap, name_words.digest, owners))
+    stored = cache.present(keys)
+    sources = reader(
+        missing := [f for f, k in zip(files, keys, strict=True) if k not in stored], read_workers(missing, settings)
+    )
+    for done, ((source_path, rel), digest, key) in enumerate(zip(files, digests, keys, strict=True), start=1):
+        derived = cache.get(key) if key in stored else None
+        if derived is not None:
+            source: SourceFile | InputFileError = derived.source
+            read.reused += 1
+        else:
+            source = next(sources) if key not in stored else read_or_error(source_path, rel)
         read.pages += 0 if isinstance(source, InputFileError) else len(source.pages)
         if progress:
             progress("read", done, len(files), f"{read.pages} pages", rate_of=(read.pages, "pages"))
@@ -253,15 +292,25 @@ def _write_catalog(
         spec = corpus.metadata_for(rel)
         profile = profile_document(source.pages)
         document = _document(corpus, spec, entities, source, profile)
-        pieces = chunk_pages(source.pages, settings.chunk_words, settings.chunk_overlap)
+        if derived is None:
+            words, overlap = settings.chunk_words, settings.chunk_overlap
+            derived = derive(source, words, overlap, name_words, document.entity_ids)
+            cache.put(key, derived)
+        read.cache_keys.append(key)
         row_start = len(read.chunk_texts)
-        chunks = [Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(pieces)]
+        chunks = [
+            Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(derived.chunks)
+        ]
         summary_source = "metadata" if _summary_of(spec, source) else "profile" if profile.description else "extractive"
-        writer.add_document(document, summary_source, sha256_file(source_path), row_start, len(read.document_texts))
+        writer.add_document(document, summary_source, digest, row_start, len(read.document_texts))
         writer.add_chunks(chunks)
-        name_words.add(source.pages, document.entity_ids)
+        writer.add_facts(document.document_id, source.facts)
+        if source.paged_by == "screen":
+            read.screen_paged.append(rel)
+        name_words.record(derived.ordinary, derived.foreign)
         read.chunk_texts.extend(c.text for c in chunks)
-        read.page_texts.add(source.pages, chunks)
+        read.chunk_tokens.extend(terms.split() for terms in derived.chunk_terms)
+        read.page_texts.add_known([(p, terms.split(), share) for p, terms, share in derived.page_terms], chunks)
         embedding.add([c.text for c in chunks])
         read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
     # A labelled example or a question naming a skipped file is told why it is not in the index.
@@ -285,21 +334,44 @@ def finish_generation(
     dense_kind: DenseKind | None = None,
     progress: Progress | None = None,
     pages: PageTexts | None = None,
+    chunk_tokens: list[list[str]] | None = None,
 ) -> IndexManifest:
     """Write the dense and BM25 indexes (and the page index when `pages` are given) beside a
-    finished catalog in `scratch`, then publish."""
-    if progress:
-        progress("index", 0, 1)
+    finished catalog in `scratch`, then publish. `chunk_tokens` are the chunks' BM25 terms when the
+    build has them already (else the texts are tokenised here)."""
+    names = [
+        f"dense index of {len(chunk_vectors):,} chunks",
+        "dense index of documents",
+        f"BM25 of {len(chunk_texts):,} chunks",
+        "BM25 of documents",
+        *([f"page index of {len(pages.first_rows):,} pages"] if pages is not None else []),
+        "publish",
+    ]
+    steps = iter(range(len(names)))
+
+    def next_step() -> None:
+        if progress:
+            done = next(steps)
+            progress("index", done, len(names), names[done])
+
+    next_step()
     dense = DenseIndex.build(chunk_vectors, dense_kind)
     dense.save(scratch / "chunks_dense")
+    next_step()
     DenseIndex.build(document_vectors, "flat").save(scratch / "documents_dense")
-    BM25Index.build(chunk_texts).save(scratch / "chunks_bm25")
+    next_step()
+    chunk_bm25 = BM25Index.build(chunk_texts) if chunk_tokens is None else BM25Index.build_from_tokens(chunk_tokens)
+    chunk_bm25.save(scratch / "chunks_bm25")
+    next_step()
     BM25Index.build(document_texts).save(scratch / "documents_bm25")
     if pages is not None:
+        next_step()
         pages.save(scratch)
+    next_step()
+    published = publish_generation(out_dir, scratch, {**fields, "dense_kind": dense.kind})
     if progress:
-        progress("index", 1, 1)
-    return publish_generation(out_dir, scratch, {**fields, "dense_kind": dense.kind})
+        progress("index", len(names), len(names), "published")
+    return published
 
 
 def _is_excluded(relpath: str, patterns: set[str]) -> bool:

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.errors import IndexCorruptError
+from pipeline.store.xbrl import PageFact
 from pipeline.types import Chunk, Document, Entity
 from pipeline.vocabulary import Vocabulary, dump_vocabulary, load_vocabulary
 
@@ -65,6 +66,12 @@ CREATE TABLE document_rules (
     amends TEXT REFERENCES documents(document_id)
 );
 CREATE INDEX chunks_by_document ON chunks(document_id);
+CREATE TABLE page_facts (
+    document_id TEXT NOT NULL REFERENCES documents(document_id), page INTEGER NOT NULL, concept TEXT NOT NULL,
+    value TEXT NOT NULL, shown TEXT NOT NULL, scale INTEGER NOT NULL, unit TEXT, period_start TEXT,
+    period_end TEXT, dimensions TEXT NOT NULL, decimals TEXT
+);
+CREATE INDEX page_facts_by_page ON page_facts(document_id, page);
 CREATE INDEX document_entities_by_entity ON document_entities(entity_id);
 """
 
@@ -129,6 +136,28 @@ class CatalogWriter:
         self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?)", rows)
         if rows:
             self._db.execute("UPDATE documents SET row_end = ? WHERE document_id = ?", (rows[-1][0] + 1, rows[-1][1]))
+
+    def add_facts(self, document_id: str, facts: Iterable[PageFact]) -> None:
+        """The figures a document tags on its pages (dimensions stored one per line)."""
+        self._db.executemany(
+            "INSERT INTO page_facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    document_id,
+                    f.page,
+                    f.concept,
+                    f.value,
+                    f.shown,
+                    f.scale,
+                    f.unit,
+                    f.period_start,
+                    f.period_end,
+                    "\n".join(f.dimensions),
+                    f.decimals,
+                )
+                for f in facts
+            ],
+        )
 
     def set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
@@ -265,6 +294,22 @@ class Catalog:
             ):
                 found[row] = Chunk(row, did, page, ordinal, text)
         return [found[r] for r in wanted]
+
+    def page_facts(self, document_id: str, page: int | None = None) -> list[PageFact]:
+        """The figures tagged on a document's pages (on one page when `page` is given), in page order;
+        none for a catalog built before facts were kept."""
+        if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'page_facts'").fetchone():
+            return []
+        where, args = ("AND page = ?", (document_id, page)) if page is not None else ("", (document_id,))
+        rows = self._db.execute(
+            "SELECT page, concept, value, shown, scale, unit, period_start, period_end, dimensions, decimals"
+            f" FROM page_facts WHERE document_id = ? {where} ORDER BY page, rowid",
+            args,
+        )
+        return [
+            PageFact(page, concept, value, shown, scale, unit, start, end, tuple(d.split("\n")) if d else (), dec)
+            for page, concept, value, shown, scale, unit, start, end, d, dec in rows
+        ]
 
     def document_ids_for_entity(self, entity_id: str) -> list[str]:
         """Every document related to the entity, in catalog order (the one scope query)."""

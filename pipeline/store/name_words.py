@@ -8,6 +8,10 @@ tells one entity apart on its own (pipeline.vocabulary: ordinary_words, shared_n
 
 from __future__ import annotations
 
+import bisect
+import hashlib
+import itertools
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -38,27 +42,101 @@ class NameWordCounter:
                         self._runs.setdefault(word, []).append((name, index))
         self._lower: Counter[str] = Counter()
         self._foreign: Counter[str] = Counter()
+        # Any name word as a whole word (case-folded text is searched, so the words need no case).
+        alternatives = "|".join(re.escape(w) for w in sorted(self._users, key=len, reverse=True))
+        self._pattern = re.compile(rf"(?<![^\W_])(?:{alternatives})(?![^\W_])")
+        self._longest = max((len(name) for runs in self._runs.values() for name, _ in runs), default=0)
+
+    @property
+    def digest(self) -> str:
+        """What the counts depend on besides the text: the entities' name words, their users and runs."""
+        shape = sorted((w, sorted(self._users[w]), sorted(self._runs[w])) for w in self._users)
+        return hashlib.sha256(repr(shape).encode()).hexdigest()
 
     def add(self, pages: Sequence[str], owners: Sequence[str]) -> None:
         """Count one document's pages; `owners` are the ids of the entities it belongs to."""
+        self.record(*self.observe(pages, owners))
+
+    def record(self, ordinary: Iterable[str], foreign: Iterable[str]) -> None:
+        """Count one document's observations (from `observe`, possibly made by an earlier build)."""
+        self._lower.update(set(ordinary))
+        self._foreign.update(set(foreign))
+
+    def observe(self, pages: Sequence[str], owners: Sequence[str]) -> tuple[set[str], set[str]]:
+        """(the name words the pages write as ordinary words, those they use for others while none of the
+        entities using them is among `owners`): one document's part of the counts.
+
+        Only occurrences that can still change a count are looked at: a word already found in lower
+        case (and outside a name, or owned here) needs no more, and a line is split into words only
+        when one of its name words may be ordinary or foreign there. A 100-page filing holds thousands
+        of name words; splitting all of it took seconds per document. Folding and words stop at line
+        ends, and case folding keeps them, so the counts are those of the whole text.
+        """
         if not self._users:
-            return
-        text = "\n".join(pages)
-        folded = fold(text)
-        tokens = tokenize(text)
-        words = [t.folded for t in tokens]
-        where: dict[str, list[int]] = {}
-        for i, word in enumerate(words):
-            if word in self._users:
-                where.setdefault(word, []).append(i)
+            return set(), set()
+        lines = [fold(line) for line in "\n".join(pages).split("\n")]
+        lowered = [line.casefold() for line in lines]
+        text = "\n".join(lowered)
+        starts = list(itertools.accumulate((len(line) + 1 for line in lowered), initial=0))
+        owned = set(owners)
         lower: set[str] = set()
-        for word, found in where.items():
-            if any(_ordinary(folded, tokens[i]) for i in found):
+        foreign: set[str] = set()
+        counted: set[int] = set()
+        for match in self._pattern.finditer(text):
+            word = match.group()
+            wants_foreign = word not in foreign and not self._users[word] & owned
+            if word in lower and not wants_foreign:
+                continue
+            number = bisect.bisect_right(starts, match.start()) - 1
+            line = lines[number]
+            if number in counted:
+                continue
+            if not wants_foreign and line.isascii():  # the match is the word as written
+                offset = match.start() - starts[number]
+                written = line[offset : offset + len(word)]
+                if not (written[:1].islower() and written == word):
+                    continue
+            counted.add(number)
+            self._count_line(lines, number, owned, lower, foreign)
+        return lower, foreign
+
+    def _count_line(
+        self, lines: Sequence[str], number: int, owned: set[str], lower: set[str], foreign: set[str]
+    ) -> None:
+        """Add to `lower` the name words line `number` writes as ordinary words, and to `foreign` those it
+        uses outside a name of an entity using them when none of those owns the document."""
+        folded = lines[number]
+        tokens = tokenize(folded)
+        words: list[str] | None = None
+        shift = 0
+        for position, token in enumerate(tokens):
+            word = token.folded
+            if word not in self._users:
+                continue
+            if _ordinary(folded, token):
                 lower.add(word)
-            # Written inside a full name of an entity using it, the word is that entity's mention.
-            if not self._users[word] & set(owners) and any(not self._in_name(words, i, word) for i in found):
-                self._foreign[word] += 1
-        self._lower.update(lower)
+            if word in foreign or self._users[word] & owned:
+                continue
+            if words is None:
+                before, after = self._context(lines, number)
+                words, shift = [*before, *(t.folded for t in tokens), *after], len(before)
+            if not self._in_name(words, shift + position, word):
+                foreign.add(word)
+
+    def _context(self, lines: Sequence[str], number: int) -> tuple[list[str], list[str]]:
+        """The last and first words of the lines before and after line `number`: as many as the longest
+        name has (a name may run over a line end)."""
+        before: list[str] = []
+        for line in reversed(lines[max(0, number - self._longest) : number]):
+            before = [t.folded for t in tokenize(line)] + before
+            if len(before) >= self._longest:
+                break
+        after: list[str] = []
+        for line in lines[number + 1 : number + 1 + self._longest]:
+            after += [t.folded for t in tokenize(line)]
+            if len(after) >= self._longest:
+                break
+        return before[-self._longest :] if self._longest else [], after[: self._longest]
 
     def _in_name(self, words: Sequence[str], at: int, word: str) -> bool:
         return any(

@@ -4,7 +4,7 @@ when its terms are spread over several chunks of that page (a table's row labels
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +13,8 @@ import numpy.typing as npt
 from pipeline.errors import IndexCorruptError
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.topk import top_k
-from pipeline.text import bm25_tokens, word_terms
+from pipeline.store.chunking import PageChunk
+from pipeline.text import bm25_tokens
 from pipeline.types import Chunk
 
 PAGES_BM25 = "pages_bm25"
@@ -24,33 +25,51 @@ PAGES_FIGURES = "pages_figures.npy"
 def figure_share(text: str) -> float:
     """The share of `text`'s index terms that are figures (amounts, dates, numbers): near 1 on a
     financial statement or a schedule, near 0 on prose."""
+    return terms_and_figures(text)[1]
+
+
+def terms_and_figures(text: str) -> tuple[list[str], float]:
+    """A page's word terms (pipeline.text.word_terms) and its figure share, from one tokenisation."""
     terms = bm25_tokens(text)
-    return sum(1 for t in terms if not any(c.isalpha() for c in t)) / len(terms) if terms else 0.0
+    words = [t for t in terms if any(c.isalpha() for c in t)]
+    return words, (len(terms) - len(words)) / len(terms) if terms else 0.0
 
 
 @dataclass
 class PageTexts:
-    """While building: the text of every page that has chunks, and the row of its first chunk."""
+    """While building: the word terms and figure share of every page that has chunks, and the row of its
+    first chunk."""
 
-    texts: list[str]
+    terms: list[list[str]]
     first_rows: list[int]
+    figures: list[float] = field(default_factory=list)
 
     def add(self, pages: Sequence[str], chunks: Sequence[Chunk]) -> None:
         """Record the pages of one document that `chunks` (all its chunks, in order) come from."""
+        self.add_known([(p, *terms_and_figures(pages[p - 1])) for p in pages_with_chunks(chunks)], chunks)
+
+    def add_known(self, pages: Sequence[tuple[int, list[str], float]], chunks: Sequence[Chunk]) -> None:
+        """Record one document's pages from (page, word terms, figure share) computed before, in page order."""
+        known = {page: (terms, share) for page, terms, share in pages}
         last = 0
         for chunk in chunks:
             if chunk.page != last:
-                self.texts.append(pages[chunk.page - 1])
+                terms, share = known[chunk.page]
+                self.terms.append(terms)
+                self.figures.append(share)
                 self.first_rows.append(chunk.row)
                 last = chunk.page
 
     def save(self, directory: Path) -> None:
-        """Write the page BM25 index (words only, pipeline.text.word_terms), the first rows and each
-        page's figure share."""
-        BM25Index.build_from_tokens([word_terms(t) for t in self.texts]).save(directory / PAGES_BM25)
+        """Write the page BM25 index (words only), the first rows and each page's figure share."""
+        BM25Index.build_from_tokens(self.terms).save(directory / PAGES_BM25)
         np.save(directory / PAGES_FIRST_ROWS, np.asarray(self.first_rows, dtype=np.int64), allow_pickle=False)
-        figures = np.asarray([figure_share(t) for t in self.texts], dtype=np.float32)
-        np.save(directory / PAGES_FIGURES, figures, allow_pickle=False)
+        np.save(directory / PAGES_FIGURES, np.asarray(self.figures, dtype=np.float32), allow_pickle=False)
+
+
+def pages_with_chunks(chunks: Sequence[Chunk] | Sequence[PageChunk]) -> list[int]:
+    """The pages (1-based, in order, each once) that chunks come from."""
+    return list(dict.fromkeys(c.page for c in chunks))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -11,15 +12,14 @@ from pathlib import Path
 
 from pipeline.errors import InputFileError, ManifestError
 from pipeline.store.corpus import FrontMatter, split_front_matter
+from pipeline.store.html import read_html
 from pipeline.store.pdf import read_pdf
+from pipeline.store.xbrl import PageFact
 from pipeline.text import strip_hidden
 
-SUPPORTED_SUFFIXES = (
-    ".md",
-    ".markdown",
-    ".txt",
-    ".pdf",
-)  # Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
+SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".html", ".htm", ".xhtml")
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+# Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
 _PAGE_BREAK = re.compile(r"\f|^\s*<!--\s*page\s*break\s*-->\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -32,6 +32,11 @@ class SourceFile:
     own: FrontMatter = field(default_factory=FrontMatter)
     # kind -> count of the hidden characters (zero-width, bidi, tag, ...) removed from pages and metadata
     hidden: dict[str, int] = field(default_factory=dict)
+    # Figures the file tags on its pages (inline XBRL), each with its page.
+    facts: tuple[PageFact, ...] = ()
+    # How the pages were cut: "file" (its own pages: PDF pages, form feeds), "page breaks" (HTML print
+    # styles) or "screen" (an HTML file that marks no page: screenfuls of text).
+    paged_by: str = "file"
 
 
 def read_source(path: Path, relpath: str) -> SourceFile:
@@ -41,7 +46,13 @@ def read_source(path: Path, relpath: str) -> SourceFile:
         raise InputFileError(relpath, f"unsupported file type '{suffix or '(none)'}'")
     if path.stat().st_size == 0:
         raise InputFileError(relpath, "file is empty")
-    source = _without_hidden(_read_pdf(path, relpath) if suffix == ".pdf" else _read_text(path, relpath))
+    if suffix == ".pdf":
+        read = _read_pdf(path, relpath)
+    elif suffix in HTML_SUFFIXES:
+        read = _read_html(path, relpath)
+    else:
+        read = _read_text(path, relpath)
+    source = _without_hidden(read)
     if not any(page.strip() for page in source.pages):
         raise InputFileError(relpath, "no extractable text (scanned image or empty pages?)")
     return source
@@ -70,7 +81,7 @@ def _without_hidden(source: SourceFile) -> SourceFile:
     )
     if not found:
         return source
-    return SourceFile(relpath=source.relpath, pages=pages, own=own, hidden=found)
+    return dataclasses.replace(source, pages=pages, own=own, hidden=found)
 
 
 def _read_text(path: Path, relpath: str) -> SourceFile:
@@ -91,6 +102,14 @@ def _read_text(path: Path, relpath: str) -> SourceFile:
 def _read_pdf(path: Path, relpath: str) -> SourceFile:
     pages, title, summary = read_pdf(path, relpath)
     return SourceFile(relpath=relpath, pages=pages, own=FrontMatter(title=title, summary=summary))
+
+
+def _read_html(path: Path, relpath: str) -> SourceFile:
+    document = read_html(path, relpath)
+    own = FrontMatter(
+        title=document.title, type=document.cover.form, summary=document.summary, attributes=document.attributes
+    )
+    return SourceFile(relpath, document.pages, own, facts=document.facts, paged_by=document.paged_by)
 
 
 # (files as (path, relpath), workers) -> each file's SourceFile or InputFileError, in the order given

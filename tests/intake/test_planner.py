@@ -117,6 +117,12 @@ def test_plain_lookup_is_one_round() -> None:
     assert state.acceptance_criteria.min_independent_sources == 1
 
 
+def test_a_question_favouring_neither_retriever_weighs_dense_search_by_the_setting() -> None:
+    assert weights(plan("What is the rent at Banda Lane?")) == {"bm25": 0.85, "dense": 0.15}
+    even = CONFIG.model_copy(update={"dense_weight": 0.5})
+    assert weights(plan("What is the rent at Banda Lane?", config=even)) == {"bm25": 0.5, "dense": 0.5}
+
+
 def test_no_retrieval_needed_answers_directly() -> None:
     greeting = plan("hello")
     assert greeting.strategy == "direct_answer" and greeting.retrieval_rounds == ()

@@ -186,7 +186,7 @@ def test_the_trace_records_the_rounds_that_ran_and_the_planner_tags(demo_store: 
         ["What is the rent?"],
         "hybrid",
     )
-    assert round_.k == {"bm25": 40, "dense": 40} and round_.weights == {"bm25": 0.5, "dense": 0.5}
+    assert round_.k == {"bm25": 40, "dense": 40} and round_.weights == {"bm25": 0.85, "dense": 0.15}
     assert round_.chunks >= len(sq.chunks) > 0 and round_.new_chunks > 0 and round_.sources >= 1
     assert round_.accepted and sq.stop_reason == "accepted"
     assert [s["round"] for s in sq.steps] == [1] and sq.steps[0]["query"] == "What is the rent?"

@@ -1,0 +1,333 @@
+"""HTML documents (EDGAR filings and any other HTML) as printed pages of text.
+
+Parsed with lexbor (selectolax), the fastest of the maintained parsers measured on the EDGAR filings
+(benchmarks/html_parsers.py). Pages are the printed pages the file marks with `page-break-before` /
+`page-break-after` (or `break-before` / `break-after: page`) styles; a file that marks none is cut into
+screenfuls of SCREEN_CHARS characters at line ends, and says so. Hidden content (`display:none`, the
+inline XBRL header) is left out; tables become rows of text with their column headers
+(pipeline.store.tables); inline XBRL figures are kept as facts of the page they are printed on, and the
+cover page's facts give the title, summary and period attributes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from pipeline.errors import InputFileError
+from pipeline.store.tables import Cell, table_lines
+from pipeline.store.xbrl import (
+    Context,
+    Cover,
+    PageFact,
+    cover_attributes,
+    cover_from_facts,
+    cover_summary,
+    cover_title,
+    fact_value,
+    unit_name,
+)
+
+# A file without page breaks is cut into pages of about this many characters (a printed page of a
+# filing holds 3,000-4,000), at the end of a line when one falls in the last third.
+SCREEN_CHARS = 3000
+# Element nesting deeper than this is read as plain text (no page breaks, tables or facts inside).
+MAX_DEPTH = 200
+# Bytes an HTML file may have (an annual report is 1-5 MB).
+MAX_BYTES = 64 * 1024 * 1024
+
+_BLOCK = frozenset(
+    "address article aside blockquote body br center dd div dl dt fieldset figcaption figure footer form h1 h2 h3 h4"
+    " h5 h6 header hr li main nav ol p pre section table tbody td tfoot th thead tr ul".split()
+)
+_SKIP = frozenset("head script style template noscript title ix:header iframe object svg".split())
+# The SGML header of a filing as EDGAR serves it (<TYPE>form <SEQUENCE>1 <FILENAME>... <TEXT>): never
+# closed, so everything after them is inside them; their own words are left out, not their content.
+_SGML_HEADER = frozenset("type sequence filename description".split())
+_BREAK = re.compile(r"(?:page-)?break-(before|after)\s*:\s*(always|page|left|right|recto|verso)")
+_HIDDEN = re.compile(r"display\s*:\s*none")
+_SPACES = re.compile(r"[ \t\r\n\f\v\xa0\u2000-\u200a\u202f\u205f\u3000]+")
+
+
+@dataclass(frozen=True)
+class HtmlDocument:
+    """What an HTML file holds: its pages, the figures on them, what its cover says, how it was paged."""
+
+    pages: tuple[str, ...]
+    facts: tuple[PageFact, ...]
+    cover: Cover
+    html_title: str | None
+    # "page breaks": the file's printed pages; "screen": screenfuls of SCREEN_CHARS (no page breaks).
+    paged_by: str
+
+    @property
+    def title(self) -> str | None:
+        """The cover's title ("Acme Widgets Inc. Form 10-X for the quarterly period ended July 1, 2023"),
+        else the file's <title>."""
+        return cover_title(self.cover) or self.html_title
+
+    @property
+    def summary(self) -> str | None:
+        return cover_summary(self.cover)
+
+    @property
+    def attributes(self) -> dict[str, str]:
+        """Form and period attributes from the cover; `paged_by = "screen"` when the file marks no page."""
+        return {**cover_attributes(self.cover), **({"paged_by": "screen"} if self.paged_by == "screen" else {})}
+
+
+def read_html(path: Path, relpath: str) -> HtmlDocument:
+    """The pages, facts and cover of an HTML file; InputFileError names the file when it cannot be used."""
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise InputFileError(relpath, f"HTML file of {size:,} bytes exceeds {MAX_BYTES:,}; split it first")
+    return parse_html(path.read_bytes())
+
+
+def parse_html(data: bytes) -> HtmlDocument:
+    """An HtmlDocument from the bytes of an HTML file: UTF-8, or Windows-1252 (what older filings and
+    pages saved on Windows are written in) when the bytes are no UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("cp1252", errors="replace")
+    tree = LexborHTMLParser(text)
+    contexts, units = _resources(tree)
+    reader = _PageReader(contexts, units)
+    cover_facts: dict[str, tuple[str, str]] = {}
+    for node in tree.css("ix\\:nonnumeric"):
+        name = node.attrs.get("name") or ""
+        if name.startswith("dei:") and name not in cover_facts:
+            cover_facts[name] = (node.text(deep=True), node.attrs.get("contextref") or "")
+    body = tree.body
+    if body is not None:
+        reader.walk(body, 0)
+    pages = reader.finish()
+    paged_by = "page breaks"
+    if len(pages) == 1 and len(pages[0]) > SCREEN_CHARS:
+        pages = screenfuls(pages[0], SCREEN_CHARS)
+        paged_by = "screen"
+    title_node = tree.css_first("title")
+    html_title = " ".join(title_node.text(deep=True).split()) if title_node is not None else None
+    return HtmlDocument(
+        pages=tuple(pages),
+        facts=tuple(reader.facts),
+        cover=cover_from_facts(cover_facts, contexts),
+        html_title=html_title or None,
+        paged_by=paged_by,
+    )
+
+
+def screenfuls(text: str, size: int) -> list[str]:
+    """`text` cut into pages of at most about `size` characters: at a line end in the last third of a
+    page when there is one, else at a space, else at `size`."""
+    pages: list[str] = []
+    rest = text.strip()
+    while len(rest) > size:
+        cut = rest.rfind("\n", size * 2 // 3, size)
+        if cut < 0:
+            cut = rest.rfind(" ", size // 2, size)
+        if cut < 0:
+            cut = size
+        pages.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    if rest:
+        pages.append(rest)
+    return pages
+
+
+def _resources(tree: LexborHTMLParser) -> tuple[dict[str, Context], dict[str, str]]:
+    """The inline XBRL contexts (id -> period and dimensions) and units (id -> unit_name)."""
+    contexts: dict[str, Context] = {}
+    for node in tree.css("xbrli\\:context"):
+        start = _child_text(node, "xbrli\\:startdate")
+        end = _child_text(node, "xbrli\\:enddate") or _child_text(node, "xbrli\\:instant")
+        dimensions = tuple(
+            f"{member.attrs.get('dimension') or ''}={' '.join(member.text(deep=True).split())}"
+            for member in node.css("xbrldi\\:explicitmember, xbrldi\\:typedmember")
+        )
+        contexts[node.attrs.get("id") or ""] = Context(start, end, dimensions)
+    units: dict[str, str] = {}
+    for node in tree.css("xbrli\\:unit"):
+        numerator = node.css_first("xbrli\\:unitnumerator")
+        denominator = node.css_first("xbrli\\:unitdenominator")
+        if numerator is not None and denominator is not None:
+            name = unit_name(_measures(numerator), _measures(denominator))
+        else:
+            name = unit_name(_measures(node))
+        units[node.attrs.get("id") or ""] = name
+    return contexts, units
+
+
+def _child_text(node: LexborNode, selector: str) -> str | None:
+    found = node.css_first(selector)
+    return found.text(deep=True).strip() or None if found is not None else None
+
+
+def _measures(node: LexborNode) -> tuple[str, ...]:
+    return tuple(m.text(deep=True).strip() for m in node.css("xbrli\\:measure"))
+
+
+def _style_flags(style: str) -> tuple[bool, bool, bool]:
+    """(hidden, break before, break after) from an inline style."""
+    lowered = style.lower()
+    hidden = "none" in lowered and _HIDDEN.search(lowered) is not None
+    before = after = False
+    if "break" in lowered:
+        for side, _ in _BREAK.findall(lowered):
+            before = before or side == "before"
+            after = after or side == "after"
+    return hidden, before, after
+
+
+class _PageReader:
+    """Walks the body once, keeping lines per page and the facts of each page."""
+
+    def __init__(self, contexts: dict[str, Context], units: dict[str, str]) -> None:
+        self.contexts = contexts
+        self.units = units
+        self.pages: list[list[str]] = [[]]
+        self.line: list[str] = []
+        self.facts: list[PageFact] = []
+        self.in_table = 0
+
+    # -- lines and pages ---------------------------------------------------------------------
+
+    def end_line(self) -> None:
+        if self.line:
+            text = _SPACES.sub(" ", "".join(self.line)).strip()
+            if text:
+                self.pages[-1].append(text)
+            self.line = []
+
+    def page_break(self) -> None:
+        """A new page, unless the current one is still empty (forced breaks in a row make one break)."""
+        if self.in_table:
+            return
+        self.end_line()
+        if self.pages[-1]:
+            self.pages.append([])
+
+    def finish(self) -> list[str]:
+        self.end_line()
+        return ["\n".join(lines) for lines in self.pages if lines]
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def walk(self, node: LexborNode, depth: int, own_text: bool = True) -> None:
+        for child in node.iter(include_text=True):
+            tag = child.tag
+            if tag == "-text":
+                if own_text:
+                    self.line.append(child.text_content or "")
+                continue
+            if tag is None or tag.startswith("-") or tag in _SKIP:
+                continue
+            style = child.attrs.get("style")
+            before = after = False
+            if style:
+                hidden, before, after = _style_flags(style)
+                if hidden:
+                    continue
+            if before:
+                self.page_break()
+            if depth >= MAX_DEPTH:
+                self.line.append(" " + child.text(deep=True) + " ")
+            elif tag == "table":
+                self.end_line()
+                self.table(child, depth + 1)
+            elif tag == "ix:nonfraction":
+                self.fact(child)
+            elif tag in _SGML_HEADER:
+                self.walk(child, depth + 1, own_text=False)
+            elif tag in _BLOCK:
+                self.end_line()
+                self.walk(child, depth + 1)
+                self.end_line()
+            else:
+                self.walk(child, depth + 1)
+            if after:
+                self.page_break()
+
+    def fact(self, node: LexborNode) -> None:
+        """A tagged figure: its text goes on the line, the fact onto the current page."""
+        shown = node.text(deep=True)
+        self.line.append(shown)
+        attrs = node.attrs
+        value = fact_value(shown, attrs.get("format"), attrs.get("scale"), attrs.get("sign"))
+        concept = attrs.get("name")
+        if value is None or not concept:
+            return
+        context = self.contexts.get(attrs.get("contextref") or "", Context(None, None))
+        unit = self.units.get(attrs.get("unitref") or "") or attrs.get("unitref")
+        try:
+            scale = int(attrs.get("scale") or 0)
+        except ValueError:
+            scale = 0
+        self.facts.append(
+            PageFact(
+                page=len(self.pages),
+                concept=concept,
+                value=value,
+                shown=" ".join(shown.split()),
+                scale=scale,
+                unit=unit,
+                period_start=context.start,
+                period_end=context.end,
+                dimensions=context.dimensions,
+                decimals=attrs.get("decimals"),
+            )
+        )
+
+    def table(self, node: LexborNode, depth: int) -> None:
+        """A table's rows as lines (nested tables read as their cells' text)."""
+        rows: list[list[Cell]] = []
+        for row in _rows(node):
+            cells = []
+            for cell in row.iter(include_text=False):
+                if cell.tag not in ("td", "th"):
+                    continue
+                attrs = cell.attrs
+                style = attrs.get("style")
+                if style and _style_flags(style)[0]:
+                    continue
+                cells.append(
+                    Cell(self.cell_text(cell, depth + 1), _span(attrs.get("colspan")), _span(attrs.get("rowspan")))
+                )
+            rows.append(cells)
+        for line in table_lines(rows):
+            self.pages[-1].append(line)
+
+    def cell_text(self, cell: LexborNode, depth: int) -> str:
+        """The text of one cell (its facts go to the current page)."""
+        outer_line, outer_lines = self.line, self.pages[-1]
+        self.line, self.pages[-1] = [], []
+        self.in_table += 1
+        try:
+            self.walk(cell, depth)
+            self.end_line()
+            return " ".join(self.pages[-1])
+        finally:
+            self.in_table -= 1
+            self.line, self.pages[-1] = outer_line, outer_lines
+
+
+def _rows(table: LexborNode) -> list[LexborNode]:
+    """The table's own rows (directly or in thead/tbody/tfoot), not those of nested tables."""
+    rows: list[LexborNode] = []
+    for child in table.iter(include_text=False):
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in ("thead", "tbody", "tfoot"):
+            rows.extend(r for r in child.iter(include_text=False) if r.tag == "tr")
+    return rows
+
+
+def _span(value: str | None) -> int:
+    try:
+        return max(1, int(value or 1))
+    except ValueError:
+        return 1

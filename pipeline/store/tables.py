@@ -1,0 +1,123 @@
+"""An HTML table as rows of text: cells placed on the table's grid (column and row spans), the pieces
+a financial statement spreads over cells ("$", "81,797", ")") joined again, and each figure given the
+column header above it. Pure functions over cell texts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Cells that belong to the figure after them ("$", "(") or before them (")", "%").
+_PREFIXES = frozenset({"$", "(", "$(", "($", "€", "£", "¥"})
+_SUFFIXES = frozenset({")", "%", ")%", "%)", "pts", "bps"})
+# A figure: an amount, a percentage, a dash standing for zero.
+_FIGURE = re.compile(r"[$€£¥(\-−–]*\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?:[)%]|pts|bps)*|[—–\-]+")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+HEADER_SEPARATOR = " "
+CELL_SEPARATOR = " | "
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text and how many columns and rows it spans."""
+
+    text: str
+    colspan: int = 1
+    rowspan: int = 1
+
+
+def is_figure(text: str) -> bool:
+    """Whether a cell holds a figure (an amount, a percentage, a dash for zero), not a year alone."""
+    return bool(_FIGURE.fullmatch(text)) and not _YEAR.fullmatch(text)
+
+
+def place(rows: Sequence[Sequence[Cell]]) -> list[list[tuple[int, int, str]]]:
+    """Each row's non-empty cells as (first column, columns spanned, text), spans taken into account:
+    a cell spanning rows takes its columns in the rows below too."""
+    taken: dict[tuple[int, int], bool] = {}
+    out: list[list[tuple[int, int, str]]] = []
+    for r, row in enumerate(rows):
+        column = 0
+        placed: list[tuple[int, int, str]] = []
+        for cell in row:
+            while taken.get((r, column)):
+                column += 1
+            span = max(1, min(cell.colspan, 1000))
+            for extra in range(1, max(1, min(cell.rowspan, 1000))):
+                for c in range(column, column + span):
+                    taken[(r + extra, c)] = True
+            text = " ".join(cell.text.split())
+            if text:
+                placed.append((column, span, text))
+            column += span
+        out.append(placed)
+    return out
+
+
+def join_pieces(cells: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """A row's cells with currency signs and brackets joined to their figures ("$", "81,797" ->
+    "$81,797"; "(1,234", ")" -> "(1,234)"); a joined cell keeps the columns of its figure."""
+    out: list[tuple[int, int, str]] = []
+    prefix = ""
+    for column, span, text in cells:
+        if text in _PREFIXES:
+            prefix += text
+            continue
+        if text in _SUFFIXES and out and not prefix:
+            first, _, before = out[-1]
+            out[-1] = (first, column + span - first, before + text)
+            continue
+        out.append((column, span, prefix + text))
+        prefix = ""
+    if prefix:
+        out.append((cells[-1][0], cells[-1][1], prefix))
+    return out
+
+
+def table_lines(rows: Sequence[Sequence[Cell]], repeat_headers: bool = True) -> list[str]:
+    """The table as lines of text, one per row with any text.
+
+    The rows above the first row holding a figure are its column headers. With headers, each figure
+    of a row below is followed by its column's header in brackets ("Net sales | $81,797 (Three Months
+    Ended July 1, 2023)") when `repeat_headers`, else the headers stand once as the first line. A table
+    without figures is its rows, cells joined.
+    """
+    grid = [join_pieces(cells) for cells in place(rows)]
+    first_data = next(
+        (i for i, cells in enumerate(grid) if any(is_figure(text) for _, _, text in cells[1:] or cells)), None
+    )
+    if first_data is None:
+        return [CELL_SEPARATOR.join(text for _, _, text in cells) for cells in grid if cells]
+    # A header row has a cell right of the row labels; a row of labels alone ("ASSETS:") heads rows, not
+    # columns, and stands as a line of its own.
+    header_rows = [[c for c in cells if c[0] > 0] for cells in grid[:first_data]]
+    header_rows = [cells for cells in header_rows if cells]
+    lines: list[str] = []
+    if not header_rows:
+        return [CELL_SEPARATOR.join(text for _, _, text in cells) for cells in grid if cells]
+    if not repeat_headers:
+        lines.extend(CELL_SEPARATOR.join(text for _, _, text in cells) for cells in header_rows)
+    for index, cells in enumerate(grid):
+        if not cells or (index < first_data and any(column > 0 for column, _, _ in cells)):
+            continue
+        parts = []
+        for column, span, text in cells:
+            header = _header(header_rows, column, span) if repeat_headers and is_figure(text) else ""
+            parts.append(f"{text} ({header})" if header else text)
+        lines.append(CELL_SEPARATOR.join(parts))
+    return lines
+
+
+def _header(header_rows: Sequence[Sequence[tuple[int, int, str]]], column: int, span: int) -> str:
+    """The header over columns [column, column + span): each header row's cell overlapping them, top
+    to bottom, repeats left out."""
+    words: list[str] = []
+    for cells in header_rows:
+        for first, width, text in cells:
+            if first < column + span and column < first + width:
+                if not words or words[-1] != text:
+                    words.append(text)
+                break
+    return HEADER_SEPARATOR.join(words)
