@@ -288,6 +288,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             print(compared.to_json(orient="records", indent=2))
         else:
             metric = compared.attrs.get("metric", "")
+            run_a, run_b = compared.attrs.get("run_a", run_a), compared.attrs.get("run_b", run_b)
             console().print(
                 f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)", soft_wrap=True
             )

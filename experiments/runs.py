@@ -21,6 +21,7 @@ from experiments.tracking import (
     get_run,
     is_local_store,
     open_tracker,
+    resolve_run_id,
     run_prompt_versions,
     set_champion,
 )
@@ -179,6 +180,7 @@ def export_run(
     """
     out_dir = Path(out_dir)
     tracker = open_existing(mlruns, uri)
+    run_id = resolve_run_id(tracker, run_id)
     tags = get_run(tracker, run_id).data.tags
     if tags.get(TAG_SELECTED) == "false" and not baseline:
         reason = tags.get(TAG_REJECTION, "it was not selected")
@@ -224,6 +226,7 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str |
     from pipeline.evaluation.compare import compare_paired, differences_frame
 
     tracker = open_existing(mlruns, uri)
+    run_a, run_b = resolve_run_id(tracker, run_a), resolve_run_id(tracker, run_b)
     with tempfile.TemporaryDirectory(prefix="scoperag-compare-") as scratch:
         frame_a, metric_a = run_examples(tracker, run_a, Path(scratch) / "a")
         frame_b, metric_b = run_examples(tracker, run_b, Path(scratch) / "b")
@@ -243,5 +246,5 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str |
         seed=seed,
     )
     table = differences_frame(differences)
-    table.attrs["metric"] = metric_a  # type: ignore[attr-defined]
+    table.attrs.update({"metric": metric_a, "run_a": run_a, "run_b": run_b})  # type: ignore[attr-defined]
     return table

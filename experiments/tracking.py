@@ -14,6 +14,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 import socket
 import time
 from collections.abc import Iterator, Mapping
@@ -274,10 +275,47 @@ def artifact_dir(tracker: Tracker, run_id: str, path: str, scratch: Path) -> Pat
         raise TrackingError(f"run {run_id} has no artifact {path!r}: {exc.message}") from exc
 
 
+RUN_ID_DIGITS = 32
+# Runs named when a prefix is ambiguous (more are counted, not listed).
+AMBIGUOUS_SHOWN = 10
+
+
+def resolve_run_id(tracker: Tracker, ref: str) -> str:
+    """The full id of the one run whose id starts with `ref` (a whole id, or the 8 digits `scoperag runs`
+    prints); TrackingError when `ref` is no hex id, when no run matches, or naming every run an ambiguous
+    prefix matches."""
+    text = ref.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{1,32}", text):
+        raise TrackingError(f"{ref!r} is not a run id: give the hex digits `scoperag runs` prints (or more of them)")
+    if len(text) == RUN_ID_DIGITS:
+        return text
+    ids = find_experiment_ids(tracker)
+    found = (
+        list(
+            tracker.client.search_runs(
+                ids, filter_string=f"attributes.run_id LIKE '{text}%'", max_results=AMBIGUOUS_SHOWN + 1
+            )
+        )
+        if ids
+        else []
+    )
+    if not found:
+        raise TrackingError(
+            f"no run id starts with {text!r} in {tracker.uri}; list runs with `scoperag runs` "
+            "(or pass the right --mlruns or --tracking-uri)"
+        )
+    if len(found) > 1:
+        shown = "; ".join(f"{r.info.run_id} ({r.info.run_name})" for r in found[:AMBIGUOUS_SHOWN])
+        more = " and more" if len(found) > AMBIGUOUS_SHOWN else ""
+        raise TrackingError(f"run id prefix {text!r} matches several runs: {shown}{more}; give more digits")
+    return str(found[0].info.run_id)
+
+
 def get_run(tracker: Tracker, run_id: str) -> Any:
-    """The MLflow run; TrackingError if this store has no such run."""
+    """The MLflow run `run_id` names (a whole id or a unique prefix); TrackingError if this store has none."""
+    full = resolve_run_id(tracker, run_id)
     try:
-        return tracker.client.get_run(run_id)
+        return tracker.client.get_run(full)
     except MlflowException as exc:
         raise TrackingError(
             f"no run {run_id!r} in {tracker.uri}; list runs with `scoperag runs` "
@@ -361,6 +399,7 @@ def set_champion(tracker: Tracker, run_id: str) -> dict[str, int]:
     A run whose candidate was rejected by the safety gates (or that did not finish) cannot be champion.
     """
     run = get_run(tracker, run_id)
+    run_id = str(run.info.run_id)
     if run.info.status != "FINISHED":
         raise TrackingError(f"run {run_id} is {run.info.status}; only a finished run can be champion")
     if run.data.tags.get(TAG_SELECTED) != "true":

@@ -322,6 +322,35 @@ def test_runs_and_export_through_the_cli(
     assert main([*export, "--overwrite"]) == 0
 
 
+def test_export_compare_and_champion_take_the_short_id_runs_prints(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
+    store: Store,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pipeline.cli.main import main
+
+    summary, mlruns, _ = finished
+    short = summary.run_id[:8]
+    capsys.readouterr()
+    assert main(["runs", "--mlruns", str(mlruns)]) == 0
+    assert short in capsys.readouterr().out  # what the table prints
+    out = tmp_path / "exported"
+    assert main(["export", short, "--out", str(out), "--mlruns", str(mlruns)]) == 0
+    assert summary.run_id in capsys.readouterr().err  # says which run it exported, in full
+    assert program_state(load_export(out, ScopedQA(store))[0]) == program_state(
+        load_export(summary.export_dir, ScopedQA(store))[0]
+    )
+    assert export_run(short, tmp_path / "again", mlruns).run_id == summary.run_id
+    compared = compare_runs(short, short, mlruns)
+    assert compared.attrs["run_a"] == summary.run_id and float(compared.iloc[-1]["difference"]) == 0.0
+    assert main(["runs", "--compare", short, short, "--mlruns", str(mlruns)]) == 0
+    assert f"run {summary.run_id} - run {summary.run_id}" in " ".join(capsys.readouterr().err.split())
+    assert champion(short, mlruns) == summary.prompt_versions
+    assert main(["champion", "ffffffffffff", "--mlruns", str(mlruns)]) == 2
+    assert "no run id starts with 'ffffffffffff'" in capsys.readouterr().err
+
+
 def test_a_candidate_with_a_gate_failure_is_rejected_and_the_baseline_kept(
     tmp_path: Path, mlflow_template: Path, store: Store
 ) -> None:
