@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from experiments.reference import reference_dir
 from experiments.tracking import (
     TAG_CHAMPION_RUN,
     TAG_CONFIG_HASH,
@@ -36,9 +37,10 @@ SUMMARY_CASES = (*CASES, "all")
 
 
 def open_existing(mlruns: Path, uri: str | None = None) -> Tracker:
-    """The tracker of an existing store (`uri`, default the project's own under `mlruns`); TrackingError (with
-    the way out) when the project's own store does not exist yet."""
-    if (uri is None or is_local_store(uri, Path(mlruns))) and not (Path(mlruns) / "mlflow.db").is_file():
+    """The tracker of an existing store (`uri`, default the project's own under `mlruns`, made from its reference
+    runs when there is none yet); TrackingError (with the way out) when the project has neither."""
+    local = uri is None or is_local_store(uri, Path(mlruns))
+    if local and not (Path(mlruns) / "mlflow.db").is_file() and not reference_dir(Path(mlruns)).is_dir():
         raise TrackingError(
             f"no MLflow store at {mlruns}/mlflow.db; run `scoperag optimize experiments/<config>.toml` first "
             "(or name a tracking server with --tracking-uri or MLFLOW_TRACKING_URI)"

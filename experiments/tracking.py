@@ -57,6 +57,10 @@ PARAMS_PER_BATCH = 100
 METRICS_PER_BATCH = 1000
 
 
+# An experiment of optimisation runs is a "Model training" experiment to MLflow's UI (its runs list), not a
+# GenAI one (traces). MLflow 3.17 reads the view from the browser instead: see `runs_links`.
+EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
+
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 
@@ -104,6 +108,24 @@ def ui_command(uri: str, host: str, port: int) -> list[str]:
     ]
 
 
+def runs_links(tracker: Tracker, address: str) -> list[tuple[str, str]]:
+    """(experiment name, the address of its runs list) for every experiment holding runs, newest first.
+
+    MLflow 3.17's UI chooses an experiment's view per browser, not per experiment: it opens on the GenAI
+    overview unless "Model training" was chosen (its toggle, remembered by the browser) or the address
+    says `workflowType=machine_learning`, as these do.
+    """
+    latest: dict[str, tuple[int, str]] = {}  # experiment name -> (its newest run's start, its id)
+    for experiment in tracker.client.search_experiments():
+        newest = tracker.client.search_runs(
+            [experiment.experiment_id], order_by=["attributes.start_time DESC"], max_results=1
+        )
+        if newest:
+            latest[experiment.name] = (int(newest[0].info.start_time), str(experiment.experiment_id))
+    ordered = sorted(latest.items(), key=lambda item: -item[1][0])
+    return [(name, f"{address}/#/experiments/{eid}/runs?workflowType=machine_learning") for name, (_, eid) in ordered]
+
+
 def ui_environment() -> dict[str, str]:
     """Settings the UI server needs on top of the offline ones: no job executor (its background consumers
     serve GenAI scorers this project does not use)."""
@@ -131,11 +153,17 @@ class Tracker:
 
 
 def open_tracker(root: Path, uri: str | None = None) -> Tracker:
-    """A Tracker on `uri` (default: `<root>/mlflow.db`, created on first use); `root` is made for scratch files."""
+    """A Tracker on `uri` (default: `<root>/mlflow.db`, created on first use, holding the reference runs shipped
+    in `<root>/reference/`: experiments.reference); `root` is made for scratch files."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     uri = uri or tracking_uri(root)
-    return Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri), uri=uri)
+    tracker = Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri), uri=uri)
+    if tracker.local:  # the reference runs shipped under <root>/reference/ join the project's own store
+        from experiments.reference import install_reference
+
+        install_reference(tracker)
+    return tracker
 
 
 # -- experiments and runs ------------------------------------------------------------------------
@@ -149,7 +177,7 @@ def experiment_id(tracker: Tracker, name: str) -> str:
         return str(found.experiment_id)
     location = (tracker.root / "artifacts" / name).resolve().as_uri() if tracker.local else None
     try:
-        return str(tracker.client.create_experiment(name, artifact_location=location))
+        return str(tracker.client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_TAGS))
     except MlflowException:  # created meanwhile by another job
         found = tracker.client.get_experiment_by_name(name)
         if found is None:
@@ -335,27 +363,34 @@ def register_prompts(
     A new version of a rejected candidate is titled and tagged as a candidate (`role`).
     """
     role = "selected" if selected else "rejected candidate"
-    registered = []
-    for module, template in prompts.items():
-        existing = _same_version(tracker, prompt_name(module), template)
-        registered.append(
-            existing
-            if existing is not None
-            else _register(
-                tracker,
-                prompt_name(module),
-                template,
-                f"run {run_id}: {role}",
-                {"run_id": run_id, "module": module, "role": role, **tags},
-            )
+    registered = {
+        module: prompt_version(
+            tracker,
+            prompt_name(module),
+            template,
+            f"run {run_id}: {role}",
+            {"run_id": run_id, "module": module, "role": role, **tags},
         )
-    versions = {module: int(v.version) for module, v in zip(prompts, registered, strict=True)}
-    run_tags = {f"{TAG_PROMPT}{m}": str(v) for m, v in versions.items()}
-    # The run page lists linked prompts from this tag. MlflowClient.link_prompt_version_to_run would
-    # write it through the *global* tracking store (creating ./mlflow.db), so it is written here.
-    run_tags[TraceTagKey.LINKED_PROMPTS] = update_linked_prompts_tag(None, registered)
+        for module, template in prompts.items()
+    }
+    run_tags = prompt_tags(registered)
     set_tags(tracker, run_id, run_tags)
-    return versions
+    return {module: int(v.version) for module, v in registered.items()}
+
+
+def prompt_version(tracker: Tracker, name: str, template: str, message: str, tags: Mapping[str, str]) -> Any:
+    """The newest version of prompt `name` holding exactly `template`, else a new one (with `message` and `tags`)."""
+    existing = _same_version(tracker, name, template)
+    return existing if existing is not None else _register(tracker, name, template, message, tags)
+
+
+def prompt_tags(registered: Mapping[str, Any]) -> dict[str, str]:
+    """The run tags linking a run to its prompt versions ({module: version}): one per module, and the list the
+    run page reads. (MlflowClient.link_prompt_version_to_run would write that list through the *global*
+    tracking store, creating ./mlflow.db, so it is written as a tag.)"""
+    tags = {f"{TAG_PROMPT}{m}": str(v.version) for m, v in registered.items()}
+    tags[TraceTagKey.LINKED_PROMPTS] = update_linked_prompts_tag(None, list(registered.values()))
+    return tags
 
 
 def _register(tracker: Tracker, name: str, template: str, message: str, tags: Mapping[str, str]) -> Any:
