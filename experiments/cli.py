@@ -21,6 +21,7 @@ from pipeline.cli.common import (
     json_option,
     mlruns_option,
     model_cache_dir,
+    output,
     plain,
     ray_option,
     styled,
@@ -43,6 +44,11 @@ def register(commands: Commands) -> None:
         help="compile the program as an experiment config says; log to MLflow",
     )
     p.add_argument("config", help="experiment config, e.g. experiments/bootstrap_demo.toml")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the examples per split and case, the LM calls and the time per phase; run nothing",
+    )
     p.set_defaults(func=cmd_optimize)
 
     p = commands.add_parser(
@@ -63,6 +69,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     from pipeline.errors import JobInterrupted
     from pipeline.program.calls import StopSignal
 
+    if args.dry_run:
+        return dry_run(args)
     notices = console()
     configure_dspy()
     stop = StopSignal()
@@ -90,6 +98,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                     ray=args.ray,
                     stop=stop,
                     dspy_cache_dir=dspy_cache_dir(),
+                    timings=timings_file(),
                 )
     except JobInterrupted as exc:
         notices.print(styled((str(exc), "yellow")), soft_wrap=True)
@@ -117,12 +126,81 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     )
     notices.print(
         f"\nrun {summary.run_id} ({summary.experiment}): candidate {verdict}\n"
-        f"LM calls {summary.lm_calls} ({summary.new_lm_calls} not from cache), tokens {summary.tokens}\n"
+        f"LM calls {summary.lm_calls} ({summary.new_lm_calls} not from cache), tokens {summary.tokens}; "
+        f"{took(summary)}\n"
         f"logged export: {exported}\n  {plain(summary.export_dir)}\nprompt versions "
         + ", ".join(f"{m} v{v}" for m, v in summary.prompt_versions.items()),
         highlight=False,
         soft_wrap=True,
     )
+    return 0
+
+
+def timings_file() -> Path:
+    """This machine's measured LM rates (experiments.timings): in the project's cache directory."""
+    from experiments.timings import TIMINGS_FILE
+    from pipeline.cli.common import cache_root
+
+    return cache_root() / TIMINGS_FILE
+
+
+def took(summary: RunSummary) -> str:
+    """ "took 4 min (estimated 3 min)": the job's time against its estimate."""
+    from experiments.estimate import duration
+
+    estimated = f" (estimated {duration(summary.estimate_seconds)})" if summary.estimate_seconds else ""
+    return f"took {duration(summary.seconds)}{estimated}"
+
+
+def dry_run(args: argparse.Namespace) -> int:
+    """What `optimize CONFIG` would do: examples per split and case, LM calls and time per phase; nothing runs."""
+    from experiments.config import load_config
+    from experiments.runner import prepare_job
+
+    path = Path(args.config)
+    config = load_config(path)
+    plan = prepare_job(config, path, timings=timings_file()).plan
+    if args.json:
+        phases = [
+            {"phase": p.name, p.unit.replace(" ", "_"): p.units, "lm_calls": p.calls, "seconds": p.seconds}
+            for p in plan.phases
+        ]
+        print(
+            json.dumps(
+                {
+                    "config": config.name,
+                    "examples": plan.examples,
+                    "phases": phases,
+                    "lm_calls": plan.lm_calls,
+                    "seconds": plan.seconds,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    from experiments.estimate import duration
+
+    out = output()
+    out.print(
+        styled(
+            (f"{config.name}", "bold"),
+            f": {config.optimizer} on {', '.join(config.modules)}, "
+            f"{config.stage.replace('_', ' ')} job, LM {config.lm.task}, {config.lm.num_threads} at a time",
+        )
+    )
+    cases = list(config.data.cases)
+    out.print(styled(("\nexamples", "bold")))
+    out.print(" ".join([f"{'split':<6}", *(f"{c:>14}" for c in cases), f"{'all':>5}"]), highlight=False)
+    for role, counts in plan.examples.items():
+        row = [f"{counts.get(c, 0):>14}" for c in cases]
+        out.print(" ".join([f"{role:<6}", *row, f"{sum(counts.values()):>5}"]), highlight=False)
+    out.print(styled(("\nphases", "bold")))
+    out.print(f"{'phase':<14} {'work':>16} {'LM calls':>9} {'time':>9}", highlight=False)
+    for p in plan.phases:
+        work = f"{'<= ' if p.unit == 'LM calls' else ''}{p.units} {p.unit}"
+        time = duration(p.seconds) if p.seconds is not None else "?"
+        out.print(f"{p.name:<14} {work:>16} {p.calls:>9} {time:>9}", highlight=False)
+    out.print(f"\nestimate: {plan.describe()}\nnothing was run (--dry-run)", highlight=False, soft_wrap=True)
     return 0
 
 
