@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from experiments.config import load_config
 from experiments.runner import ProgressEvent, RunSummary, run_name
 from experiments.runs import compact_lines, export_run, list_runs
 from experiments.tracking import open_tracker, prompt_name, register_prompts
@@ -146,7 +145,8 @@ def test_a_job_below_the_minimum_validation_size_warns_first_with_its_estimate(
     assert estimate < events.index(warnings[0]) < first_lm_phase
     # 4 validation examples x 4 calls, before and after, plus BootstrapFewShot's 4 training questions of 4 calls
     # (under the budget of 200); a remote LM's speed is unknown until measured here.
-    assert events[estimate].message == "estimate: up to 48 LM calls (the time depends on the LM: none measured here yet)"
+    said = "estimate: up to 48 LM calls (the time depends on the LM: none measured here yet)"
+    assert events[estimate].message == said
 
 
 def test_a_job_with_enough_validation_examples_does_not_warn(
