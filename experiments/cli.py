@@ -28,12 +28,7 @@ from pipeline.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from rich.console import Console
-
     from experiments.job import RunSummary
-    from pipeline.program.calls import StopSignal
 
 
 def register(commands: Commands) -> None:
@@ -65,6 +60,7 @@ def register(commands: Commands) -> None:
 def cmd_optimize(args: argparse.Namespace) -> int:
     from experiments.runner import ProgressEvent, run_experiment
     from pipeline.cli.common import dspy_cache_dir
+    from pipeline.cli.interrupt import stopping_on_interrupt
     from pipeline.cli.progress import LibraryOutput, StageProgress
     from pipeline.errors import JobInterrupted
     from pipeline.program.calls import StopSignal
@@ -242,36 +238,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     notices.print(f"\n[bold]each config - {plain(sweep.configs[0])}[/] (paired on validation, 95% bootstrap CI)")
     print(sweep.comparison.to_string(index=False) if len(sweep.comparison) else "(nothing to compare)")
     return 0 if not any(sweep.errors) else 1
-
-
-@contextlib.contextmanager
-def stopping_on_interrupt(stop: StopSignal, notices: Console) -> Iterator[None]:
-    """While inside, the first Ctrl-C asks `stop` to stop the job at its next LM-call boundary (from a thread of
-    its own, so the run is marked KILLED at once whatever the main thread is doing); a second one interrupts."""
-    import signal
-    import threading
-
-    def interrupt(signum: int, frame: object) -> None:
-        if stop.requested:
-            raise KeyboardInterrupt
-        notices.print(
-            styled(
-                (
-                    "stopping: no new LM call will start; the calls under way finish first (Ctrl-C again to quit now)",
-                    "yellow",
-                )
-            )
-        )
-        threading.Thread(target=stop.request, name="scoperag-stop").start()
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def summary_json(summary: RunSummary) -> dict[str, object]:

@@ -172,6 +172,15 @@ class JobInterrupted(ScopeRagError):
         self.calls = calls
 
 
+class WorkStopped(ScopeRagError):
+    """Work over many items was stopped by the user (Ctrl-C); carries the results that finished, by position."""
+
+    def __init__(self, finished: dict[int, object], total: int) -> None:
+        super().__init__(f"stopped by the user: {len(finished)} of {total} finished")
+        self.finished = finished
+        self.total = total
+
+
 class BudgetExceededError(ScopeRagError):
     """An optimisation job reached its LM-call budget and was stopped; carries the limit and the calls made."""
 

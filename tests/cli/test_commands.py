@@ -202,11 +202,18 @@ PARSED = [
     ),
     (
         ["optimize", "c.toml", "--mlruns", "m", "--json", "--tracking-uri", "http://127.0.0.1:5000", "--ray", "auto"],
-        {"config": "c.toml", "mlruns": "m", "json": True, "tracking_uri": "http://127.0.0.1:5000", "ray": "auto"},
+        {
+            "config": "c.toml",
+            "mlruns": "m",
+            "json": True,
+            "tracking_uri": "http://127.0.0.1:5000",
+            "ray": "auto",
+            "dry_run": False,
+        },
     ),
     (
-        ["optimize", "c.toml"],
-        {"config": "c.toml", "mlruns": "mlruns", "json": False, "tracking_uri": None, "ray": None},
+        ["optimize", "c.toml", "--dry-run"],
+        {"config": "c.toml", "mlruns": "mlruns", "json": False, "tracking_uri": None, "ray": None, "dry_run": True},
     ),
     (
         ["sweep", "a.toml", "b.toml", "--ray", "--experiment", "x", "--tracking-uri", "http://h:5000"],
@@ -275,7 +282,7 @@ def test_lm_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
         assert parser.parse_args(argv).lm == "openai/from-env"
 
 
-@pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion", "ui"])
+@pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion", "ui", "reference"])
 def test_experiment_commands_come_from_the_entry_point(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"])
@@ -315,7 +322,7 @@ def test_built_in_commands_do_not_import_experiments(tmp_path: Path) -> None:
     choices = re.findall(r"\{([a-z,]+)\}", listing)[0]
     assert set(choices.split(",")) == {
         *("index", "search", "ask", "history", "label", "evaluate", "serve", "profile"),
-        *("optimize", "sweep", "runs", "export", "champion", "ui"),
+        *("optimize", "sweep", "runs", "export", "champion", "ui", "reference"),
     }
 
 
