@@ -200,13 +200,30 @@ def dry_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def sweep_row(child: RunSummary | None) -> dict[str, object]:
+    """What the sweep table shows of one config's job: its verdict and, on validation, the metric it selects by
+    (the composite, or a stage job's stage metric) before and after, with the paired difference and its CI."""
+    if child is None or child.comparison is None or not len(child.comparison):
+        return {"selected": None, "metric": None, "before": None, "after": None, "difference [95% CI]": None}
+    total = child.comparison[child.comparison["case"] == "all"].iloc[0]
+    return {
+        "selected": child.selected,
+        "metric": "composite" if child.stage == "end_to_end" else f"{child.stage} metric",
+        "before": total["baseline"],
+        "after": total["candidate"],
+        "difference [95% CI]": f"{total['difference']:+.3f} [{total['ci_low']:+.3f}, {total['ci_high']:+.3f}]",
+    }
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from experiments.sweep import run_sweep
+    from pipeline.cli.progress import StageLine
 
     notices = console()
     configure_dspy()
     notices.print(f"[dim]sweep:[/] {len(args.configs)} configs" + (f" on Ray ({plain(args.ray)})" if args.ray else ""))
-    with contextlib.redirect_stdout(sys.stderr):  # DSPy's optimizers print; stdout carries the result
+    # DSPy's optimizers print; stdout carries the result. The line says what runs, and repeats while it lasts.
+    with contextlib.redirect_stdout(sys.stderr), StageLine(notices) as line:
         sweep = run_sweep(
             [Path(c) for c in args.configs],
             mlruns=Path(args.mlruns),
@@ -214,15 +231,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             ray=args.ray,
             experiment=args.experiment,
             model_cache_dir=model_cache_dir(),
+            progress=line.stage,
         )
     rows = [
-        {
-            "config": name,
-            "run_id": child.run_id if child else None,
-            "selected": child.selected if child else None,
-            "composite": None if child is None or child.result is None else child.result.loc["all", "composite"],
-            "error": error,
-        }
+        {"config": name, "run_id": child.run_id if child else None, **sweep_row(child), "error": error}
         for name, child, error in zip(sweep.configs, sweep.children, sweep.errors, strict=True)
     ]
     if args.json:

@@ -142,7 +142,7 @@ class ProfileExistsError(ProfileError):
         super().__init__(
             name,
             "a profile with this name already exists",
-            "Pass confirm_overwrite=True (CLI: --yes) to replace it, or choose another name",
+            "Confirm the replacement (`--yes` on the command line, Replace on the web page), or choose another name",
         )
 
 

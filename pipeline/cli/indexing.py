@@ -75,14 +75,21 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.store.embedders import Embedder, HashEmbedder, MiniLMEmbedder, StaticEmbedder
     from pipeline.store.fanout import RayEmbedder, RayReader
     from pipeline.store.reading import SourceReader, read_sources
+    from pipeline.store.vector_cache import CACHE_NAME
 
     notices = console()
     started = time.monotonic()
+    had_cache = (Path(args.out) / CACHE_NAME).is_file()
     with contextlib.ExitStack() as resources:
         embedder: Embedder
         reader: SourceReader = read_sources
         if args.ray:  # reading and embedding on Ray; this process writes and publishes
+            notices.print(f"starting Ray ({plain(args.ray)}) ...", highlight=False)
             resources.enter_context(ray_session(args.ray))
+            notices.print(
+                "Ray is up: files go to its workers to be read and embedded (each worker starts first)",
+                highlight=False,
+            )
             chosen = {"hash": f"hash-{args.hash_dim}", "static": StaticEmbedder.name, "minilm": MiniLMEmbedder.name}
             dims = {"hash": args.hash_dim, "static": StaticEmbedder.dim, "minilm": MiniLMEmbedder.dim}
             embedder, reader = RayEmbedder(chosen[args.embedder], dims[args.embedder]), RayReader()
@@ -131,10 +138,21 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         notices.print(
             f"indexed {report.documents} documents ({report.pages} pages), {report.chunks} chunks into {args.out} "
-            f"({report.manifest.generation}) in {summary['seconds']} s; {report.embedded} texts embedded, "
-            f"the rest from the vector cache; {len(report.skipped)} skipped"
+            f"({report.manifest.generation}) in {summary['seconds']} s; {embedded_words(report.embedded, had_cache)}; "
+            f"{len(report.skipped)} skipped",
+            soft_wrap=True,
         )
     return 0
+
+
+def embedded_words(embedded: int, had_cache: bool) -> str:
+    """How many texts (chunks and document summaries, each distinct text once) were embedded, and whether a
+    vector cache from an earlier build gave the rest."""
+    if not had_cache:
+        return f"{embedded} texts embedded"
+    return (
+        f"{embedded} texts embedded, the rest from the vector cache" if embedded else "every text from the vector cache"
+    )
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -50,8 +50,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pipeline.serving.server import run
 
     configure_dspy()
-    print(f"serving on http://{args.host}:{args.port} (the page at /, OpenAPI at /openapi.json)", file=sys.stderr)
+    print("loading the index, the program and the LM ...", file=sys.stderr, flush=True)
+
+    def ready() -> None:
+        print(f"serving on http://{args.host}:{args.port} (the page at /, OpenAPI at /openapi.json)", file=sys.stderr)
+        sys.stderr.flush()
+
     run(
+        ready=ready,
         index_dir=Path(args.index),
         lm_spec=args.lm,
         cache_dir=model_cache_dir(),

@@ -42,10 +42,25 @@ def _config(app: FastAPI, host: str, port: int) -> uvicorn.Config:
     )
 
 
-def serve(app: FastAPI, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    """Serve `app` until interrupted (Ctrl-C / SIGTERM stop it gracefully)."""
+class _ReadyServer(uvicorn.Server):
+    """A uvicorn server that calls `ready()` once it listens (not before: loading the model takes a while)."""
+
+    def __init__(self, config: uvicorn.Config, ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._ready = ready
+
+    async def startup(self, sockets: list[Any] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self._ready()
+
+
+def serve(
+    app: FastAPI, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ready: Callable[[], None] | None = None
+) -> None:
+    """Serve `app` until interrupted (Ctrl-C / SIGTERM stop it gracefully); `ready()` once it answers."""
     log.info("scoperag serving on http://%s:%d (OpenAPI at /docs)", host, port)
-    uvicorn.Server(_config(app, host, port)).run()
+    _ReadyServer(_config(app, host, port), ready or (lambda: None)).run()
 
 
 @contextmanager
@@ -103,6 +118,8 @@ def build_app(
     )
 
 
-def run(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, **app: Any) -> None:
-    """`scoperag serve`: `build_app(**app)`, served until interrupted."""
-    serve(build_app(**app), host, port)
+def run(
+    *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ready: Callable[[], None] | None = None, **app: Any
+) -> None:
+    """`scoperag serve`: `build_app(**app)`, served until interrupted; `ready()` once it answers."""
+    serve(build_app(**app), host, port, ready)

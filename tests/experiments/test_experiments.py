@@ -551,6 +551,12 @@ def test_a_stage_job_compiles_one_module_against_its_own_metric_and_logs_the_pai
 
     compared = compare_runs(summary.run_id, summary.run_id, mlruns)
     assert compared.attrs["metric"] == "value" and (compared["difference"] == 0).all()
+    # `runs --wide`: per case, the stage metric it selects by (its end-to-end composite is a report)
+    row = list_runs(mlruns).iloc[0]
+    for case in (*CASES, "all"):
+        assert row[f"{case} before"] == pytest.approx(metrics[f"stage.baseline.{case}.value"])
+        assert row[f"{case} after"] == pytest.approx(metrics[f"stage.result.{case}.value"])
+    assert row["wrong_property_citations"] == 0 and row["invalid_ids"] == 0
 
 
 def test_a_stage_without_its_labels_is_an_error_naming_the_file_and_field(tmp_path: Path, store: Store) -> None:

@@ -70,6 +70,23 @@ def test_the_runs_table_fits_120_columns_with_counts_verdict_reason_and_interval
             assert line.rstrip().endswith("rejected: no improvement")
 
 
+def test_config_names_are_shown_whole_and_a_sweep_row_shows_the_metric_a_job_selects_by(
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+) -> None:
+    from experiments.cli import sweep_row
+
+    summary, mlruns, _ = finished
+    table = list_runs(mlruns)
+    table.loc[:, "config"] = "stage-decompose-demo-sec-long"  # 29 characters, once cut at 16
+    lines = compact_lines(table)
+    assert all(len(line) <= 120 for line in lines) and "stage-decompose-demo-sec-long " in lines[1]
+    row = sweep_row(summary)
+    total = summary.comparison[summary.comparison["case"] == "all"].iloc[0]
+    assert row["metric"] == "composite" and row["before"] == total["baseline"] and row["after"] == total["candidate"]
+    assert row["difference [95% CI]"] == f"{total['difference']:+.3f} [{total['ci_low']:+.3f}, {total['ci_high']:+.3f}]"
+    assert sweep_row(None) == dict.fromkeys(("selected", "metric", "before", "after", "difference [95% CI]"))
+
+
 def test_runs_prints_the_compact_table_and_wide_and_json_carry_the_rest(
     rejected: tuple[RunSummary, Path, list[ProgressEvent]], capsys: pytest.CaptureFixture[str]
 ) -> None:
