@@ -63,6 +63,19 @@ class IndexBusyError(ScopeRagError):
         self.index_dir = index_dir
 
 
+class IndexSourceError(ScopeRagError):
+    """A build would replace an index built from another source folder without confirmation."""
+
+    def __init__(self, index_dir: str, built_from: str, source: str) -> None:
+        super().__init__(
+            f"{index_dir} holds the index of {built_from}, not of {source}: nothing was built. Choose another "
+            "--out for this folder, or confirm the replacement with --yes"
+        )
+        self.index_dir = index_dir
+        self.built_from = built_from
+        self.source = source
+
+
 class UnknownScopeError(ScopeRagError):
     """A requested document id or property does not exist in the catalog."""
 

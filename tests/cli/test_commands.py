@@ -23,7 +23,7 @@ PARSED = [
     (
         (
             "index src --out o --manifest m.toml --embedder hash --hash-dim 8 --threads 2 --read-workers 3 "
-            "--chunk-words 50 --chunk-overlap 5 --strict --json --ray"
+            "--chunk-words 50 --chunk-overlap 5 --strict --json --ray --allow-unmatched --yes"
         ).split(),
         {
             "source": "src",
@@ -38,6 +38,8 @@ PARSED = [
             "strict": True,
             "json": True,
             "ray": "local",
+            "allow_unmatched": True,
+            "yes": True,
         },
     ),
     (
