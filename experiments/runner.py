@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import logging
 import shutil
@@ -92,16 +93,17 @@ def run_experiment(
     stop: StopSignal | None = None,
     dspy_cache_dir: Path | None = None,
     timings: Path | None = None,
+    api_key: str = "local",
 ) -> RunSummary:
     """Run the job in `config_path`, logging to `tracking_uri` (default: the MLflow store under `mlruns`,
     which also holds the job's scratch files).
 
     `lm_factory` makes a dspy LM from a spec string (default: pipeline.lm.make_lm with the embedded
-    model's cache in `model_cache_dir`); `store` defaults to the config's index. `ray` (an address or
-    'local') evaluates the examples of every phase as Ray tasks, each worker making its LM with
-    `lm_factory`; the job's other steps run here. `parent` makes the run a child of a sweep's run (in
-    the sweep's experiment). Raises
-    BudgetExceededError when the compile step reaches budget.max_lm_calls (the run is marked FAILED).
+    model's cache in `model_cache_dir`, and `api_key` for an OpenAI-compatible server); `store` defaults
+    to the config's index. `ray` (an address or 'local') evaluates the examples of every phase as Ray tasks,
+    each worker making its LM with `lm_factory`; the job's other steps run here. `parent` makes the run a
+    child of a sweep's run (in the sweep's experiment). Raises BudgetExceededError when the compile step
+    reaches budget.max_lm_calls (the run is marked FAILED).
     When `stop` is requested (Ctrl-C) the run is marked KILLED at once, no further LM call is made, and
     JobInterrupted says what was kept (`dspy_cache_dir` names where the LM's answers are). `timings` keeps this
     machine's measured LM rates: the plan is timed by them, and the phases the LM answered wholly add to them.
@@ -112,7 +114,7 @@ def run_experiment(
     report_progress(ProgressEvent("setup", message=f"{config.name}: {config.optimizer} on {', '.join(config.modules)}"))
     prepared = prepare_job(config, config_path, store, timings)
     _announce_cost(config, prepared.plan, report_progress)
-    factory = lm_factory or _default_factory(config, model_cache_dir)
+    factory = lm_factory or _default_factory(config, model_cache_dir, api_key)
     with ray_session(ray) if ray else contextlib.nullcontext():
         return _tracked(
             config_path,
@@ -372,6 +374,9 @@ def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:
     return directory
 
 
-def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None) -> LMFactory:
+def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None, api_key: str = "local") -> LMFactory:
+    """make_lm for each spec; `api_key` goes to an OpenAI-compatible server (e.g. `scoperag lm-serve`)."""
     cache_dir = model_cache_dir or default_model_cache_dir()
-    return lambda spec: make_lm(spec, cache_dir=cache_dir, threads=config.lm.threads, parallel=config.lm.num_threads)
+    return functools.partial(
+        make_lm, cache_dir=cache_dir, threads=config.lm.threads, parallel=config.lm.num_threads, api_key=api_key
+    )

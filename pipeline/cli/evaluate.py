@@ -18,6 +18,7 @@ from pipeline.cli.common import (
     configure_dspy,
     console,
     index_option,
+    lm_api_key,
     lm_option,
     load_program,
     model_cache_dir,
@@ -100,7 +101,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
         program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
         if not args.ray:  # on Ray each worker makes its own
-            lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
+            lm = make_lm(
+                args.lm,
+                cache_dir=model_cache_dir(),
+                threads=args.lm_threads,
+                parallel=max(1, args.threads),
+                api_key=lm_api_key(),
+            )
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
     cluster = ray_session(args.ray) if args.ray else contextlib.nullcontext()
     with cluster:
@@ -214,7 +221,9 @@ def _evaluate_on_ray(
     if program is None:
         setup = WorkerSetup(index_dir, settings=read_settings(args.settings), mode=mode)
     else:
-        lm = functools.partial(make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1)
+        lm = functools.partial(
+            make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1, api_key=lm_api_key()
+        )
         setup = program_setup(index_dir, program, lm)
     fanned = evaluate_on_ray(examples, setup, progress=advance)
     if fanned.retries:

@@ -96,12 +96,13 @@ def build_app(
     settings: Settings | None = None,
     announce: Callable[[str], None] = log.info,
     corpus: Path | None = None,
+    api_key: str = "local",
 ) -> FastAPI:
     """The app `scoperag serve` runs: the index opened, the LM made, the program chosen (`announce` is told
     where it came from) and run with `settings`; cited pages shown from the files in `corpus`."""
     settings = settings or Settings()
     store = open_store(index_dir)
-    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests)
+    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests, api_key=api_key)
     shipped = shipped_for(lm_spec)
     choice = choose_program(store, program_dir, profiles, settings, shipped=shipped, uncompiled=uncompiled)
     announce(f"program: {choice.source}")

@@ -165,6 +165,9 @@ def _handler(lm: Receiver) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            authorizations = getattr(lm, "authorizations", None)
+            if authorizations is not None:  # a receiver that records the API key each request carried
+                authorizations.append(self.headers.get("authorization", ""))
             failure, content = lm.receive(body)
             if failure == "drop":
                 self.close_connection = True

@@ -8,6 +8,7 @@ from pipeline.program.lm.factory import (
     make_lm,
     measured_answer_mode,
     parse_lm_spec,
+    serve_embedded_model,
 )
 from pipeline.program.lm.model_file import (
     GEMMA3_270M,
@@ -48,4 +49,5 @@ __all__ = [
     "measured_answer_mode",
     "parse_lm_spec",
     "response_from_llama",
+    "serve_embedded_model",
 ]
