@@ -16,8 +16,7 @@ import pytest
 
 from pipeline.errors import ModelError
 from pipeline.program.lm.engine import LoadOptions, server_params
-from tests.support.compromised_server import Failure, openai_compatible_server
-from tests.support.fakes import cooperative
+from tests.support.compromised_server import CooperativeLM, openai_compatible_server
 from tests.support.serve_process import free_port, scoperag_command
 
 
@@ -30,25 +29,12 @@ def test_the_server_listens_where_it_is_told_behind_its_key_with_a_slot_per_requ
         server_params(Path("model.gguf"), LoadOptions(), host="127.0.0.1", port=0, key="")
 
 
-class KeyedLM:
-    """Answers as the cooperative script does and records the key each request carried."""
-
-    slow_seconds = 0.0
-
-    def __init__(self) -> None:
-        self.authorizations: list[str] = []
-        self._respond = cooperative()
-
-    def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]:
-        return None, json.dumps(self._respond(body["messages"][-1]["content"]))
-
-
 def test_ask_sends_the_key_of_scoperag_lm_key_to_the_server(
     demo_index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pipeline.cli.main import main
 
-    lm = KeyedLM()
+    lm = CooperativeLM()
     monkeypatch.setenv("SCOPERAG_LM_KEY", "the-key")
     monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
     monkeypatch.chdir(tmp_path)
@@ -125,23 +111,16 @@ def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(demo_index_
         # Without its key the server answers nobody.
         refused = httpx.post(f"{url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
         assert refused.status_code == 401
+        # A score call of the 0.5B model takes 15 s on 2 idle cores and minutes on a busy machine: no timeout.
+        settings = tmp_path / "settings.toml"
+        settings.write_text("[lm_requests]\ntimeout_seconds = 3600.0\nretries = 0\n")
+        question = ["What is the monthly rent?", "--property", "Banda Lane", "--index", str(demo_index_dir)]
         asked = subprocess.run(
-            [
-                *scoperag_command(),
-                "ask",
-                "What is the monthly rent?",
-                "--property",
-                "Banda Lane",
-                "--index",
-                str(demo_index_dir),
-                "--lm",
-                url,
-                "--json",
-            ],
+            [*scoperag_command(), "ask", *question, "--lm", url, "--settings", str(settings), "--json"],
             env=env | {"SCOPERAG_LM_KEY": key_file.read_text()},
             capture_output=True,
             text=True,
-            timeout=900,
+            timeout=3600,
             cwd=tmp_path,
         )
         assert asked.returncode == 0, asked.stderr[-2000:]

@@ -196,6 +196,20 @@ def _handler(lm: Receiver) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class CooperativeLM:
+    """An honest LM for an OpenAI-compatible test server: answers every step as the cooperative script does
+    (written or chosen sections alike) and records the API key each request carried."""
+
+    slow_seconds = 0.0
+
+    def __init__(self) -> None:
+        self.authorizations: list[str] = []
+        self._respond = cooperative()
+
+    def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]:
+        return None, json.dumps(self._respond(body["messages"][-1]["content"]))
+
+
 @contextmanager
 def openai_compatible_server(lm: Receiver, name: str = "test-lm") -> Iterator[str]:
     """`lm` answering chat completions on 127.0.0.1 over a real socket; yields its base URL (for --lm)."""
