@@ -10,15 +10,17 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
-from pipeline.store.build import build_index
-from pipeline.store.embedders import HashEmbedder
-from tests.optimizers.test_optimizers import demo_examples
-from tests.support.evaluate_stop import interrupt_evaluate
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the test LM server lives with the tests
+
+from pipeline.store.build import build_index  # noqa: E402
+from pipeline.store.embedders import HashEmbedder  # noqa: E402
+from tests.optimizers.test_optimizers import demo_examples  # noqa: E402
+from tests.support.evaluate_stop import interrupt_evaluate  # noqa: E402
 
 
 def main() -> None:

@@ -18,6 +18,8 @@ R = TypeVar("R")
 Progress = Callable[[int, int], None]
 # How often a waiting caller looks at the stop signal (seconds).
 POLL_SECONDS = 0.1
+# The worker threads' names: one still alive once the work returned was abandoned by a stop.
+WORKER_PREFIX = "scoperag-map-"
 
 
 def map_in_context(
@@ -53,7 +55,8 @@ def map_in_context(
                 finished.put((index, None, exc))
                 return
 
-    workers = [threading.Thread(target=work, name=f"map-{i}", daemon=True) for i in range(max(1, min(threads, total)))]
+    count = max(1, min(threads, total))
+    workers = [threading.Thread(target=work, name=f"{WORKER_PREFIX}{i}", daemon=True) for i in range(count)]
     for worker in workers:
         worker.start()
     results: dict[int, R] = {}
