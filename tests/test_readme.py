@@ -31,7 +31,7 @@ import pytest
 from tests.support.compromised_server import CooperativeLM, openai_compatible_server
 from tests.support.paths import ROOT
 from tests.support.readme_commands import Command, expand, readme_commands
-from tests.support.serve_process import free_port, scoperag_command, wait_until_healthy
+from tests.support.serve_process import free_port, scoperag_command, stop_process, wait_until_healthy
 
 log = logging.getLogger(__name__)
 
@@ -207,8 +207,7 @@ def scratch_clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[S
             yield scratch
         finally:
             if scratch.server is not None:
-                scratch.server.terminate()
-                scratch.server.wait(30)
+                stop_process(scratch.server, 30)
 
 
 def run_in_process(argv: list[str]) -> tuple[int, str, str]:

@@ -7,22 +7,13 @@ import io
 from rich.console import Console
 
 from pipeline.cli.progress import StageProgress
+from tests.support.clock import Ticks
 
 
 def _lines(console: Console) -> list[str]:
     file = console.file
     assert isinstance(file, io.StringIO)
     return [" ".join(line.split()[1:]) for line in file.getvalue().splitlines()]  # without the time
-
-
-class Ticks:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_off_a_terminal_a_quick_command_prints_no_progress_line() -> None:

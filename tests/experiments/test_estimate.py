@@ -16,6 +16,7 @@ from experiments.tracking import experiment_id, open_tracker
 from pipeline.evaluation.examples import CASES
 from pipeline.store import Store
 from tests.experiments.test_experiments import fresh_mlruns, write_config, write_data
+from tests.support.clock import Ticks
 from tests.support.fakes import cooperative, scripted_lm
 from tests.support.paths import ROOT
 
@@ -60,16 +61,6 @@ def test_rates_measured_here_time_the_plan_and_a_remote_lm_is_unknown_until_meas
     assert "this machine's measured rate" in measured.describe()
     assert plan_job(config, examples, embedded=False).seconds is None
     assert plan_job(config, examples, embedded=False, rates={"score": 2.0}).seconds == pytest.approx(24.0)
-
-
-class Ticks:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def three_phase_plan() -> object:

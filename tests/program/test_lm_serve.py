@@ -17,7 +17,7 @@ import pytest
 from pipeline.errors import ModelError
 from pipeline.program.lm.engine import LoadOptions, server_params
 from tests.support.compromised_server import CooperativeLM, openai_compatible_server
-from tests.support.serve_process import free_port, scoperag_command
+from tests.support.serve_process import free_port, scoperag_command, stop_process
 
 
 def test_the_server_listens_where_it_is_told_behind_its_key_with_a_slot_per_request() -> None:
@@ -127,9 +127,4 @@ def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(demo_index_
         answer = json.loads(asked.stdout)
         assert answer["sections"] and answer["lm_calls"] >= 2 and answer["cached_calls"] == 0
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
+        stop_process(server, 30)

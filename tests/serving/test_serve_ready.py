@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.support.serve_process import free_port, scoperag_command
+from tests.support.serve_process import free_port, scoperag_command, stop_process
 
 
 def test_serve_says_it_serves_once_it_answers(tmp_path: Path, demo_index_dir: Path) -> None:
@@ -35,9 +35,4 @@ def test_serve_says_it_serves_once_it_answers(tmp_path: Path, demo_index_dir: Pa
         # Said when true: the first request, made right after the line, is answered.
         assert httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=10).status_code == 200
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        stop_process(process, 15)
