@@ -53,7 +53,7 @@ class Rule:
     """How README commands matching `pattern` (and whose block matches `block`) are run."""
 
     pattern: str
-    action: str = "run"  # run (in this process) | serve (a background process) | shell | skip
+    action: str = "run"  # run (in this process) | process (its own) | serve (in the background) | shell | skip
     reason: str = ""
     slow: bool = False
     extra: tuple[str, ...] = ()
@@ -106,7 +106,9 @@ RULES = [
     ),
     Rule(
         r"sec-10q.*--ray",
-        reason="the SEC filings (1,037 PDF pages) read and embedded on a local Ray",
+        "process",
+        "the SEC filings (1,037 PDF pages) read and embedded on a local Ray (a process of its own: Ray started "
+        "twice in one process crashes it)",
         slow=True,
     ),
     Rule(r"scoperag index .*sec-10q", reason="the SEC filings: 1,037 PDF pages (10-60 s on 2 cores)", slow=True),
@@ -116,7 +118,7 @@ RULES = [
         slow=True,
         extra=("--limit", "4"),
     ),
-    Rule(r"--ray", reason="starts a local Ray (10 s and more)", slow=True),
+    Rule(r"--ray", "process", "starts a local Ray (10 s and more), in a process of its own", slow=True),
     Rule(r"scoperag serve ", "serve"),
     Rule(r"^curl ", "shell"),
     Rule(r"scoperag evaluate .*--limit", reason="a sample of 4 examples", replace=((r"--limit \d+", "--limit 4"),)),
@@ -246,6 +248,10 @@ def run_command(command: Command, rule: Rule, scratch: Scratch) -> None:
             lambda: (scratch.root / "serve.log").read_text(errors="replace")[-2000:],
             "scoperag serve",
         )
+        return
+    if rule.action == "process":
+        done = subprocess.run([*scoperag_command(), *argv], capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, f"{command.where()} exited {done.returncode}\n{done.stderr[-3000:]}"
         return
     expected = 0
     if argv[0] == "export" and not scratch.selected:
