@@ -148,7 +148,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     """Replace this process with `mlflow ui` on the store (--mlruns, or --tracking-uri), offline settings applied."""
     import os
 
-    from experiments.tracking import open_tracker, runs_links, ui_command, ui_environment
+    from experiments.tracking import open_tracker
+    from experiments.ui import runs_links, ui_command, ui_environment
 
     quiet_environment()  # LiteLLM's price list, MLflow telemetry: fetched at start-up unless switched off
     uri = tracking_uri(args)

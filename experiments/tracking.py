@@ -58,7 +58,7 @@ METRICS_PER_BATCH = 1000
 
 
 # An experiment of optimisation runs is a "Model training" experiment to MLflow's UI (its runs list), not a
-# GenAI one (traces). MLflow 3.17 reads the view from the browser instead: see `runs_links`.
+# GenAI one (traces). MLflow 3.17 reads the view from the browser instead: see experiments.ui.runs_links.
 EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
 
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
@@ -82,54 +82,6 @@ def resolve_tracking_uri(flag: str | None, root: Path, environ: Mapping[str, str
 def is_local_store(uri: str, root: Path) -> bool:
     """Whether `uri` is the project's own sqlite store under `root` (its artifacts then live under `root`)."""
     return uri == tracking_uri(root)
-
-
-def ui_command(uri: str, host: str, port: int) -> list[str]:
-    """The command line of MLflow's UI server on the store `uri` (resolve_tracking_uri's); TrackingError
-    when `uri` is itself a tracking server, whose own UI is its address."""
-    import sys
-
-    if uri.startswith(("http://", "https://")):
-        raise TrackingError(f"{uri} is an MLflow server: open it in a browser (`scoperag ui` serves a store)")
-    return [
-        sys.executable,
-        "-m",
-        "mlflow",
-        "ui",
-        "--backend-store-uri",
-        uri,
-        "--host",
-        host,
-        "--port",
-        str(port),
-        # one worker is plenty for one researcher, and leaves the cores to the jobs
-        "--workers",
-        "1",
-    ]
-
-
-def runs_links(tracker: Tracker, address: str) -> list[tuple[str, str]]:
-    """(experiment name, the address of its runs list) for every experiment holding runs, newest first.
-
-    MLflow 3.17's UI chooses an experiment's view per browser, not per experiment: it opens on the GenAI
-    overview unless "Model training" was chosen (its toggle, remembered by the browser) or the address
-    says `workflowType=machine_learning`, as these do.
-    """
-    latest: dict[str, tuple[int, str]] = {}  # experiment name -> (its newest run's start, its id)
-    for experiment in tracker.client.search_experiments():
-        newest = tracker.client.search_runs(
-            [experiment.experiment_id], order_by=["attributes.start_time DESC"], max_results=1
-        )
-        if newest:
-            latest[experiment.name] = (int(newest[0].info.start_time), str(experiment.experiment_id))
-    ordered = sorted(latest.items(), key=lambda item: -item[1][0])
-    return [(name, f"{address}/#/experiments/{eid}/runs?workflowType=machine_learning") for name, (_, eid) in ordered]
-
-
-def ui_environment() -> dict[str, str]:
-    """Settings the UI server needs on top of the offline ones: no job executor (its background consumers
-    serve GenAI scorers this project does not use)."""
-    return {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 def prompt_name(module: str) -> str:

@@ -321,9 +321,9 @@ def test_built_in_commands_do_not_import_experiments(tmp_path: Path) -> None:
     listing = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout
-    choices = re.findall(r"\{([a-z,]+)\}", listing)[0]
+    choices = re.findall(r"\{([a-z,-]+)\}", listing)[0]
     assert set(choices.split(",")) == {
-        *("index", "search", "ask", "history", "label", "evaluate", "serve", "profile"),
+        *("index", "search", "ask", "history", "label", "evaluate", "serve", "lm-serve", "profile"),
         *("optimize", "sweep", "runs", "export", "champion", "ui", "reference"),
     }
 
