@@ -123,7 +123,7 @@ def test_a_store_with_runs_of_its_own_gains_the_reference_runs_once(
 
 
 def test_a_changed_reference_file_is_refused_and_nothing_of_the_run_is_written(
-    shipped: Path, source: tuple[Path, RunSummary], tmp_path: Path
+    shipped: Path, source: tuple[Path, RunSummary], tmp_path: Path, mlflow_template: Path
 ) -> None:
     _, summary = source
     cases = {
@@ -135,7 +135,8 @@ def test_a_changed_reference_file_is_refused_and_nothing_of_the_run_is_written(
         ),
     }
     for name, change in cases.items():
-        mlruns = fresh_copy(shipped, tmp_path / name.replace(" ", "-"))
+        mlruns = fresh_mlruns(mlflow_template, tmp_path / name.replace(" ", "-"))  # an empty store
+        shutil.copytree(shipped, reference_dir(mlruns))
         change(reference_dir(mlruns) / summary.run_id)
         with pytest.raises(TrackingError, match="cannot be installed") as info:
             open_tracker(mlruns)
