@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MLFLOW_DISABLE_TELEMETRY := true
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup browser demo ship test lint slow scale bench fuzz adversarial screenshots clean
+.PHONY: setup browser demo ship reference test lint slow scale bench fuzz adversarial screenshots clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ ship: setup
 	@mkdir -p .scoperag
 	$(BIN)/scoperag optimize $(SHIP_CONFIG) --json > .scoperag/ship.json
 	$(BIN)/scoperag export $$($(BIN)/python -c 'import json; print(json.load(open(".scoperag/ship.json"))["run_id"])') --out $(SHIPPED) --overwrite
+
+# The reference runs every clone lists and can compare and export (mlruns/reference/, committed): the runs
+# RUNS names (ids or the 8-digit prefixes `scoperag runs` prints) from the local store, replacing the set.
+reference: setup
+	@test -n "$(RUNS)" || { echo 'name the runs: make reference RUNS="ID ..." (scoperag runs lists them)'; exit 2; }
+	$(BIN)/scoperag reference $(RUNS)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -1,5 +1,6 @@
-"""`scoperag optimize|runs|export|champion`: the experiment commands, added to the CLI through the
-`scoperag.commands` entry-point group (pipeline/ never imports experiments/)."""
+"""`scoperag optimize|sweep` and, from experiments.runs_cli, the commands on logged runs: the experiment
+commands, added to the CLI through the `scoperag.commands` entry-point group (pipeline/ never imports
+experiments/)."""
 
 from __future__ import annotations
 
@@ -11,41 +12,39 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from experiments import runs_cli
+from experiments.runs_cli import tracking_uri
 from pipeline.cli.common import (
     Commands,
     configure_dspy,
     console,
     json_option,
+    lm_api_key,
     mlruns_option,
     model_cache_dir,
     output,
     plain,
-    quiet_environment,
     ray_option,
     styled,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from rich.console import Console
-
     from experiments.job import RunSummary
-    from pipeline.program.calls import StopSignal
-
-
-# The runs table fits a terminal this wide (--wide and --json carry the rest).
-RUNS_WIDTH = 120
 
 
 def register(commands: Commands) -> None:
-    """Add `optimize`, `sweep`, `runs`, `export` and `champion`."""
+    """Add `optimize` and `sweep`, and the commands on logged runs (experiments.runs_cli)."""
     p = commands.add_parser(
         "optimize",
         parents=[mlruns_option(), json_option(), ray_option()],
         help="compile the program as an experiment config says; log to MLflow",
     )
     p.add_argument("config", help="experiment config, e.g. experiments/bootstrap_demo.toml")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the examples per split and case, the LM calls and the time per phase; run nothing",
+    )
     p.set_defaults(func=cmd_optimize)
 
     p = commands.add_parser(
@@ -56,69 +55,19 @@ def register(commands: Commands) -> None:
     p.add_argument("configs", nargs="+", metavar="CONFIG", help="experiment configs; the first is the reference")
     p.add_argument("--experiment", help="MLflow experiment of the sweep (default: the first config's)")
     p.set_defaults(func=cmd_sweep)
-
-    p = commands.add_parser(
-        "runs",
-        parents=[mlruns_option(), json_option()],
-        help="optimisation runs: examples per case, metric before/after with its 95%% CI, verdict and reason",
-    )
-    p.add_argument("--experiment", help="only this MLflow experiment")
-    p.add_argument("--wide", action="store_true", help="every column: per-case metrics, safety, LM calls, prompts")
-    p.add_argument(
-        "--compare",
-        nargs=2,
-        metavar=("RUN_A", "RUN_B"),
-        help="B's compiled program minus A's, paired per example, with a 95%% bootstrap CI per case",
-    )
-    p.set_defaults(func=cmd_runs)
-
-    p = commands.add_parser(
-        "export",
-        parents=[mlruns_option()],
-        help="copy a run's selected program (scoperag-program/v3) to a directory",
-    )
-    p.add_argument("run_id")
-    p.add_argument("--out", required=True)
-    p.add_argument("--overwrite", action="store_true")
-    p.add_argument(
-        "--baseline",
-        action="store_true",
-        help="a run whose candidate was rejected: export its uncompiled baseline anyway",
-    )
-    p.set_defaults(func=cmd_export)
-
-    p = commands.add_parser(
-        "ui",
-        parents=[mlruns_option()],
-        help="the MLflow UI on this project's store, offline (runs, metrics, prompt versions)",
-    )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    p.add_argument("--port", type=int, default=5000, help="port (default: %(default)s)")
-    p.set_defaults(func=cmd_ui)
-
-    p = commands.add_parser(
-        "champion",
-        parents=[mlruns_option()],
-        help="move prompt alias 'champion' to a run's prompt versions",
-    )
-    p.add_argument("run_id")
-    p.set_defaults(func=cmd_champion)
-
-
-def tracking_uri(args: argparse.Namespace) -> str:
-    """The tracking URI of a command with `mlruns_option` (experiments.tracking.resolve_tracking_uri)."""
-    from experiments.tracking import resolve_tracking_uri
-
-    return resolve_tracking_uri(args.tracking_uri, Path(args.mlruns))
+    runs_cli.register(commands)
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     from experiments.runner import ProgressEvent, run_experiment
     from pipeline.cli.common import dspy_cache_dir
+    from pipeline.cli.interrupt import stopping_on_interrupt
     from pipeline.cli.progress import LibraryOutput, StageProgress
     from pipeline.errors import JobInterrupted
     from pipeline.program.calls import StopSignal
 
+    if args.dry_run:
+        return dry_run(args)
     notices = console()
     configure_dspy()
     stop = StopSignal()
@@ -146,6 +95,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                     ray=args.ray,
                     stop=stop,
                     dspy_cache_dir=dspy_cache_dir(),
+                    timings=timings_file(),
+                    api_key=lm_api_key(),
                 )
     except JobInterrupted as exc:
         notices.print(styled((str(exc), "yellow")), soft_wrap=True)
@@ -183,7 +134,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     )
     notices.print(
         f"\nrun {summary.run_id} ({summary.experiment}): candidate {verdict}\n"
-        f"LM calls {summary.lm_calls} ({summary.new_lm_calls} not from cache), tokens {summary.tokens}\n"
+        f"LM calls {summary.lm_calls} ({summary.new_lm_calls} not from cache), tokens {summary.tokens}; "
+        f"{took(summary)}\n"
         f"logged export: {exported}\n  {plain(summary.export_dir)}\nprompt versions "
         + ", ".join(f"{m} v{v}" for m, v in summary.prompt_versions.items()),
         highlight=False,
@@ -192,13 +144,98 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     return 0
 
 
+def timings_file() -> Path:
+    """This machine's measured LM rates (experiments.timings): in the project's cache directory."""
+    from experiments.timings import TIMINGS_FILE
+    from pipeline.cli.common import cache_root
+
+    return cache_root() / TIMINGS_FILE
+
+
+def took(summary: RunSummary) -> str:
+    """ "took 4 min (estimated 3 min)": the job's time against its estimate."""
+    from experiments.estimate import duration
+
+    estimated = f" (estimated {duration(summary.estimate_seconds)})" if summary.estimate_seconds else ""
+    return f"took {duration(summary.seconds)}{estimated}"
+
+
+def dry_run(args: argparse.Namespace) -> int:
+    """What `optimize CONFIG` would do: examples per split and case, LM calls and time per phase; nothing runs."""
+    from experiments.config import load_config
+    from experiments.runner import prepare_job
+
+    path = Path(args.config)
+    config = load_config(path)
+    plan = prepare_job(config, path, timings=timings_file()).plan
+    if args.json:
+        phases = [
+            {"phase": p.name, p.unit.replace(" ", "_"): p.units, "lm_calls": p.calls, "seconds": p.seconds}
+            for p in plan.phases
+        ]
+        print(
+            json.dumps(
+                {
+                    "config": config.name,
+                    "examples": plan.examples,
+                    "phases": phases,
+                    "lm_calls": plan.lm_calls,
+                    "seconds": plan.seconds,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    from experiments.estimate import duration
+
+    out = output()
+    out.print(
+        styled(
+            (f"{config.name}", "bold"),
+            f": {config.optimizer} on {', '.join(config.modules)}, "
+            f"{config.stage.replace('_', ' ')} job, LM {config.lm.task}, {config.lm.num_threads} at a time",
+        )
+    )
+    cases = list(config.data.cases)
+    out.print(styled(("\nexamples", "bold")))
+    out.print(" ".join([f"{'split':<6}", *(f"{c:>14}" for c in cases), f"{'all':>5}"]), highlight=False)
+    for role, counts in plan.examples.items():
+        row = [f"{counts.get(c, 0):>14}" for c in cases]
+        out.print(" ".join([f"{role:<6}", *row, f"{sum(counts.values()):>5}"]), highlight=False)
+    out.print(styled(("\nphases", "bold")))
+    out.print(f"{'phase':<14} {'work':>16} {'LM calls':>9} {'time':>9}", highlight=False)
+    for p in plan.phases:
+        work = f"{'<= ' if p.unit == 'LM calls' else ''}{p.units} {p.unit}"
+        time = duration(p.seconds) if p.seconds is not None else "?"
+        out.print(f"{p.name:<14} {work:>16} {p.calls:>9} {time:>9}", highlight=False)
+    out.print(f"\nestimate: {plan.describe()}\nnothing was run (--dry-run)", highlight=False, soft_wrap=True)
+    return 0
+
+
+def sweep_row(child: RunSummary | None) -> dict[str, object]:
+    """What the sweep table shows of one config's job: its verdict and, on validation, the metric it selects by
+    (the composite, or a stage job's stage metric) before and after, with the paired difference and its CI."""
+    if child is None or child.comparison is None or not len(child.comparison):
+        return {"selected": None, "metric": None, "before": None, "after": None, "difference [95% CI]": None}
+    total = child.comparison[child.comparison["case"] == "all"].iloc[0]
+    return {
+        "selected": child.selected,
+        "metric": "composite" if child.stage == "end_to_end" else f"{child.stage} metric",
+        "before": total["baseline"],
+        "after": total["candidate"],
+        "difference [95% CI]": f"{total['difference']:+.3f} [{total['ci_low']:+.3f}, {total['ci_high']:+.3f}]",
+    }
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from experiments.sweep import run_sweep
+    from pipeline.cli.progress import StageLine
 
     notices = console()
     configure_dspy()
     notices.print(f"[dim]sweep:[/] {len(args.configs)} configs" + (f" on Ray ({plain(args.ray)})" if args.ray else ""))
-    with contextlib.redirect_stdout(sys.stderr):  # DSPy's optimizers print; stdout carries the result
+    # DSPy's optimizers print; stdout carries the result. The line says what runs, and repeats while it lasts.
+    with contextlib.redirect_stdout(sys.stderr), StageLine(notices) as line:
         sweep = run_sweep(
             [Path(c) for c in args.configs],
             mlruns=Path(args.mlruns),
@@ -206,15 +243,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             ray=args.ray,
             experiment=args.experiment,
             model_cache_dir=model_cache_dir(),
+            progress=line.stage,
         )
     rows = [
-        {
-            "config": name,
-            "run_id": child.run_id if child else None,
-            "selected": child.selected if child else None,
-            "composite": None if child is None or child.result is None else child.result.loc["all", "composite"],
-            "error": error,
-        }
+        {"config": name, "run_id": child.run_id if child else None, **sweep_row(child), "error": error}
         for name, child, error in zip(sweep.configs, sweep.children, sweep.errors, strict=True)
     ]
     if args.json:
@@ -230,36 +262,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     notices.print(f"\n[bold]each config - {plain(sweep.configs[0])}[/] (paired on validation, 95% bootstrap CI)")
     print(sweep.comparison.to_string(index=False) if len(sweep.comparison) else "(nothing to compare)")
     return 0 if not any(sweep.errors) else 1
-
-
-@contextlib.contextmanager
-def stopping_on_interrupt(stop: StopSignal, notices: Console) -> Iterator[None]:
-    """While inside, the first Ctrl-C asks `stop` to stop the job at its next LM-call boundary (from a thread of
-    its own, so the run is marked KILLED at once whatever the main thread is doing); a second one interrupts."""
-    import signal
-    import threading
-
-    def interrupt(signum: int, frame: object) -> None:
-        if stop.requested:
-            raise KeyboardInterrupt
-        notices.print(
-            styled(
-                (
-                    "stopping: no new LM call will start; the calls under way finish first (Ctrl-C again to quit now)",
-                    "yellow",
-                )
-            )
-        )
-        threading.Thread(target=stop.request, name="scoperag-stop").start()
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def summary_json(summary: RunSummary) -> dict[str, object]:
@@ -291,101 +293,3 @@ def summary_json(summary: RunSummary) -> dict[str, object]:
         "floor_comparison": table(summary.floor_comparison),
         "test_floor_comparison": table(summary.test_floor_comparison),
     }
-
-
-def cmd_runs(args: argparse.Namespace) -> int:
-    from experiments.runs import compare_runs, list_runs
-
-    if args.compare:
-        run_a, run_b = args.compare
-        compared = compare_runs(run_a, run_b, Path(args.mlruns), uri=tracking_uri(args))
-        if args.json:
-            print(compared.to_json(orient="records", indent=2))
-        else:
-            metric = compared.attrs.get("metric", "")
-            console().print(
-                f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)", soft_wrap=True
-            )
-            print(compared.to_string(index=False))
-        return 0
-    table = list_runs(Path(args.mlruns), experiment=args.experiment, uri=tracking_uri(args))
-    if args.json:
-        print(table.to_json(orient="records", indent=2))
-    elif table.empty:
-        console().print("no scoperag runs yet: run `scoperag optimize experiments/bootstrap_demo.toml`")
-    elif args.wide:
-        import pandas as pd
-
-        with pd.option_context("display.width", 250, "display.max_columns", None, "display.max_colwidth", 60):
-            print(table.to_string(index=False))
-    else:
-        from experiments.runs import compact_lines
-
-        out = output()
-        for line in compact_lines(table, width=RUNS_WIDTH):
-            out.print(styled(line), soft_wrap=True)
-    return 0
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    from experiments.runs import export_run
-
-    manifest = export_run(
-        args.run_id,
-        Path(args.out),
-        Path(args.mlruns),
-        overwrite=args.overwrite,
-        uri=tracking_uri(args),
-        baseline=args.baseline,
-    )
-    console().print(
-        styled(f"exported run {manifest.run_id} ({manifest.format}) to {args.out}: {exported_program(Path(args.out))}"),
-        soft_wrap=True,
-    )
-    return 0
-
-
-def exported_program(export_dir: Path) -> str:
-    """Which program an export holds, in words: the compiled candidate or the uncompiled baseline, and its demos."""
-    from pipeline.export import PREDICTORS, read_export
-
-    contents = read_export(export_dir)
-    state = contents.program_state
-    counts = {name: len(state[name]["demos"]) for name in PREDICTORS if name in state}
-    demos = ", ".join(f"{name} {count}" for name, count in counts.items() if count) or "none"
-    if contents.manifest.config.experiment.get("selected") is False:
-        return f"the uncompiled baseline (the candidate was rejected); demos: {demos}"
-    return f"the compiled candidate; demos: {demos}"
-
-
-def cmd_ui(args: argparse.Namespace) -> int:
-    """Replace this process with `mlflow ui` on the store (--mlruns, or --tracking-uri), offline settings applied."""
-    import os
-
-    from experiments.tracking import ui_command, ui_environment
-
-    quiet_environment()  # LiteLLM's price list, MLflow telemetry: fetched at start-up unless switched off
-    command = ui_command(tracking_uri(args), args.host, args.port)
-    console().print(
-        styled(
-            f"MLflow UI on http://{args.host}:{args.port} (store {command[command.index('--backend-store-uri') + 1]})"
-        ),
-        styled(
-            ("experiments: runs with their val.* metrics; Prompts: scoperag-<module> versions; Ctrl-C stops it", "dim")
-        ),
-        sep="\n",
-        soft_wrap=True,  # the store's path stays one line, to copy
-    )
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(command[0], command, {**os.environ, **ui_environment()})
-    return 0  # not reached: exec replaced the process
-
-
-def cmd_champion(args: argparse.Namespace) -> int:
-    from experiments.runs import champion
-
-    versions = champion(args.run_id, Path(args.mlruns), uri=tracking_uri(args))
-    moved = ", ".join(f"scoperag-{m} v{v}" for m, v in versions.items())
-    console().print(f"alias 'champion' now on {moved}", highlight=False)
-    return 0

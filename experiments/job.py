@@ -16,6 +16,7 @@ import dspy
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, flatten
+from experiments.estimate import JobClock
 from experiments.tracking import Tracker, artifact_dir, finish_run, log_artifacts, log_metrics, log_params, log_text
 from pipeline.evaluation.compare import Difference, compare_paired, differences_frame
 from pipeline.evaluation.examples import LabelledExample
@@ -84,6 +85,9 @@ class RunSummary:
     ways: Any = None
     floor_comparison: Any = None
     test_floor_comparison: Any = None
+    # how long the work took, and what the job estimated before it started (None: the LM's speed was unknown)
+    seconds: float = 0.0
+    estimate_seconds: float | None = None
 
 
 @dataclass
@@ -104,6 +108,8 @@ class Job:
     # On Ray (`--ray`): makes an LM from its spec inside each worker; the task attempts Ray repeated so far.
     ray_factory: LMFactory | None = None
     ray_retries: int = 0
+    # The job's ETA, calibrated by the work finished so far (experiments.estimate).
+    clock: JobClock | None = None
 
     def ray_lm(self, spec: str | None) -> Callable[[], Any] | None:
         """What makes the LM `spec` inside a Ray worker; None when not on Ray or no spec."""
@@ -116,21 +122,37 @@ class Job:
 
         def seen(calls: int) -> None:
             if phase == "compile":
-                self.progress(ProgressEvent(phase, calls, limit, "LM calls"))
+                self._tick(phase, calls)
+                self.progress(ProgressEvent(phase, calls, limit, self._with_eta("LM calls")))
                 return
             done, total, unit = self.examples.get(phase, (0, 0, "examples"))
-            self.progress(ProgressEvent(phase, done, total, f"{unit}, {calls} LM calls"))
+            self.progress(ProgressEvent(phase, done, total, self._with_eta(f"{unit}, {calls} LM calls")))
 
         self.phase = phase
         self.counters[phase] = LMCallCounter(limit, on_call=seen, stop=self.stop)
+        self._tick(phase, 0)
         return self.counters[phase]
 
     def advance(self, phase: str, done: int, total: int, unit: str = "examples") -> None:
-        """`done` of `total` examples of `phase` are scored (reported with the phase's LM calls so far)."""
+        """`done` of `total` examples of `phase` are scored (reported with the phase's LM calls so far and the
+        job's ETA; once the first units are done, a line saying how this machine compares with the plan)."""
         self.examples[phase] = (done, total, unit)
+        self._tick(phase, done)
         counter = self.counters.get(phase)
         calls = f", {counter.calls} LM calls" if counter is not None and counter.calls else ""
-        self.progress(ProgressEvent(phase, done, total, f"{unit}{calls}"))
+        self.progress(ProgressEvent(phase, done, total, self._with_eta(f"{unit}{calls}")))
+
+    def _tick(self, phase: str, done: int) -> None:
+        if self.clock is None:
+            return
+        self.clock.advance(phase, done)
+        note = self.clock.calibration_note()
+        if note is not None:
+            self.progress(ProgressEvent(phase, message=note))
+
+    def _with_eta(self, message: str) -> str:
+        eta = self.clock.eta() if self.clock is not None else ""
+        return f"{message}, {eta}" if eta else message
 
 
 class LMs:
@@ -264,6 +286,9 @@ def log_costs(job: Job) -> dict[str, int]:
     metrics.update(totals)
     if job.ray_factory is not None:
         metrics["ray.retries"] = job.ray_retries
+    if job.clock is not None:  # how long the work took against the estimate the job started with
+        metrics["time.seconds"] = round(job.clock.elapsed, 1)
+        metrics["time.estimate_seconds"] = job.clock.plan.seconds
     log_metrics(job.tracker, job.run_id, metrics)
     return totals
 
@@ -369,4 +394,6 @@ def finish(
         stage=job.config.stage,
         comparison=differences_frame(differences),
         test_comparison=differences_frame(test_differences) if test_differences else None,
+        seconds=job.clock.elapsed if job.clock is not None else 0.0,
+        estimate_seconds=job.clock.plan.seconds if job.clock is not None else None,
     )

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import logging
 import shutil
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, config_hash, load_config
 from experiments.data import JobData, StageData, load_job_data, load_stage_data, open_index
-from experiments.estimate import estimate_job
+from experiments.estimate import JobClock, JobPlan, plan_job
 from experiments.job import (
     Job,
     LMFactory,
@@ -40,6 +42,7 @@ from experiments.job import (
     log_inputs,
 )
 from experiments.stage_job import run_stage_job
+from experiments.timings import load_rates, record_rates
 from experiments.tracking import (
     TAG_CONFIG_HASH,
     TAG_CONFIG_NAME,
@@ -63,7 +66,7 @@ from optimizers.params import GepaParams
 from pipeline.cluster import ray_session
 from pipeline.errors import BudgetExceededError, JobInterrupted
 from pipeline.evaluation.compare import Difference, select_candidate
-from pipeline.evaluation.examples import load_examples, stratified_sample
+from pipeline.evaluation.examples import LabelledExample, load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
 from pipeline.program.calls import StopRequested, StopSignal
@@ -89,35 +92,36 @@ def run_experiment(
     parent: ParentRun | None = None,
     stop: StopSignal | None = None,
     dspy_cache_dir: Path | None = None,
+    timings: Path | None = None,
+    api_key: str = "local",
 ) -> RunSummary:
     """Run the job in `config_path`, logging to `tracking_uri` (default: the MLflow store under `mlruns`,
     which also holds the job's scratch files).
 
     `lm_factory` makes a dspy LM from a spec string (default: pipeline.lm.make_lm with the embedded
-    model's cache in `model_cache_dir`); `store` defaults to the config's index. `ray` (an address or
-    'local') evaluates the examples of every phase as Ray tasks, each worker making its LM with
-    `lm_factory`; the job's other steps run here. `parent` makes the run a child of a sweep's run (in
-    the sweep's experiment). Raises
-    BudgetExceededError when the compile step reaches budget.max_lm_calls (the run is marked FAILED).
+    model's cache in `model_cache_dir`, and `api_key` for an OpenAI-compatible server); `store` defaults
+    to the config's index. `ray` (an address or 'local') evaluates the examples of every phase as Ray tasks,
+    each worker making its LM with `lm_factory`; the job's other steps run here. `parent` makes the run a
+    child of a sweep's run (in the sweep's experiment). Raises BudgetExceededError when the compile step
+    reaches budget.max_lm_calls (the run is marked FAILED).
     When `stop` is requested (Ctrl-C) the run is marked KILLED at once, no further LM call is made, and
-    JobInterrupted says what was kept (`dspy_cache_dir` names where the LM's answers are).
+    JobInterrupted says what was kept (`dspy_cache_dir` names where the LM's answers are). `timings` keeps this
+    machine's measured LM rates: the plan is timed by them, and the phases the LM answered wholly add to them.
     """
     config_path = Path(config_path)
     config = load_config(config_path)
     report_progress = progress or (lambda event: None)
     report_progress(ProgressEvent("setup", message=f"{config.name}: {config.optimizer} on {', '.join(config.modules)}"))
-    store = store if store is not None else open_index(config, config_path)
-    data = load_job_data(config, config_path, store) if config.stage == "end_to_end" else None
-    stage_data = load_stage_data(config, config_path, store) if data is None else None
-    _announce_cost(config, data, stage_data, report_progress)
-    factory = lm_factory or _default_factory(config, model_cache_dir)
+    prepared = prepare_job(config, config_path, store, timings)
+    _announce_cost(config, prepared.plan, report_progress)
+    factory = lm_factory or _default_factory(config, model_cache_dir, api_key)
     with ray_session(ray) if ray else contextlib.nullcontext():
         return _tracked(
             config_path,
             config,
-            store,
-            data,
-            stage_data,
+            prepared.store,
+            prepared.data,
+            prepared.stage_data,
             LMs(config, factory),
             tracking_uri,
             mlruns,
@@ -126,7 +130,41 @@ def run_experiment(
             parent,
             stop=stop,
             dspy_cache_dir=dspy_cache_dir,
+            clock=JobClock(prepared.plan),
+            timings=None if ray else timings,
         )
+
+
+@dataclass(frozen=True)
+class PreparedJob:
+    """A job ready to run: its index, its examples (end to end or for its stage) and its plan."""
+
+    store: Store
+    data: JobData | None
+    stage_data: StageData | None
+    plan: JobPlan
+
+
+def prepare_job(
+    config: ExperimentConfig, config_path: Path, store: Store | None = None, timings: Path | None = None
+) -> PreparedJob:
+    """Open the index, load and check the examples, and plan the job (its phases, LM calls and time, at the
+    rates measured here in `timings` when there are any); no LM is made and no run is started."""
+    store = store if store is not None else open_index(config, config_path)
+    data = load_job_data(config, config_path, store) if config.stage == "end_to_end" else None
+    stage_data = load_stage_data(config, config_path, store) if data is None else None
+    examples: dict[str, list[str]] = {}
+    if data is not None:
+        examples = {"train": [e.case for e in data.train], "val": [e.case for e in data.val]}
+        if config.data.test_split:
+            examples["test"] = [e.case for e in _test_examples(config)]
+    elif stage_data is not None:
+        examples = {
+            role: [i.example.case for i in items] for role, items in stage_data.__dict__.items() if role != "data_hash"
+        }
+    embedded = parse_lm_spec(config.lm.task).kind == "embedded"
+    rates = load_rates(timings, config.lm.task, config.lm.num_threads) if timings is not None else None
+    return PreparedJob(store, data, stage_data, plan_job(config, examples, embedded=embedded, rates=rates))
 
 
 def _tracked(
@@ -144,6 +182,8 @@ def _tracked(
     *,
     stop: StopSignal | None = None,
     dspy_cache_dir: Path | None = None,
+    clock: JobClock | None = None,
+    timings: Path | None = None,
 ) -> RunSummary:
     """The job in its MLflow run: opened (stale runs of dead jobs reaped first), run, closed with its status
     (KILLED at once when `stop` is requested)."""
@@ -162,7 +202,7 @@ def _tracked(
         tags[TAG_PARENT] = parent.run_id
     experiment = parent.experiment if parent is not None else config.tracking.experiment
     run_id = start_run(tracker, experiment_id(tracker, experiment), run_name(config.name, digest), tags)
-    job = Job(config, config_path, tracker, store, run_id, report_progress, stop, ray_factory=ray_factory)
+    job = Job(config, config_path, tracker, store, run_id, report_progress, stop, ray_factory=ray_factory, clock=clock)
     report_progress(ProgressEvent("setup", message=f"MLflow run {run_id} in {tracker.uri}"))
 
     def killed() -> None:  # at once, from the thread that asked to stop: the run list shows it now
@@ -193,6 +233,10 @@ def _tracked(
         finally:
             if stop is not None:
                 stop.forget(killed)
+            if clock is not None and timings is not None:  # what this machine measured, for the next plan
+                clock.finish()
+                uncached = {phase: c.calls > 0 and c.new_calls == c.calls for phase, c in job.counters.items()}
+                record_rates(timings, config.lm.task, config.lm.num_threads, clock.measured(uncached))
     report_progress(ProgressEvent("done", message=f"run {run_id}"))
     return dataclasses.replace(summary, reaped=reaped)
 
@@ -273,21 +317,14 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
     return finish(job, digest, tables_before_after, export_dir, rejection, versions, (differences, test_differences))
 
 
-def _announce_cost(
-    config: ExperimentConfig, data: JobData | None, stage_data: StageData | None, progress: Progress
-) -> None:
+def _announce_cost(config: ExperimentConfig, plan: JobPlan, progress: Progress) -> None:
     """Before anything runs: the job's estimated LM calls and time, and a warning when validation is too small."""
-    val = len(data.val) if data is not None else len(stage_data.val) if stage_data is not None else 0
-    test = len(stage_data.test) if stage_data is not None else 0
-    if data is not None and config.data.test_split:
-        path = config.data.traces_dir / f"{config.data.test_split}.jsonl"
-        test = min(config.data.test_size, len(load_examples(path, cases=config.data.cases)))
-    estimate = estimate_job(config, val, test, parse_lm_spec(config.lm.task).kind == "embedded")
-    progress(ProgressEvent("setup", message=f"estimate: {estimate.describe()}"))
-    if estimate.too_few:
+    progress(ProgressEvent("setup", message=f"estimate: {plan.describe()}"))
+    if plan.too_few:
         message = (
-            f"only {val} validation examples (data.val_size; the configured minimum is data.min_val_size = "
-            f"{config.data.min_val_size}): the verdict may turn on one example per case and its interval is wide"
+            f"only {plan.val_examples} validation examples (data.val_size; the configured minimum is "
+            f"data.min_val_size = {config.data.min_val_size}): the verdict may turn on one example per case and "
+            "its interval is wide"
         )
         log.info("%s: %s", config.name, message)  # the progress event is the warning a user sees
         progress(ProgressEvent("setup", message=message, warning=True))
@@ -302,19 +339,23 @@ def run_name(config_name: str, digest: str, now: datetime | None = None) -> str:
 def _test_split(job: Job, lms: LMs, student: ScopedQA, candidate: ScopedQA) -> list[Difference]:
     """Uncompiled vs compiled on the test split, after selection (the test split never selects anything)."""
     config = job.config
-    split = config.data.test_split
-    if split is None:
+    if config.data.test_split is None:
         return []
-    examples = stratified_sample(
-        load_examples(config.data.traces_dir / f"{split}.jsonl", cases=config.data.cases),
-        config.data.test_size,
-        config.seed + 2,
-    )
+    examples = _test_examples(config)
     before = evaluate_program(job, "test_baseline", student, examples, lms)
     after = evaluate_program(job, "test_result", candidate, examples, lms)
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.baseline", per_case_table(results_frame(before))))
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.result", per_case_table(results_frame(after))))
     return compare_results(before, after, seed=config.seed)
+
+
+def _test_examples(config: ExperimentConfig) -> list[LabelledExample]:
+    """An end-to-end job's test examples (empty without data.test_split)."""
+    split = config.data.test_split
+    if split is None:
+        return []
+    path = config.data.traces_dir / f"{split}.jsonl"
+    return stratified_sample(load_examples(path, cases=config.data.cases), config.data.test_size, config.seed + 2)
 
 
 def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:
@@ -333,6 +374,9 @@ def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:
     return directory
 
 
-def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None) -> LMFactory:
+def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None, api_key: str = "local") -> LMFactory:
+    """make_lm for each spec; `api_key` goes to an OpenAI-compatible server (e.g. `scoperag lm-serve`)."""
     cache_dir = model_cache_dir or default_model_cache_dir()
-    return lambda spec: make_lm(spec, cache_dir=cache_dir, threads=config.lm.threads, parallel=config.lm.num_threads)
+    return functools.partial(
+        make_lm, cache_dir=cache_dir, threads=config.lm.threads, parallel=config.lm.num_threads, api_key=api_key
+    )

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from experiments.reference import reference_dir
 from experiments.tracking import (
     TAG_CHAMPION_RUN,
     TAG_CONFIG_HASH,
@@ -21,6 +22,7 @@ from experiments.tracking import (
     get_run,
     is_local_store,
     open_tracker,
+    resolve_run_id,
     run_prompt_versions,
     set_champion,
 )
@@ -35,9 +37,10 @@ SUMMARY_CASES = (*CASES, "all")
 
 
 def open_existing(mlruns: Path, uri: str | None = None) -> Tracker:
-    """The tracker of an existing store (`uri`, default the project's own under `mlruns`); TrackingError (with
-    the way out) when the project's own store does not exist yet."""
-    if (uri is None or is_local_store(uri, Path(mlruns))) and not (Path(mlruns) / "mlflow.db").is_file():
+    """The tracker of an existing store (`uri`, default the project's own under `mlruns`, made from its reference
+    runs when there is none yet); TrackingError (with the way out) when the project has neither."""
+    local = uri is None or is_local_store(uri, Path(mlruns))
+    if local and not (Path(mlruns) / "mlflow.db").is_file() and not reference_dir(Path(mlruns)).is_dir():
         raise TrackingError(
             f"no MLflow store at {mlruns}/mlflow.db; run `scoperag optimize experiments/<config>.toml` first "
             "(or name a tracking server with --tracking-uri or MLFLOW_TRACKING_URI)"
@@ -46,8 +49,9 @@ def open_existing(mlruns: Path, uri: str | None = None) -> Tracker:
 
 
 def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = None) -> Any:
-    """One row per scoperag run, newest first (pandas DataFrame): status, selection, per-case composite
-    before/after, safety counts after, LM calls and the prompt versions it registered."""
+    """One row per scoperag run, newest first (pandas DataFrame): status, selection, per case the selection
+    metric before/after (the composite, or a stage job's stage metric), safety counts after, LM calls and the
+    prompt versions it registered."""
     import pandas as pd
 
     tracker = open_existing(mlruns, uri)
@@ -73,12 +77,15 @@ def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = Non
             "champion": champion,
             "started": datetime.fromtimestamp(run.info.start_time / 1000, UTC).strftime("%Y-%m-%d %H:%M"),
         }
+        # per case, the metric the run selects by: the composite, or a stage job's own stage metric
+        prefix, value = ("stage.", "value") if tags.get("scoperag.stage") else ("", "composite")
         for case in SUMMARY_CASES:
-            row[f"{case} before"] = metrics.get(f"baseline.{case}.composite")
-            row[f"{case} after"] = metrics.get(f"result.{case}.composite")
+            row[f"{case} before"] = metrics.get(f"{prefix}baseline.{case}.{value}")
+            row[f"{case} after"] = metrics.get(f"{prefix}result.{case}.{value}")
         row.update(_verdict_fields(run))
-        row["wrong_property_citations"] = metrics.get("result.all.wrong_property_citations")
-        row["invalid_ids"] = metrics.get("result.all.invalid_ids")
+        wrong = "stage.result.all.wrong_property" if prefix else "result.all.wrong_property_citations"
+        row["wrong_property_citations"] = metrics.get(wrong)
+        row["invalid_ids"] = metrics.get(f"{prefix}result.all.invalid_ids")
         row["lm_calls"] = metrics.get("lm_calls.total")
         row["lm_calls_new"] = metrics.get("lm_calls.new")
         versions = run_prompt_versions(run)
@@ -118,8 +125,10 @@ def _count(value: float | None) -> int | None:
     return None if value is None else int(value)
 
 
-# (header, width) of the compact table's columns; the reason gets what is left of the width.
-COMPACT = (("run", 8), ("config", 16), ("started", 11), ("val n/case", 11), ("before", 6), ("after", 5))
+# (header, width) of the compact table's columns; the config column widens to the longest name (up to
+# CONFIG_WIDTH) and the reason gets what is left of the width.
+COMPACT = (("run", 8), ("config", 6), ("started", 11), ("val n/case", 11), ("before", 6), ("after", 5))
+CONFIG_WIDTH = 40
 CASE_INITIALS = "/".join("".join(word[0] for word in case.split("_")) for case in CASES)
 
 
@@ -130,24 +139,27 @@ def compact_lines(table: Any, width: int = 120) -> list[str]:
     def number(value: Any, sign: str = "") -> str:
         return "" if value is None or value != value else f"{value:{sign}.2f}"
 
-    header = [f"{name:<{size}}" for name, size in COMPACT]
+    records = table.to_dict(orient="records")
+    names = [str(row["config"]) + ("*" if row.get("champion") else "") for row in records]
+    config_width = min(CONFIG_WIDTH, max([len(n) for n in names] + [COMPACT[1][1]]))
+    columns = [(name, config_width if name == "config" else size) for name, size in COMPACT]
+    header = [f"{name:<{size}}" for name, size in columns]
     lines = [" ".join([*header, f"{'after-before [CI]':<19}", "verdict"])]
-    for row in table.to_dict(orient="records"):
+    for row, name in zip(records, names, strict=True):
         counts = [row.get(f"n {case}") for case in CASES]
         shown = "/".join("-" if c is None or c != c else str(int(c)) for c in counts)
         interval = ""
         if row.get("difference") is not None and row["difference"] == row["difference"]:
             interval = f"{number(row['difference'], '+')} [{number(row['ci_low'], '+')},{number(row['ci_high'], '+')}]"
-        name = str(row["config"]) + ("*" if row.get("champion") else "")
         cells = [
             str(row["run_id"])[:8],
-            name[:16],
+            name if len(name) <= config_width else name[: config_width - 1] + "…",
             str(row["started"])[5:],
             shown[:11],
             number(row.get("before")),
             number(row.get("after")),
         ]
-        line = " ".join(f"{cell:<{size}}" for cell, (_, size) in zip(cells, COMPACT, strict=True))
+        line = " ".join(f"{cell:<{size}}" for cell, (_, size) in zip(cells, columns, strict=True))
         verdict = str(row["verdict"]) + (f": {short_reason(str(row['reason']))}" if row.get("reason") else "")
         line = f"{line} {interval:<19} {verdict}"
         lines.append(line if len(line) <= width else line[: width - 1] + "…")
@@ -179,6 +191,7 @@ def export_run(
     """
     out_dir = Path(out_dir)
     tracker = open_existing(mlruns, uri)
+    run_id = resolve_run_id(tracker, run_id)
     tags = get_run(tracker, run_id).data.tags
     if tags.get(TAG_SELECTED) == "false" and not baseline:
         reason = tags.get(TAG_REJECTION, "it was not selected")
@@ -224,6 +237,7 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str |
     from pipeline.evaluation.compare import compare_paired, differences_frame
 
     tracker = open_existing(mlruns, uri)
+    run_a, run_b = resolve_run_id(tracker, run_a), resolve_run_id(tracker, run_b)
     with tempfile.TemporaryDirectory(prefix="scoperag-compare-") as scratch:
         frame_a, metric_a = run_examples(tracker, run_a, Path(scratch) / "a")
         frame_b, metric_b = run_examples(tracker, run_b, Path(scratch) / "b")
@@ -243,5 +257,5 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str |
         seed=seed,
     )
     table = differences_frame(differences)
-    table.attrs["metric"] = metric_a  # type: ignore[attr-defined]
+    table.attrs.update({"metric": metric_a, "run_a": run_a, "run_b": run_b})  # type: ignore[attr-defined]
     return table

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,9 +66,12 @@ def run_sweep(
     experiment: str | None = None,
     lm_factory: LMFactory | None = None,
     model_cache_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> SweepSummary:
     """Run every config as a child of one parent run (in `experiment`, default the first config's), on Ray when
-    `ray` names a cluster or 'local'; a config that fails is reported and the others go on."""
+    `ray` names a cluster or 'local'; a config that fails is reported and the others go on. `progress` is told
+    what the sweep is doing (Ray starting, configs running and finished)."""
+    say = progress or (lambda text: None)
     paths = [Path(p).resolve() for p in config_paths]
     configs = [load_config(p) for p in paths]  # every config is checked before anything runs
     name = experiment or configs[0].tracking.experiment
@@ -79,11 +82,22 @@ def run_sweep(
     jobs = [SweepJob(p, Path(mlruns).resolve(), tracking_uri, parent, lm_factory, model_cache_dir) for p in paths]
     try:
         if ray:
+            say(f"starting Ray ({ray})")
             with ray_session(ray):
-                fanned = map_tasks(_run_child, None, jobs)
+                say(f"{len(jobs)} configs running as Ray tasks, 0 finished")
+                fanned = map_tasks(
+                    _run_child,
+                    None,
+                    jobs,
+                    progress=lambda done, total: say(f"{len(jobs)} configs running as Ray tasks, {done} finished"),
+                )
             outcomes, retries = fanned.results, fanned.retries
         else:
-            outcomes, retries = [_run_child(None, job, 1) for job in jobs], 0
+            outcomes = []
+            for number, (job, config) in enumerate(zip(jobs, configs, strict=True), start=1):
+                say(f"config {number} of {len(jobs)}: {config.name}")
+                outcomes.append(_run_child(None, job, 1))
+            retries = 0
         children = [o if isinstance(o, RunSummary) else None for o in outcomes]
         errors = [o if isinstance(o, str) else None for o in outcomes]
         comparison = _compare(children, [c.name for c in configs], mlruns, tracker.uri)

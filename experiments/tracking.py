@@ -14,6 +14,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 import socket
 import time
 from collections.abc import Iterator, Mapping
@@ -56,6 +57,10 @@ PARAMS_PER_BATCH = 100
 METRICS_PER_BATCH = 1000
 
 
+# An experiment of optimisation runs is a "Model training" experiment to MLflow's UI (its runs list), not a
+# GenAI one (traces). MLflow 3.17 reads the view from the browser instead: see experiments.ui.runs_links.
+EXPERIMENT_TAGS = {"mlflow.experimentKind": "custom_model_development"}
+
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"
 
 
@@ -79,36 +84,6 @@ def is_local_store(uri: str, root: Path) -> bool:
     return uri == tracking_uri(root)
 
 
-def ui_command(uri: str, host: str, port: int) -> list[str]:
-    """The command line of MLflow's UI server on the store `uri` (resolve_tracking_uri's); TrackingError
-    when `uri` is itself a tracking server, whose own UI is its address."""
-    import sys
-
-    if uri.startswith(("http://", "https://")):
-        raise TrackingError(f"{uri} is an MLflow server: open it in a browser (`scoperag ui` serves a store)")
-    return [
-        sys.executable,
-        "-m",
-        "mlflow",
-        "ui",
-        "--backend-store-uri",
-        uri,
-        "--host",
-        host,
-        "--port",
-        str(port),
-        # one worker is plenty for one researcher, and leaves the cores to the jobs
-        "--workers",
-        "1",
-    ]
-
-
-def ui_environment() -> dict[str, str]:
-    """Settings the UI server needs on top of the offline ones: no job executor (its background consumers
-    serve GenAI scorers this project does not use)."""
-    return {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
-
-
 def prompt_name(module: str) -> str:
     """The prompt-registry name of one predictor's prompt: one prompt per module, a version per run."""
     return f"{PROMPT_PREFIX}{module}"
@@ -130,11 +105,17 @@ class Tracker:
 
 
 def open_tracker(root: Path, uri: str | None = None) -> Tracker:
-    """A Tracker on `uri` (default: `<root>/mlflow.db`, created on first use); `root` is made for scratch files."""
+    """A Tracker on `uri` (default: `<root>/mlflow.db`, created on first use, holding the reference runs shipped
+    in `<root>/reference/`: experiments.reference); `root` is made for scratch files."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     uri = uri or tracking_uri(root)
-    return Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri), uri=uri)
+    tracker = Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri), uri=uri)
+    if tracker.local:  # the reference runs shipped under <root>/reference/ join the project's own store
+        from experiments.reference import install_reference
+
+        install_reference(tracker)
+    return tracker
 
 
 # -- experiments and runs ------------------------------------------------------------------------
@@ -148,7 +129,7 @@ def experiment_id(tracker: Tracker, name: str) -> str:
         return str(found.experiment_id)
     location = (tracker.root / "artifacts" / name).resolve().as_uri() if tracker.local else None
     try:
-        return str(tracker.client.create_experiment(name, artifact_location=location))
+        return str(tracker.client.create_experiment(name, artifact_location=location, tags=EXPERIMENT_TAGS))
     except MlflowException:  # created meanwhile by another job
         found = tracker.client.get_experiment_by_name(name)
         if found is None:
@@ -274,10 +255,47 @@ def artifact_dir(tracker: Tracker, run_id: str, path: str, scratch: Path) -> Pat
         raise TrackingError(f"run {run_id} has no artifact {path!r}: {exc.message}") from exc
 
 
+RUN_ID_DIGITS = 32
+# Runs named when a prefix is ambiguous (more are counted, not listed).
+AMBIGUOUS_SHOWN = 10
+
+
+def resolve_run_id(tracker: Tracker, ref: str) -> str:
+    """The full id of the one run whose id starts with `ref` (a whole id, or the 8 digits `scoperag runs`
+    prints); TrackingError when `ref` is no hex id, when no run matches, or naming every run an ambiguous
+    prefix matches."""
+    text = ref.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{1,32}", text):
+        raise TrackingError(f"{ref!r} is not a run id: give the hex digits `scoperag runs` prints (or more of them)")
+    if len(text) == RUN_ID_DIGITS:
+        return text
+    ids = find_experiment_ids(tracker)
+    found = (
+        list(
+            tracker.client.search_runs(
+                ids, filter_string=f"attributes.run_id LIKE '{text}%'", max_results=AMBIGUOUS_SHOWN + 1
+            )
+        )
+        if ids
+        else []
+    )
+    if not found:
+        raise TrackingError(
+            f"no run id starts with {text!r} in {tracker.uri}; list runs with `scoperag runs` "
+            "(or pass the right --mlruns or --tracking-uri)"
+        )
+    if len(found) > 1:
+        shown = "; ".join(f"{r.info.run_id} ({r.info.run_name})" for r in found[:AMBIGUOUS_SHOWN])
+        more = " and more" if len(found) > AMBIGUOUS_SHOWN else ""
+        raise TrackingError(f"run id prefix {text!r} matches several runs: {shown}{more}; give more digits")
+    return str(found[0].info.run_id)
+
+
 def get_run(tracker: Tracker, run_id: str) -> Any:
-    """The MLflow run; TrackingError if this store has no such run."""
+    """The MLflow run `run_id` names (a whole id or a unique prefix); TrackingError if this store has none."""
+    full = resolve_run_id(tracker, run_id)
     try:
-        return tracker.client.get_run(run_id)
+        return tracker.client.get_run(full)
     except MlflowException as exc:
         raise TrackingError(
             f"no run {run_id!r} in {tracker.uri}; list runs with `scoperag runs` "
@@ -297,27 +315,34 @@ def register_prompts(
     A new version of a rejected candidate is titled and tagged as a candidate (`role`).
     """
     role = "selected" if selected else "rejected candidate"
-    registered = []
-    for module, template in prompts.items():
-        existing = _same_version(tracker, prompt_name(module), template)
-        registered.append(
-            existing
-            if existing is not None
-            else _register(
-                tracker,
-                prompt_name(module),
-                template,
-                f"run {run_id}: {role}",
-                {"run_id": run_id, "module": module, "role": role, **tags},
-            )
+    registered = {
+        module: prompt_version(
+            tracker,
+            prompt_name(module),
+            template,
+            f"run {run_id}: {role}",
+            {"run_id": run_id, "module": module, "role": role, **tags},
         )
-    versions = {module: int(v.version) for module, v in zip(prompts, registered, strict=True)}
-    run_tags = {f"{TAG_PROMPT}{m}": str(v) for m, v in versions.items()}
-    # The run page lists linked prompts from this tag. MlflowClient.link_prompt_version_to_run would
-    # write it through the *global* tracking store (creating ./mlflow.db), so it is written here.
-    run_tags[TraceTagKey.LINKED_PROMPTS] = update_linked_prompts_tag(None, registered)
+        for module, template in prompts.items()
+    }
+    run_tags = prompt_tags(registered)
     set_tags(tracker, run_id, run_tags)
-    return versions
+    return {module: int(v.version) for module, v in registered.items()}
+
+
+def prompt_version(tracker: Tracker, name: str, template: str, message: str, tags: Mapping[str, str]) -> Any:
+    """The newest version of prompt `name` holding exactly `template`, else a new one (with `message` and `tags`)."""
+    existing = _same_version(tracker, name, template)
+    return existing if existing is not None else _register(tracker, name, template, message, tags)
+
+
+def prompt_tags(registered: Mapping[str, Any]) -> dict[str, str]:
+    """The run tags linking a run to its prompt versions ({module: version}): one per module, and the list the
+    run page reads. (MlflowClient.link_prompt_version_to_run would write that list through the *global*
+    tracking store, creating ./mlflow.db, so it is written as a tag.)"""
+    tags = {f"{TAG_PROMPT}{m}": str(v.version) for m, v in registered.items()}
+    tags[TraceTagKey.LINKED_PROMPTS] = update_linked_prompts_tag(None, list(registered.values()))
+    return tags
 
 
 def _register(tracker: Tracker, name: str, template: str, message: str, tags: Mapping[str, str]) -> Any:
@@ -361,6 +386,7 @@ def set_champion(tracker: Tracker, run_id: str) -> dict[str, int]:
     A run whose candidate was rejected by the safety gates (or that did not finish) cannot be champion.
     """
     run = get_run(tracker, run_id)
+    run_id = str(run.info.run_id)
     if run.info.status != "FINISHED":
         raise TrackingError(f"run {run_id} is {run.info.status}; only a finished run can be champion")
     if run.data.tags.get(TAG_SELECTED) != "true":

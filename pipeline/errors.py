@@ -63,6 +63,19 @@ class IndexBusyError(ScopeRagError):
         self.index_dir = index_dir
 
 
+class IndexSourceError(ScopeRagError):
+    """A build would replace an index built from another source folder without confirmation."""
+
+    def __init__(self, index_dir: str, built_from: str, source: str) -> None:
+        super().__init__(
+            f"{index_dir} holds the index of {built_from}, not of {source}: nothing was built. Choose another "
+            "--out for this folder, or confirm the replacement with --yes"
+        )
+        self.index_dir = index_dir
+        self.built_from = built_from
+        self.source = source
+
+
 class UnknownScopeError(ScopeRagError):
     """A requested document id or property does not exist in the catalog."""
 
@@ -156,7 +169,7 @@ class ProfileExistsError(ProfileError):
         super().__init__(
             name,
             "a profile with this name already exists",
-            "Pass confirm_overwrite=True (CLI: --yes) to replace it, or choose another name",
+            "Confirm the replacement (`--yes` on the command line, Replace on the web page), or choose another name",
         )
 
 
@@ -184,6 +197,15 @@ class JobInterrupted(ScopeRagError):
         self.run_id = run_id
         self.phase = phase
         self.calls = calls
+
+
+class WorkStopped(ScopeRagError):
+    """Work over many items was stopped by the user (Ctrl-C); carries the results that finished, by position."""
+
+    def __init__(self, finished: dict[int, object], total: int) -> None:
+        super().__init__(f"stopped by the user: {len(finished)} of {total} finished")
+        self.finished = finished
+        self.total = total
 
 
 class BudgetExceededError(ScopeRagError):

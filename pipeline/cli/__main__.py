@@ -1,7 +1,5 @@
 """`python -m pipeline.cli`."""
 
-import sys
+from pipeline.cli.main import run
 
-from pipeline.cli.main import main
-
-sys.exit(main())
+run()

@@ -16,6 +16,7 @@ from pipeline.cli.common import (
     history_option,
     index_option,
     json_option,
+    lm_api_key,
     lm_option,
     lm_threads_option,
     load_program,
@@ -104,7 +105,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
         progress.stage("loading the program and the language model")
         try:
             program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
-            lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.threads, requests=settings.lm_requests)
+            lm = make_lm(
+                args.lm,
+                cache_dir=model_cache_dir(),
+                threads=args.threads,
+                requests=settings.lm_requests,
+                api_key=lm_api_key(),
+            )
             with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
                 for event in program.stream(args.question, scope):
                     progress.stage(describe_event(event))

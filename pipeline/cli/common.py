@@ -186,6 +186,16 @@ def lm_option() -> argparse.ArgumentParser:
     )
 
 
+# The API key of an OpenAI-compatible server named by --lm (`scoperag lm-serve` writes its key to a file).
+LM_KEY_ENV = "SCOPERAG_LM_KEY"
+
+
+def lm_api_key() -> str:
+    """The key sent to an OpenAI-compatible server named by --lm: $SCOPERAG_LM_KEY, else "local" (a server
+    without keys ignores it)."""
+    return os.environ.get(LM_KEY_ENV) or "local"
+
+
 def lm_threads_option() -> argparse.ArgumentParser:
     """--threads: threads of the embedded model."""
     from pipeline.settings import available_cores

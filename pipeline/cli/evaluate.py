@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.cli.common import (
     CASES,
@@ -17,6 +18,7 @@ from pipeline.cli.common import (
     configure_dspy,
     console,
     index_option,
+    lm_api_key,
     lm_option,
     load_program,
     model_cache_dir,
@@ -27,14 +29,18 @@ from pipeline.cli.common import (
     settings_option,
     styled,
 )
+from pipeline.errors import WorkStopped
 from pipeline.settings import DEFAULT_PARALLEL
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from pipeline.cli.progress import StageProgress
     from pipeline.evaluation.examples import LabelledExample
     from pipeline.evaluation.scoring import ExampleResult
     from pipeline.program.module import ScopedQA
+    from pipeline.settings import CoreConfig
+    from pipeline.store import Store
     from pipeline.types import SearchMode
 
 
@@ -69,12 +75,9 @@ def register(commands: Commands) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    import dspy
-
     from pipeline.cli.progress import StageProgress
     from pipeline.cluster import ray_session
     from pipeline.evaluation.examples import load_example_set, stratified_sample
-    from pipeline.evaluation.scoring import evaluate
     from pipeline.store import open_store
 
     notices = console()
@@ -82,8 +85,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.limit:
         examples = stratified_sample(examples, args.limit, seed=0)
     if not examples:
-        notices.print(f"no examples in {args.traces} for split={args.split} case={args.case or 'any'}")
+        notices.print(f"no examples in {args.traces}{_split_words(args)} for case {args.case or 'any'}")
         return 1
+    if not args.verbose:  # per-example guard and tool-loop notes are in each example's result (-v shows them)
+        for name in ("pipeline.execution", "pipeline.evaluation.scoring"):
+            logging.getLogger(name).setLevel(logging.ERROR)
     store = open_store(Path(args.index))
     settings = read_settings(args.settings)
     configure_dspy()
@@ -94,33 +100,107 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
         program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
         if not args.ray:  # on Ray each worker makes its own
-            lm = make_lm(args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=max(1, args.threads))
+            lm = make_lm(
+                args.lm,
+                cache_dir=model_cache_dir(),
+                threads=args.lm_threads,
+                parallel=max(1, args.threads),
+                api_key=lm_api_key(),
+            )
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
     cluster = ray_session(args.ray) if args.ray else contextlib.nullcontext()
     with cluster:
         for mode in modes:
-            with StageProgress(notices) as bar:
-
-                def advance(done: int, total: int, bar: StageProgress = bar, mode: str = mode) -> None:
-                    bar.update(mode, done, total)
-
-                if args.ray:
-                    results = _evaluate_on_ray(args, examples, program, mode, advance, notices)
-                else:
-                    with (
-                        dspy.context(lm=lm, adapter=dspy.JSONAdapter()) if lm is not None else contextlib.nullcontext()
-                    ):
-                        results = evaluate(
-                            examples,
-                            store,
-                            program=program,
-                            mode=mode,
-                            threads=args.threads,
-                            progress=advance,
-                            core=settings.core,
-                        )
-            _show(args, examples, mode, results)
+            if args.ray:
+                with StageProgress(notices) as bar:
+                    results = _evaluate_on_ray(args, examples, program, mode, _advance(bar, mode), notices)
+                _show(args, examples, mode, results)
+                continue
+            finished = _evaluate_here(args, examples, store, program, lm, mode, settings.core, notices)
+            if isinstance(finished, WorkStopped):
+                done = [finished.finished[i] for i in sorted(finished.finished)]
+                _show(args, examples, mode, done, stopped=True)  # type: ignore[arg-type]
+                notices.print(
+                    styled(
+                        (f"stopped: {len(done)} of {finished.total} examples finished", "yellow"),
+                        f"; written to {args.out}, marked partial" if args.out else " (--out writes them)",
+                    ),
+                    soft_wrap=True,
+                )
+                return 130
+            _show(args, examples, mode, finished)
     return 0
+
+
+# What the first Ctrl-C says: nothing waits for the examples under way (an embedded-model call can take a minute).
+STOPPING = "stopping: no new example or LM call starts; the finished ones are kept (Ctrl-C again to quit now)"
+
+
+def _evaluate_here(
+    args: argparse.Namespace,
+    examples: list[LabelledExample],
+    store: Store,
+    program: ScopedQA | None,
+    lm: Any,
+    mode: SearchMode,
+    core: CoreConfig,
+    notices: Console,
+) -> list[ExampleResult] | WorkStopped:
+    """One mode's evaluation in this process, with a progress line per example and per LM call (and an ETA);
+    the finished results when Ctrl-C stopped it."""
+    import dspy
+
+    from pipeline.cli.interrupt import stopping_on_interrupt
+    from pipeline.cli.progress import StageProgress
+    from pipeline.evaluation.scoring import evaluate
+    from pipeline.program.calls import LMCallCounter, StopSignal, counting
+
+    stop = StopSignal()
+    done = {"examples": 0}
+    total = len(examples)
+    with StageProgress(notices) as bar, stopping_on_interrupt(stop, notices, STOPPING):
+
+        def advance(finished: int, count: int) -> None:
+            done["examples"] = finished
+            bar.update(mode, finished, count, _calls(counter), rate_of=(finished, "examples"))
+
+        def called(calls: int) -> None:  # a heartbeat while an example's LM calls run
+            bar.update(mode, done["examples"], total, _calls(counter), rate_of=(done["examples"], "examples"))
+
+        counter = LMCallCounter(on_call=called, stop=stop)
+        bar.update(mode, 0, total)
+        with contextlib.ExitStack() as inside:
+            if lm is not None:
+                inside.enter_context(dspy.context(lm=lm, adapter=dspy.JSONAdapter()))
+                inside.enter_context(counting(counter))
+            try:
+                return evaluate(
+                    examples,
+                    store,
+                    program=program,
+                    mode=mode,
+                    threads=args.threads,
+                    progress=advance,
+                    core=core,
+                    stop=stop,
+                )
+            except WorkStopped as stopped:
+                return stopped
+
+
+def _calls(counter: Any) -> str:
+    return f"{counter.calls} LM calls" if counter.calls else ""
+
+
+def _advance(bar: StageProgress, mode: str) -> Callable[[int, int], None]:
+    return lambda done, total: bar.update(mode, done, total, rate_of=(done, "examples"))
+
+
+def _split_words(args: argparse.Namespace) -> str:
+    """ ", split dev", ", every split" (a trace directory without --split) or nothing (one trace file)."""
+    if args.split:
+        return f", split {args.split}"
+    return ", every split" if Path(args.traces).is_dir() else ""
 
 
 def _evaluate_on_ray(
@@ -140,7 +220,9 @@ def _evaluate_on_ray(
     if program is None:
         setup = WorkerSetup(index_dir, settings=read_settings(args.settings), mode=mode)
     else:
-        lm = functools.partial(make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1)
+        lm = functools.partial(
+            make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1, api_key=lm_api_key()
+        )
         setup = program_setup(index_dir, program, lm)
     fanned = evaluate_on_ray(examples, setup, progress=advance)
     if fanned.retries:
@@ -148,22 +230,33 @@ def _evaluate_on_ray(
     return fanned.results
 
 
-def _show(args: argparse.Namespace, examples: list[LabelledExample], mode: str, results: list[ExampleResult]) -> None:
-    """The per-case table and failed examples of one mode; CSV and JSON files under --out."""
+def _show(
+    args: argparse.Namespace,
+    examples: list[LabelledExample],
+    mode: str,
+    results: list[ExampleResult],
+    stopped: bool = False,
+) -> None:
+    """The per-case table and failed examples of one mode; CSV and JSON files under --out, with a status file
+    saying whether they hold every example (`stopped`: Ctrl-C ended the evaluation early)."""
+    import json
+
     from pipeline.evaluation.tables import per_case_table, results_frame
 
     frame = results_frame(results)
     table = per_case_table(frame)
-    source = f" ({len(examples)} examples from {args.traces}, split={args.split})"
-    output().print(styled("\n", (mode, "bold"), source))
+    count = f"{len(results)} of {len(examples)}" if stopped else str(len(examples))
+    source = f" ({count} examples from {args.traces}{_split_words(args)}{'; partial: stopped' if stopped else ''})"
+    output().print(styled("\n", (mode, "bold"), source), soft_wrap=True)
     shown = table.dropna(axis=1, how="all")
     if args.retrieval_only:
         shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
-    print(shown.to_string(line_width=200))
+    # "-": a metric that applies to no example of the case (e.g. gold-document recall where none is gold)
+    print(shown.to_string(line_width=200, na_rep="-"))
     for result in results:
         for note in (*result.notes, *([result.error] if result.error else [])):
             output().print(styled((f"{result.example.id}: ", "yellow"), note))
-    failures = frame[frame["failed"]]
+    failures = frame[frame["failed"]] if len(frame) else frame
     if len(failures):
         listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
         output().print(styled((f"{len(failures)} failed:", "yellow"), f" {listed}"))
@@ -173,3 +266,13 @@ def _show(args: argparse.Namespace, examples: list[LabelledExample], mode: str, 
         frame.to_csv(out / f"examples-{mode}.csv", index=False)
         table.to_csv(out / f"cases-{mode}.csv")
         (out / f"cases-{mode}.json").write_text(table.to_json(orient="index", indent=2))
+        status = {
+            "mode": mode,
+            "complete": not stopped,
+            "examples_finished": len(results),
+            "examples_total": len(examples),
+            "note": f"partial: stopped by the user (Ctrl-C) after {len(results)} of {len(examples)} examples"
+            if stopped
+            else "every example",
+        }
+        (out / f"status-{mode}.json").write_text(json.dumps(status, indent=2) + "\n")

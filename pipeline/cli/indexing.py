@@ -20,6 +20,7 @@ from pipeline.cli.common import (
     plain,
     ray_option,
     scope_options,
+    styled,
 )
 from pipeline.settings import DEFAULT_INDEX_DIR
 
@@ -52,6 +53,12 @@ def register(commands: Commands) -> None:
     p.add_argument("--chunk-words", type=int, default=120)
     p.add_argument("--chunk-overlap", type=int, default=30)
     p.add_argument("--strict", action="store_true", help="fail on the first unreadable file")
+    p.add_argument(
+        "--allow-unmatched",
+        action="store_true",
+        help="build even when rules of the manifest match no file (by default that stops the build)",
+    )
+    p.add_argument("--yes", action="store_true", help="replace an index built from another folder without asking")
     p.set_defaults(func=cmd_index)
 
     p = commands.add_parser(
@@ -75,14 +82,24 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.store.embedders import Embedder, HashEmbedder, MiniLMEmbedder, StaticEmbedder
     from pipeline.store.fanout import RayEmbedder, RayReader
     from pipeline.store.reading import SourceReader, read_sources
+    from pipeline.store.vector_cache import CACHE_NAME
 
     notices = console()
+    if not replacing_confirmed(Path(args.source), Path(args.out), args.yes, notices):
+        notices.print(styled(f"nothing was built; {args.out} is unchanged"), soft_wrap=True)
+        return 1
     started = time.monotonic()
+    had_cache = (Path(args.out) / CACHE_NAME).is_file()
     with contextlib.ExitStack() as resources:
         embedder: Embedder
         reader: SourceReader = read_sources
         if args.ray:  # reading and embedding on Ray; this process writes and publishes
+            notices.print(f"starting Ray ({plain(args.ray)}) ...", highlight=False)
             resources.enter_context(ray_session(args.ray))
+            notices.print(
+                "Ray is up: files go to its workers to be read and embedded (each worker starts first)",
+                highlight=False,
+            )
             chosen = {"hash": f"hash-{args.hash_dim}", "static": StaticEmbedder.name, "minilm": MiniLMEmbedder.name}
             dims = {"hash": args.hash_dim, "static": StaticEmbedder.dim, "minilm": MiniLMEmbedder.dim}
             embedder, reader = RayEmbedder(chosen[args.embedder], dims[args.embedder]), RayReader()
@@ -106,6 +123,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             progress=bar.update,
             strict=args.strict,
             reader=reader,
+            allow_unmatched=args.allow_unmatched,
         )
     for skipped in report.skipped:
         notices.print(f"[yellow]skipped[/] {plain(skipped.path)}: {plain(skipped.reason)}")
@@ -139,9 +157,43 @@ def cmd_index(args: argparse.Namespace) -> int:
         notices.print(
             f"indexed {report.documents} documents ({report.pages} pages), {report.chunks} chunks into {args.out} "
             f"({report.manifest.generation}) in {summary['seconds']} s; {report.reused} files unchanged since the "
-            f"last build, {report.embedded} texts embedded, the rest from the caches; {len(report.skipped)} skipped"
+            f"last build, {embedded_words(report.embedded, had_cache)}; {len(report.skipped)} skipped",
+            soft_wrap=True,
         )
     return 0
+
+
+def replacing_confirmed(source: Path, out: Path, yes: bool, notices: Any) -> bool:
+    """Whether to build into `out`: yes unless it holds an index of another source folder, which is replaced
+    only when confirmed (`yes`, or an answer at a terminal); off a terminal without `yes`, IndexSourceError."""
+    import sys
+
+    from pipeline.errors import IndexCorruptError, IndexSourceError
+    from pipeline.store.generations import MANIFEST_NAME, read_manifest
+
+    if yes or not (out / MANIFEST_NAME).is_file():
+        return True
+    try:
+        built_from = read_manifest(out).source
+    except IndexCorruptError:
+        return True  # an unusable index: the build replaces it, as it always did
+    if built_from is None or Path(built_from) == source.resolve():
+        return True
+    if not sys.stdin.isatty():
+        raise IndexSourceError(str(out), built_from, str(source.resolve()))
+    said = f"{out} holds the index of {built_from}; this build is of {source.resolve()}"
+    notices.print(styled(said), soft_wrap=True)
+    return input(f"replace the index in {out}? [y/N] ").strip().lower() in ("y", "yes")
+
+
+def embedded_words(embedded: int, had_cache: bool) -> str:
+    """How many texts (chunks and document summaries, each distinct text once) were embedded, and whether a
+    vector cache from an earlier build gave the rest."""
+    if not had_cache:
+        return f"{embedded} texts embedded"
+    return (
+        f"{embedded} texts embedded, the rest from the vector cache" if embedded else "every text from the vector cache"
+    )
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -88,5 +88,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The console script: `main`, then exit without a garbage collection over every object the imported
+    libraries made (LiteLLM, DSPy, pandas: ~1-4 s on a busy machine, so a command that said it stopped or
+    finished would linger). Objects are still finalised and atexit handlers still run, unless work stopped by
+    the user is still inside a call: the interpreter is then left at once (finalising it around the embedded
+    model's running C code crashes it); what finished was written and is flushed first."""
+    import gc
+    import os
+    import threading
+
+    from pipeline.evaluation.parallel import WORKER_PREFIX
+
+    code = main()
+    if any(t.name.startswith(WORKER_PREFIX) and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -1,9 +1,11 @@
 """Progress of long commands: a live bar on a terminal, plain dated lines anywhere else.
 
 Rich draws nothing until the end when its console is not a terminal (CI logs, `| tee`, nohup),
-so a 20-minute build looked hung. Off a terminal each stage prints a line when it starts, every
-10% and at most every `every` seconds between, and when it ends. A stage that says what it
-counts (pages, chunks) also shows its rate and, while its total is known, the time left.
+so a 20-minute build looked hung, while a one-second build printed a hundred lines. Off a terminal
+at most one line is printed every `every` seconds (5), none in the first ones (a quick command
+prints only its result): a stage's line when it starts, reaches a new tenth, or every
+HEARTBEAT_SECONDS while it lasts, and its last state when the work ends. A stage that says what it
+counts (pages, chunks, examples) also shows its rate and, while its total is known, the time left.
 """
 
 from __future__ import annotations
@@ -27,18 +29,26 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+# Off a terminal, a stage whose tenth does not change still prints a line this often.
+HEARTBEAT_SECONDS = 30.0
+
 
 class StageProgress:
     """`update(stage, done, total, note)` from any number of stages; use as a context manager."""
 
-    def __init__(self, console: Console, every: float = 15.0) -> None:
+    def __init__(self, console: Console, every: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.console = console
         self.every = every
+        self.clock = clock
         self._bar: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
-        self._last: dict[str, tuple[float, int]] = {}  # stage -> (time, tenth) of its last line
+        self._printed: dict[str, tuple[float, int, bool]] = {}  # stage -> (time, tenth, finished) of its last line
+        self._latest: tuple[str, str] | None = None  # (stage, line) of the last update, unless printed
+        self._done: dict[str, int] = {}  # stage -> most done so far (updates from threads may arrive late)
         self._began: dict[str, float] = {}  # stage -> when its first update came
-        self._started = time.monotonic()
+        self._started = clock()
+        self._last_line = self._started
+        self._lock = threading.Lock()
         if console.is_terminal:
             self._bar = Progress(
                 TextColumn("{task.description:>9}"),
@@ -59,39 +69,59 @@ class StageProgress:
     ) -> None:
         if self._bar is not None:
             self._bar.__exit__(kind, value, traceback)
+            return
+        # The work's last state, unless a line was printed too recently (the command's result follows).
+        if self._latest is not None and self.clock() - self._last_line >= self.every:
+            self._print(self._latest[1])
 
     def update(
         self, stage: str, done: int, total: int | None, note: str = "", rate_of: tuple[int, str] | None = None
     ) -> None:
         """Show `done` of `total`; `rate_of` = (count, unit) adds "N unit/s" and the time left to `note`."""
-        now = time.monotonic()
-        began = self._began.setdefault(stage, now)
-        if rate_of is not None:
-            note = " ".join(part for part in (note, rate_line(rate_of, done, total, now - began)) if part)
-        if self._bar is not None:
-            if stage not in self._tasks:
-                self._tasks[stage] = self._bar.add_task(stage, total=total, note=note)
-            self._bar.update(self._tasks[stage], completed=done, total=total, note=note)
-            return
-        tenth = done * 10 // total if total else 0
-        last = self._last.get(stage)
-        finished = total is not None and done >= total
-        if last is not None and not finished and tenth == last[1] and now - last[0] < self.every:
-            return
-        if last is not None and finished and last[1] == 10:
-            return  # the end was already reported
-        self._last[stage] = (now, 10 if finished else tenth)
-        count = f"{done}/{total}" if total else str(done)
+        with self._lock:
+            now = self.clock()
+            done = self._done[stage] = max(done, self._done.get(stage, 0))
+            began = self._began.setdefault(stage, now)
+            if rate_of is not None:
+                note = " ".join(part for part in (note, rate_line(rate_of, done, total, now - began)) if part)
+            if self._bar is not None:
+                if stage not in self._tasks:
+                    self._tasks[stage] = self._bar.add_task(stage, total=total, note=note)
+                self._bar.update(self._tasks[stage], completed=done, total=total, note=note)
+                return
+            count = f"{done}/{total}" if total else str(done)
+            line = f"{stage}: {count} {note}".rstrip()
+            finished = total is not None and done >= total
+            tenth = 10 if finished else done * 10 // total if total else 0
+            last = self._printed.get(stage)
+            news = last is None or tenth != last[1] or (finished and not last[2]) or now - last[0] >= HEARTBEAT_SECONDS
+            if not news or now - self._last_line < self.every:
+                self._latest = (stage, line) if last is None or not last[2] else None
+                return
+            self._printed[stage] = (now, tenth, finished)
+            self._latest = None
+            self._print(line)
+
+    def _print(self, line: str) -> None:
+        now = self.clock()
+        self._last_line = now
         elapsed = time.strftime("%H:%M:%S", time.gmtime(now - self._started))
-        self.console.print(f"[{elapsed}] {stage}: {count} {note}".rstrip(), highlight=False, markup=False)
+        self.console.print(f"[{elapsed}] {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 def rate_line(rate_of: tuple[int, str], done: int, total: int | None, seconds: float) -> str:
-    """ "(N unit/s, ETA m:ss)": the rate of `rate_of`'s count, the time left from done/total so far."""
+    """ "(N unit/s, ETA m:ss)": the rate of `rate_of`'s count (below one a second: seconds per unit), the time
+    left from done/total so far."""
     count, unit = rate_of
     if seconds <= 0 or count <= 0:
         return ""
-    parts = [f"{count / seconds:,.0f} {unit}/s" if count / seconds >= 10 else f"{count / seconds:.1f} {unit}/s"]
+    rate = count / seconds
+    if rate >= 10:
+        parts = [f"{rate:,.0f} {unit}/s"]
+    elif rate >= 1:
+        parts = [f"{rate:.1f} {unit}/s"]
+    else:
+        parts = [f"{1 / rate:,.0f} s per {unit.removesuffix('s')}"]
     if total and 0 < done < total:
         left = seconds * (total - done) / done
         parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")

@@ -1,4 +1,5 @@
-"""`scoperag serve`: questions answered over HTTP with streamed progress (server-sent events)."""
+"""`scoperag serve`: questions answered over HTTP with streamed progress (server-sent events); `scoperag
+lm-serve`: the embedded model itself over llama.cpp's OpenAI-compatible HTTP server."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.cli.common import (
+    LM_KEY_ENV,
     Commands,
     configure_dspy,
     history_option,
     index_option,
+    lm_api_key,
     lm_option,
     lm_threads_option,
     model_cache_dir,
@@ -20,13 +23,17 @@ from pipeline.cli.common import (
     read_settings,
     settings_option,
 )
+from pipeline.settings import DEFAULT_PARALLEL
+
+# Addresses only this machine reaches.
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 if TYPE_CHECKING:
     from pipeline.serving.hosts import AllowedHost
 
 
 def register(commands: Commands) -> None:
-    """Add `serve`."""
+    """Add `serve` and `lm-serve`."""
     p = commands.add_parser(
         "serve",
         parents=[
@@ -57,6 +64,26 @@ def register(commands: Commands) -> None:
     )
     p.set_defaults(func=cmd_serve)
 
+    p = commands.add_parser(
+        "lm-serve",
+        parents=[lm_threads_option()],
+        help="serve the embedded model over llama.cpp's OpenAI-compatible HTTP server, behind a key "
+        "(for --lm http://HOST:PORT/v1: Ray workers and other programs share one model)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    p.add_argument("--port", type=int, default=8080, help="port (default: %(default)s)")
+    p.add_argument(
+        "--parallel", type=int, default=DEFAULT_PARALLEL, help="requests decoded at once (default: %(default)s)"
+    )
+    p.add_argument("--context-size", type=int, default=8192, help="tokens per request (default: %(default)s)")
+    p.add_argument(
+        "--key-file",
+        default=".scoperag/lm-serve.key",
+        help="where the API key is written for clients, readable by you alone (default: %(default)s; "
+        "$SCOPERAG_LM_KEY sets the key)",
+    )
+    p.set_defaults(func=cmd_lm_serve)
+
 
 def _allowed_host(text: str) -> AllowedHost:
     from pipeline.serving.hosts import parse_allowed_host
@@ -74,8 +101,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for entry in args.allowed_host:
         port = f":{entry.port}" if entry.port else " on any port"
         print(f"also answering Host {entry.name}{port}", file=sys.stderr)
-    print(f"serving on http://{args.host}:{args.port} (the page at /, OpenAPI at /openapi.json)", file=sys.stderr)
+    print("loading the index, the program and the LM ...", file=sys.stderr, flush=True)
+
+    def ready() -> None:
+        print(f"serving on http://{args.host}:{args.port} (the page at /, OpenAPI at /openapi.json)", file=sys.stderr)
+        sys.stderr.flush()
+
     run(
+        ready=ready,
         index_dir=Path(args.index),
         lm_spec=args.lm,
         cache_dir=model_cache_dir(),
@@ -90,5 +123,49 @@ def cmd_serve(args: argparse.Namespace) -> int:
         announce=lambda line: print(line, file=sys.stderr),
         corpus=Path(args.corpus) if args.corpus else None,
         allowed_hosts=args.allowed_host,
+        api_key=lm_api_key(),
     )
+    return 0
+
+
+def cmd_lm_serve(args: argparse.Namespace) -> int:
+    """The embedded model on llama.cpp's own OpenAI-compatible server until Ctrl-C; its key written to a file."""
+    import os
+    import secrets
+    import threading
+
+    from pipeline.files import write_file_atomic
+    from pipeline.program.lm import serve_embedded_model
+
+    key = os.environ.get(LM_KEY_ENV) or secrets.token_urlsafe(24)
+    key_file = Path(args.key_file)
+    write_file_atomic(key_file, key.encode())
+    key_file.chmod(0o600)
+    if args.host not in LOOPBACK:
+        print(
+            f"warning: {args.host} is reachable from other machines: anyone holding the key may use the model",
+            file=sys.stderr,
+        )
+    print("loading the embedded model ...", file=sys.stderr, flush=True)
+    server = serve_embedded_model(
+        cache_dir=model_cache_dir(),
+        host=args.host,
+        port=args.port,
+        key=key,
+        threads=args.threads,
+        context_size=args.context_size,
+        parallel=args.parallel,
+    )
+    url = f"http://{args.host}:{args.port}/v1"
+    print(
+        f"serving the embedded model on {url} (OpenAI-compatible, {args.parallel} requests at once); its key is in "
+        f'{key_file}\nclients: SCOPERAG_LM_KEY=$(cat {key_file}) scoperag ask "..." --lm {url}   (Ctrl-C stops it)',
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    del server
     return 0

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextvars
 import copy
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pipeline.errors import LMFailure, ScopeRagError, SkippedDocumentError
 from pipeline.evaluation.examples import LabelledExample
@@ -29,9 +27,14 @@ from pipeline.evaluation.metrics import (
     sub_question_coverage,
     wrong_property_citations,
 )
+
+# re-exported: the stage evaluations (optimizers.stages) map their examples the same way
+from pipeline.evaluation.parallel import Progress as Progress
+from pipeline.evaluation.parallel import map_in_context as map_in_context
 from pipeline.execution.rounds import QuestionRetrieval
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.scope import question_scope
+from pipeline.program.calls import StopSignal
 from pipeline.program.events import Completed, Failed
 from pipeline.program.trace import QuestionTrace
 from pipeline.settings import CoreConfig
@@ -39,10 +42,6 @@ from pipeline.store import Store
 from pipeline.types import SearchMode
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[int, int], None]
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -231,9 +230,11 @@ def evaluate(
     progress: Progress | None = None,
     weights: Mapping[str, float] | None = None,
     core: CoreConfig | None = None,
+    stop: StopSignal | None = None,
 ) -> list[ExampleResult]:
     """Every example scored, in input order: the program's answers, or retrieval alone when no program
-    (with `core`'s retrieval settings; a program runs with its own)."""
+    (with `core`'s retrieval settings; a program runs with its own). Once `stop` is requested, WorkStopped
+    carries the examples finished (pipeline.evaluation.parallel)."""
     resolved = [_resolved(e, store) for e in examples]
 
     def one(item: ResolvedExample | ExampleResult) -> ExampleResult:
@@ -249,7 +250,7 @@ def evaluate(
             log.warning("example %s failed: %s", item.example.id, exc)
             return ExampleResult(item.example, _empty_scores(), 0.0, error=str(exc))
 
-    return map_in_context(one, resolved, threads, progress)
+    return map_in_context(one, resolved, threads, progress, stop)
 
 
 def _resolved(example: LabelledExample, store: Store) -> ResolvedExample | ExampleResult:
@@ -259,24 +260,6 @@ def _resolved(example: LabelledExample, store: Store) -> ResolvedExample | Examp
     except SkippedDocumentError as exc:
         log.warning("example %s failed: %s", example.id, exc)
         return ExampleResult(example, _empty_scores(), 0.0, error=str(exc))
-
-
-def map_in_context(
-    function: Callable[[T], R], items: Sequence[T], threads: int, progress: Progress | None = None
-) -> list[R]:
-    """`function` applied to every item on `threads` worker threads, results in input order.
-
-    Each worker runs in a copy of the caller's context, so dspy.context(lm=...) reaches it.
-    """
-    contexts = [contextvars.copy_context() for _ in items]
-    results: list[R] = []
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        runs = pool.map(lambda pair: pair[0].run(function, pair[1]), zip(contexts, items, strict=True))
-        for done, result in enumerate(runs, start=1):
-            results.append(result)
-            if progress:
-                progress(done, len(items))
-    return results
 
 
 def _empty_scores() -> ExampleScores:

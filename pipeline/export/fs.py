@@ -34,7 +34,7 @@ def check_target(out_dir: Path, *, overwrite: bool) -> None:
         raise ExportError(
             str(out_dir),
             "already exists and is not empty",
-            "Pass overwrite=True (CLI: --overwrite) to replace it, or choose another output directory",
+            "Replace it with --overwrite, or choose another output directory",
         )
 
 

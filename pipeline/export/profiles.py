@@ -204,7 +204,7 @@ def import_profile(paths: ProfilePaths, data: bytes, name: str, *, confirm_overw
             raise ProfileError(
                 name,
                 f"{target} already exists but is not a registered profile",
-                "Move or remove that directory, or pass confirm_overwrite=True to replace it",
+                "Move or remove that directory, or confirm the replacement (`--yes`, or Replace on the web page)",
             )
         with staged_dir(target) as staging:
             write_files(staging, files)
@@ -242,13 +242,13 @@ def _check_payload_format(value: Any) -> None:
         return
     if found == BUNDLE_FORMAT:
         problem = "is a bundle of all profiles, not one profile"
-        fix = f"Import one profile document ({PROFILE_FORMAT}), e.g. made by export_profile"
+        fix = f"Import one profile document ({PROFILE_FORMAT}), as `scoperag profile export NAME` writes"
     elif isinstance(found, str) and found.startswith("scoperag-profile/"):
         problem = f"format {found!r} is not supported (this scoperag reads {PROFILE_FORMAT!r})"
         fix = "Export the profile again with this scoperag version"
     else:
         problem = f"format is {found!r}, not {PROFILE_FORMAT!r}: this is not a scoperag profile"
-        fix = "Import a file made by export_profile (CLI: `scoperag profile export`)"
+        fix = "Import a file `scoperag profile export` (or Export on the web page) wrote"
     raise ExportError(PAYLOAD, problem, fix, key_path="format")
 
 

@@ -43,10 +43,25 @@ def _config(app: FastAPI, host: str, port: int) -> uvicorn.Config:
     )
 
 
-def serve(app: FastAPI, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    """Serve `app` until interrupted (Ctrl-C / SIGTERM stop it gracefully)."""
+class _ReadyServer(uvicorn.Server):
+    """A uvicorn server that calls `ready()` once it listens (not before: loading the model takes a while)."""
+
+    def __init__(self, config: uvicorn.Config, ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._ready = ready
+
+    async def startup(self, sockets: list[Any] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            self._ready()
+
+
+def serve(
+    app: FastAPI, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ready: Callable[[], None] | None = None
+) -> None:
+    """Serve `app` until interrupted (Ctrl-C / SIGTERM stop it gracefully); `ready()` once it answers."""
     log.info("scoperag serving on http://%s:%d (OpenAPI at /docs)", host, port)
-    uvicorn.Server(_config(app, host, port)).run()
+    _ReadyServer(_config(app, host, port), ready or (lambda: None)).run()
 
 
 @contextmanager
@@ -83,13 +98,14 @@ def build_app(
     announce: Callable[[str], None] = log.info,
     corpus: Path | None = None,
     allowed_hosts: Sequence[AllowedHost] = (),
+    api_key: str = "local",
 ) -> FastAPI:
     """The app `scoperag serve` runs: the index opened, the LM made, the program chosen (`announce` is told
     where it came from) and run with `settings`; cited pages shown from the files in `corpus`; requests
     answered when they name the server's own names or one of `allowed_hosts`."""
     settings = settings or Settings()
     store = open_store(index_dir)
-    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests)
+    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests, api_key=api_key)
     shipped = shipped_for(lm_spec)
     choice = choose_program(store, program_dir, profiles, settings, shipped=shipped, uncompiled=uncompiled)
     announce(f"program: {choice.source}")
@@ -107,6 +123,8 @@ def build_app(
     )
 
 
-def run(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, **app: Any) -> None:
-    """`scoperag serve`: `build_app(**app)`, served until interrupted."""
-    serve(build_app(**app), host, port)
+def run(
+    *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, ready: Callable[[], None] | None = None, **app: Any
+) -> None:
+    """`scoperag serve`: `build_app(**app)`, served until interrupted; `ready()` once it answers."""
+    serve(build_app(**app), host, port, ready)

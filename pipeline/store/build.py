@@ -109,8 +109,12 @@ def build_index(
     progress: Progress | None = None,
     strict: bool = False,
     reader: SourceReader = read_sources,
+    allow_unmatched: bool = False,
 ) -> BuildReport:
     """Index every supported file under `source_dir` into a new generation of `out_dir`.
+
+    A manifest rule that matches no file under `source_dir` (most often: the manifest's folder given
+    instead of the documents') is a ManifestError before anything is written, unless `allow_unmatched`.
 
     Unreadable files are skipped and listed in the report (or raise when `strict`). The
     previous generation stays published until the new one is complete; one build at a time may
@@ -135,6 +139,13 @@ def build_index(
     unmatched = tuple(d.path for d in corpus.documents if not any(path_matches(d.path, r) for _, r in files))
     if not files:
         raise ManifestError(f"no files to index under {source_dir}")
+    if unmatched and not allow_unmatched:
+        raise ManifestError(
+            f"{len(unmatched)} of the {len(corpus.documents)} rules of the manifest {manifest_path} match no file "
+            f"under {source_dir} ({', '.join(unmatched[:5])}{', ...' if len(unmatched) > 5 else ''}): is "
+            f"{source_dir} the folder holding the documents? Name that folder, or pass --allow-unmatched to "
+            "build without them"
+        )
     with build_lock(out_dir):
         scratch = new_scratch_dir(out_dir)
         cache = VectorCache(out_dir / CACHE_NAME, embedder.name, embedder.dim)
@@ -159,6 +170,7 @@ def build_index(
                 document_vectors,
                 {
                     "corpus": corpus.name,
+                    "source": str(source_dir.resolve()),
                     "embedder": embedder.name,
                     "embedding_dim": embedder.dim,
                     "counts": {

@@ -44,6 +44,8 @@ class IndexManifest(Strict):
     counts: dict[str, int]
     settings: dict[str, int | str]
     files: dict[str, FileRecord]
+    # The folder the index was built from (absolute); None for an index built before it was recorded.
+    source: str | None = None
 
 
 LOCK_NAME = ".build.lock"

@@ -24,7 +24,7 @@ PARSED = [
     (
         (
             "index src --out o --manifest m.toml --embedder hash --hash-dim 8 --threads 2 --read-workers 3 "
-            "--chunk-words 50 --chunk-overlap 5 --strict --json --ray"
+            "--chunk-words 50 --chunk-overlap 5 --strict --json --ray --allow-unmatched --yes"
         ).split(),
         {
             "source": "src",
@@ -39,6 +39,8 @@ PARSED = [
             "strict": True,
             "json": True,
             "ray": "local",
+            "allow_unmatched": True,
+            "yes": True,
         },
     ),
     (
@@ -205,11 +207,18 @@ PARSED = [
     ),
     (
         ["optimize", "c.toml", "--mlruns", "m", "--json", "--tracking-uri", "http://127.0.0.1:5000", "--ray", "auto"],
-        {"config": "c.toml", "mlruns": "m", "json": True, "tracking_uri": "http://127.0.0.1:5000", "ray": "auto"},
+        {
+            "config": "c.toml",
+            "mlruns": "m",
+            "json": True,
+            "tracking_uri": "http://127.0.0.1:5000",
+            "ray": "auto",
+            "dry_run": False,
+        },
     ),
     (
-        ["optimize", "c.toml"],
-        {"config": "c.toml", "mlruns": "mlruns", "json": False, "tracking_uri": None, "ray": None},
+        ["optimize", "c.toml", "--dry-run"],
+        {"config": "c.toml", "mlruns": "mlruns", "json": False, "tracking_uri": None, "ray": None, "dry_run": True},
     ),
     (
         ["sweep", "a.toml", "b.toml", "--ray", "--experiment", "x", "--tracking-uri", "http://h:5000"],
@@ -278,7 +287,7 @@ def test_lm_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
         assert parser.parse_args(argv).lm == "openai/from-env"
 
 
-@pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion", "ui"])
+@pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion", "ui", "reference"])
 def test_experiment_commands_come_from_the_entry_point(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"])
@@ -315,10 +324,10 @@ def test_built_in_commands_do_not_import_experiments(tmp_path: Path) -> None:
     listing = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "--help"], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout
-    choices = re.findall(r"\{([a-z,]+)\}", listing)[0]
+    choices = re.findall(r"\{([a-z,-]+)\}", listing)[0]
     assert set(choices.split(",")) == {
-        *("index", "search", "ask", "history", "label", "evaluate", "serve", "profile"),
-        *("optimize", "sweep", "runs", "export", "champion", "ui"),
+        *("index", "search", "ask", "history", "label", "evaluate", "serve", "lm-serve", "profile"),
+        *("optimize", "sweep", "runs", "export", "champion", "ui", "reference"),
     }
 
 

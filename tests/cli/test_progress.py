@@ -7,6 +7,7 @@ import io
 from rich.console import Console
 
 from pipeline.cli.progress import StageProgress
+from tests.support.clock import Ticks
 
 
 def _lines(console: Console) -> list[str]:
@@ -15,25 +16,44 @@ def _lines(console: Console) -> list[str]:
     return [" ".join(line.split()[1:]) for line in file.getvalue().splitlines()]  # without the time
 
 
-def test_off_a_terminal_each_stage_prints_its_start_tenths_and_end() -> None:
+def test_off_a_terminal_a_quick_command_prints_no_progress_line() -> None:
+    """A one-second build went through 114 updates of five stages: none of it is worth a line."""
     console = Console(file=io.StringIO(), force_terminal=False, width=100)
-    with StageProgress(console, every=3600) as bar:
-        for done in range(1, 101):
+    ticks = Ticks()
+    with StageProgress(console, clock=ticks) as bar:
+        for stage in ("read", "chunk", "embed", "index", "publish"):
+            for done in range(23):
+                ticks.now += 0.007
+                bar.update(stage, done, 22)
+    assert _lines(console) == []
+
+
+def test_off_a_terminal_at_most_one_line_per_interval_for_starts_tenths_heartbeats_and_the_end() -> None:
+    console = Console(file=io.StringIO(), force_terminal=False, width=100)
+    ticks = Ticks()
+    with StageProgress(console, every=5.0, clock=ticks) as bar:
+        for done in range(1, 101):  # 100 s of reading, an update a second
+            ticks.now += 1.0
             bar.update("read", done, 100)
+        bar.update("read", 99, 100)  # a late update from another thread never goes back
+        ticks.now += 6.0
         bar.update("embed", 0, 3, "batches")
-        bar.update("embed", 3, 3, "batches")
-        bar.update("embed", 3, 3, "batches")  # the end once only
+        for _ in range(10):  # a long batch: a line every 30 s while the tenth does not move
+            ticks.now += 6.0
+            bar.update("embed", 0, 3, "batches")
+        ticks.now += 1.0
+        bar.update("embed", 3, 3, "batches")  # too soon after the last line: printed when the work ends
     lines = _lines(console)
-    assert lines[:11] == [f"read: {n}/100" for n in (1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100)]
-    assert lines[11:] == ["embed: 0/3 batches", "embed: 3/3 batches"]
-
-
-def test_off_a_terminal_a_slow_stage_prints_at_least_every_interval() -> None:
-    console = Console(file=io.StringIO(), force_terminal=False, width=100)
-    with StageProgress(console, every=0.0) as bar:
-        for done in range(5):
-            bar.update("compile", done, None, "LM calls")
-    assert _lines(console) == [f"compile: {n} LM calls" for n in range(5)]
+    assert lines[:11] == [f"read: {n}/100" for n in (5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100)]
+    assert lines[11:] == ["embed: 0/3 batches"] * 3  # its start, then a heartbeat every 30 s
+    ticks.now += 10.0
+    with StageProgress(console, every=5.0, clock=ticks) as bar:
+        ticks.now += 6.0
+        bar.update("score", 1, 4, "examples")
+        ticks.now += 1.0
+        bar.update("score", 2, 4, "examples")
+        ticks.now += 5.0
+    assert _lines(console)[14:] == ["score: 1/4 examples", "score: 2/4 examples"]  # the last state, at the end
 
 
 def test_on_a_terminal_a_live_bar_is_drawn() -> None:
@@ -50,10 +70,15 @@ def test_a_stage_that_names_its_unit_shows_its_rate_and_time_left() -> None:
 
     assert rate_line((300, "pages"), 2, 8, 2.0) == "(150 pages/s, ETA 0:06)"
     assert rate_line((12, "chunks"), 12, 12, 4.0) == "(3.0 chunks/s)"  # finished: no time left
+    assert rate_line((2, "examples"), 2, 6, 80.0) == "(40 s per example, ETA 2:40)"  # an LM-backed evaluation
     assert rate_line((0, "pages"), 0, 8, 0.0) == ""
     console = Console(file=io.StringIO(), force_terminal=False, width=100)
-    with StageProgress(console, every=0.0) as bar:
+    ticks = Ticks()
+    ticks.now = -10.0
+    with StageProgress(console, every=0.0, clock=ticks) as bar:
+        ticks.now = 0.0
         bar.update("read", 0, 4, "0 pages", rate_of=(0, "pages"))
+        ticks.now = 2.0
         bar.update("read", 4, 4, "40 pages", rate_of=(40, "pages"))
     first, last = _lines(console)
     assert first == "read: 0/4 0 pages"

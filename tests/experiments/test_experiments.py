@@ -121,6 +121,20 @@ def finished(
 # -- configs ----------------------------------------------------------------------------------------
 
 
+def test_a_quick_config_per_stage_plans_a_few_minutes_on_the_embedded_model(store: Store) -> None:
+    """experiments/quick_<stage>.toml: the loop end to end in about 5 minutes (the time measured on 2 cores is in
+    experiments/README.md); planned at the benchmark rate, without a test split."""
+    from experiments.runner import prepare_job
+
+    for stage in ("decompose", "score", "answer"):
+        path = ROOT / "experiments" / f"quick_{stage}.toml"
+        config = load_config(path)
+        assert config.stage == stage and config.lm.task == "embedded" and config.data.test_split is None
+        plan = prepare_job(config, path, store).plan
+        assert plan.seconds is not None and plan.seconds <= 5 * 60, (stage, plan.describe())
+        assert set(plan.examples["val"]) == set(CASES) and all(plan.examples["val"].values())
+
+
 def test_shipped_configs_are_valid_and_run_on_the_embedded_lm() -> None:
     configs = {path.name: load_config(path) for path in sorted((ROOT / "experiments").glob("*.toml"))}
     embedded = [c for c in configs.values() if c.lm.task == "embedded"]
@@ -130,7 +144,8 @@ def test_shipped_configs_are_valid_and_run_on_the_embedded_lm() -> None:
         assert set(config.data.cases) == set(CASES)
         assert config.data.train_size <= 12 and config.data.val_size <= 8  # an hour on 2 cores
         assert config.budget.max_lm_calls <= 200
-    stages = {(c.stage, str(c.data.traces_dir)): c for c in configs.values() if c.stage != "end_to_end"}
+    full = [c for c in configs.values() if c.stage != "end_to_end" and not c.name.startswith("quick-")]
+    stages = {(c.stage, str(c.data.traces_dir)): c for c in full}
     for stage in ("decompose", "score", "answer"):
         for traces in ("datasets/demo-traces", "datasets/sec-10q/traces"):
             config = stages.get((stage, traces))
@@ -320,6 +335,25 @@ def test_runs_and_export_through_the_cli(
     assert main(export) == 2  # not empty: replacing it needs --overwrite
     assert "--overwrite" in capsys.readouterr().err
     assert main([*export, "--overwrite"]) == 0
+    short = summary.run_id[:8]
+    capsys.readouterr()
+    assert main(["runs", "--mlruns", str(mlruns)]) == 0
+    assert short in capsys.readouterr().out  # what the table prints
+    # The 8 digits `runs` prints name the run everywhere.
+    out = tmp_path / "short"
+    assert main(["export", short, "--out", str(out), "--mlruns", str(mlruns)]) == 0
+    assert summary.run_id in capsys.readouterr().err  # says which run it exported, in full
+    assert program_state(load_export(out, ScopedQA(store))[0]) == program_state(
+        load_export(summary.export_dir, ScopedQA(store))[0]
+    )
+    assert export_run(short, tmp_path / "again", mlruns).run_id == summary.run_id
+    compared = compare_runs(short, short, mlruns)
+    assert compared.attrs["run_a"] == summary.run_id and float(compared.iloc[-1]["difference"]) == 0.0
+    assert main(["runs", "--compare", short, short, "--mlruns", str(mlruns)]) == 0
+    assert f"run {summary.run_id} - run {summary.run_id}" in " ".join(capsys.readouterr().err.split())
+    assert champion(short, mlruns) == summary.prompt_versions
+    assert main(["champion", "ffffffffffff", "--mlruns", str(mlruns)]) == 2
+    assert "no run id starts with 'ffffffffffff'" in capsys.readouterr().err
 
 
 def test_a_candidate_with_a_gate_failure_is_rejected_and_the_baseline_kept(
@@ -506,6 +540,12 @@ def test_a_stage_job_compiles_one_module_against_its_own_metric_and_logs_the_pai
 
     compared = compare_runs(summary.run_id, summary.run_id, mlruns)
     assert compared.attrs["metric"] == "value" and (compared["difference"] == 0).all()
+    # `runs --wide`: per case, the stage metric it selects by (its end-to-end composite is a report)
+    row = list_runs(mlruns).iloc[0]
+    for case in (*CASES, "all"):
+        assert row[f"{case} before"] == pytest.approx(metrics[f"stage.baseline.{case}.value"])
+        assert row[f"{case} after"] == pytest.approx(metrics[f"stage.result.{case}.value"])
+    assert row["wrong_property_citations"] == 0 and row["invalid_ids"] == 0
 
 
 def test_a_stage_without_its_labels_is_an_error_naming_the_file_and_field(tmp_path: Path, store: Store) -> None:

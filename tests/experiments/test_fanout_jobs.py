@@ -44,8 +44,16 @@ def test_sweep_runs_each_config_as_a_child_and_compares_with_the_first(
     first = write_config(tmp_path / "a", traces, data=index, name='"first"')
     second = write_config(tmp_path / "b", traces, data=index, name='"second"', modules='["answer"]')
     mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
-    sweep = run_sweep([first, second], mlruns=mlruns, ray="local", lm_factory=_scripted)
+    said: list[str] = []
+    sweep = run_sweep([first, second], mlruns=mlruns, ray="local", lm_factory=_scripted, progress=said.append)
     assert sweep.errors == [None, None] and all(c is not None for c in sweep.children)
+    running = "2 configs running as Ray tasks"
+    assert said == [
+        "starting Ray (local)",
+        f"{running}, 0 finished",
+        f"{running}, 1 finished",
+        f"{running}, 2 finished",
+    ]
     client = open_tracker(mlruns).client
     parent = client.get_run(sweep.run_id)
     assert parent.info.status == "FINISHED" and parent.data.tags[TAG_SWEEP] == "true"

@@ -1,5 +1,7 @@
 """`scoperag ui` as the README writes it: the MLflow UI on the project's store, started without the offline
-environment variables the Makefile sets, answers a page over a real socket."""
+environment variables the Makefile sets, answers a page over a real socket, and the address it prints for an
+experiment opens on its runs list (MLflow 3.17 opens a GenAI overview otherwise), checked in headless Chromium
+when it is installed."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ from pathlib import Path
 
 import httpx
 
-from experiments.tracking import experiment_id, open_tracker
+from experiments.tracking import experiment_id, finish_run, open_tracker, start_run
 from tests.experiments.test_experiments import fresh_mlruns
+from tests.support.browser import chromium, skip_reason
 from tests.support.paths import ROOT
 from tests.support.serve_process import free_port, scoperag_command
 
@@ -32,7 +35,11 @@ def readme_ui_command() -> list[str]:
 
 def test_scoperag_ui_serves_the_project_store_offline(tmp_path: Path, mlflow_template: Path) -> None:
     mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
-    experiment_id(open_tracker(mlruns), "scoperag-ui-check")
+    tracker = open_tracker(mlruns)
+    experiment = experiment_id(tracker, "scoperag-ui-check")
+    finish_run(tracker, start_run(tracker, experiment, "quick-score-0a1b2c3d-20261125-120000", {}))
+    # a "Model training" experiment to MLflow's UI, whichever version reads the tag
+    assert tracker.client.get_experiment(experiment).tags["mlflow.experimentKind"] == "custom_model_development"
     port = free_port()
     # What a new user's shell has: none of the Makefile's offline settings.
     env = {
@@ -69,6 +76,14 @@ def test_scoperag_ui_serves_the_project_store_offline(tmp_path: Path, mlflow_tem
         assert "scoperag-ui-check" in {e["name"] for e in found.json()["experiments"]}  # the project's store
         said = (tmp_path / "ui.log").read_text(errors="replace")
         assert f"MLflow UI on http://127.0.0.1:{port}" in said and "mlruns/mlflow.db" in " ".join(said.split())
+        link = f"{url}/#/experiments/{experiment}/runs?workflowType=machine_learning"
+        assert f"runs of scoperag-ui-check: {link}" in said
+        if skip_reason() is None:  # the page the link opens lists the run
+            with chromium() as browser:
+                page = browser.new_page()
+                page.goto(link)
+                page.wait_for_selector("text=quick-score-0a1b2c3d-20261125-120000", timeout=120_000)
+                assert "matching run" in page.inner_text("body")
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:

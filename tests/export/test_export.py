@@ -182,7 +182,7 @@ def test_lm_set_on_a_predictor_is_not_exported(program: ScopedQA, tmp_path: Path
 
 def test_refuses_to_overwrite_a_non_empty_directory(export_dir: Path, program: ScopedQA) -> None:
     before = {p.name: p.read_bytes() for p in export_dir.iterdir()}
-    with pytest.raises(ExportError, match=r"already exists and is not empty.*overwrite=True"):
+    with pytest.raises(ExportError, match=r"already exists and is not empty.*--overwrite"):
         _save(program, export_dir)
     assert {p.name: p.read_bytes() for p in export_dir.iterdir()} == before
 

@@ -146,7 +146,7 @@ def test_add_profile_validates_the_export(paths: ProfilePaths, exports: dict[str
 
 
 def test_add_existing_profile_needs_confirmation(registered: ProfilePaths, exports: dict[str, Path]) -> None:
-    with pytest.raises(ProfileExistsError, match="confirm_overwrite=True"):
+    with pytest.raises(ProfileExistsError, match="--yes"):
         add_profile(registered, "alpha", exports["b"])
     assert list_profiles(registered)[0].program == exports["a"].resolve()
     add_profile(registered, "alpha", exports["b"], confirm_overwrite=True)
@@ -252,7 +252,7 @@ def test_import_over_an_existing_profile_needs_confirmation(registered: ProfileP
     before = _registry_bytes(registered)
     edited = json.loads(payload)
     edited["note"] = "second version"
-    with pytest.raises(ProfileExistsError, match=r"'gamma'.*already exists.*confirm_overwrite=True"):
+    with pytest.raises(ProfileExistsError, match=r"'gamma'.*already exists.*--yes"):
         import_profile(registered, profile_json(edited), "gamma", confirm_overwrite=False)
     assert _registry_bytes(registered) == before
     info = import_profile(registered, profile_json(edited), "gamma", confirm_overwrite=True)

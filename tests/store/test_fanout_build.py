@@ -41,12 +41,15 @@ def test_ray_build_equals_the_single_process_build(tmp_path: Path) -> None:
     assert reader.retries == 0 and embedder.retries == 0
 
 
-def test_index_command_on_ray_builds_the_same_catalog(tmp_path: Path) -> None:
+def test_index_command_on_ray_builds_the_same_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pipeline.cli.main import main
 
     common = ["index", str(DEMO_DIR), "--embedder", "hash", "--json"]
     assert main([*common, "--out", str(tmp_path / "one")]) == 0
+    capsys.readouterr()
     assert main([*common, "--out", str(tmp_path / "ray"), "--ray"]) == 0
+    said = " ".join(capsys.readouterr().err.split())  # not silent while Ray and its workers start
+    assert "starting Ray (local)" in said and "Ray is up: files go to its workers" in said
     one = IndexManifest.model_validate_json((tmp_path / "one" / "MANIFEST.json").read_bytes())
     other = IndexManifest.model_validate_json((tmp_path / "ray" / "MANIFEST.json").read_bytes())
     assert _generation_files(tmp_path / "one", one) == _generation_files(tmp_path / "ray", other)

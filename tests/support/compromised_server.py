@@ -167,6 +167,9 @@ def _handler(lm: Receiver) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            authorizations = getattr(lm, "authorizations", None)
+            if authorizations is not None:  # a receiver that records the API key each request carried
+                authorizations.append(self.headers.get("authorization", ""))
             failure, content = lm.receive(body)
             if failure == "drop":
                 self.close_connection = True
@@ -193,6 +196,20 @@ def _handler(lm: Receiver) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
 
     return Handler
+
+
+class CooperativeLM:
+    """An honest LM for an OpenAI-compatible test server: answers every step as the cooperative script does
+    (written or chosen sections alike) and records the API key each request carried."""
+
+    slow_seconds = 0.0
+
+    def __init__(self) -> None:
+        self.authorizations: list[str] = []
+        self._respond = cooperative()
+
+    def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]:
+        return None, json.dumps(self._respond(body["messages"][-1]["content"]))
 
 
 @contextmanager

@@ -63,13 +63,18 @@ def scoperag_serve(options: Sequence[str], cwd: Path) -> Iterator[str]:
         wait_until_healthy(process, f"{url}/v1/health", STARTUP_SECONDS, lambda: _tail(cwd, port), "scoperag serve")
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        stop_process(process)
         log.close()
+
+
+def stop_process(process: subprocess.Popen[Any], seconds: float = 15) -> None:
+    """SIGTERM, then SIGKILL if it has not ended within `seconds`."""
+    process.terminate()
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(5)
 
 
 def _tail(cwd: Path, port: int) -> str:

@@ -7,6 +7,7 @@ from pipeline.program.lm.factory import (
     make_embedded_lm,
     make_lm,
     parse_lm_spec,
+    serve_embedded_model,
 )
 from pipeline.program.lm.model_file import (
     GEMMA3_270M,
@@ -46,4 +47,5 @@ __all__ = [
     "make_lm",
     "parse_lm_spec",
     "response_from_llama",
+    "serve_embedded_model",
 ]

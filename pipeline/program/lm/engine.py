@@ -88,11 +88,41 @@ def load_local_model(model_path: Path, name: str, options: LoadOptions) -> Local
 
 def _start_server(model_path: Path, options: LoadOptions) -> ChatServer:
     """An xllamacpp server for the model; its HTTP listener stays on loopback behind a random API key."""
+    # xllamacpp always opens an HTTP listener while loaded. Bound to loopback on a random port and guarded
+    # by a key nobody knows: in-process calls bypass HTTP and need no key.
+    server: ChatServer = start_model_server(
+        model_path, options, host="127.0.0.1", port=0, key=secrets.token_urlsafe(24)
+    )
+    return server
+
+
+def start_model_server(model_path: Path, options: LoadOptions, *, host: str, port: int, key: str) -> Any:
+    """The model loaded by llama.cpp's own server (xllamacpp.Server): OpenAI-compatible HTTP on `host`:`port`
+    (0: any free port) behind the API key `key`, and in-process calls; ModelError when it cannot load."""
     import xllamacpp
 
+    try:
+        server = xllamacpp.Server(server_params(model_path, options, host=host, port=port, key=key))
+    except (RuntimeError, ValueError) as exc:
+        raise ModelError(
+            f"llama.cpp could not load {model_path} with context_size={options.context_size} on {host}:{port}: {exc}",
+            "Check free memory and that the port is free, lower the context size, or delete the file to reassemble it",
+            str(model_path),
+        ) from exc
+    log.info("embedded LM loaded from %s (HTTP listener %s, key-guarded)", model_path, server.listening_address)
+    return server
+
+
+def server_params(model_path: Path, options: LoadOptions, *, host: str, port: int, key: str) -> Any:
+    """xllamacpp.CommonParams for the model: `options`' threads and slots (one KV cache shared by the slots, so
+    each sequence may still use the whole context_size), a host-RAM prompt cache, HTTP on `host`:`port` behind
+    `key`, no web UI, offline, quiet."""
+    import xllamacpp
+
+    if not key:
+        raise ModelError("an LM server needs an API key", "Give one (SCOPERAG_LM_KEY) or let scoperag make one", host)
     params = xllamacpp.CommonParams()
     params.model.path = str(model_path)
-    # One KV cache shared by the slots: each sequence may still use the whole context_size.
     params.n_ctx = options.context_size * options.parallel
     params.kv_unified = True
     params.n_parallel = options.parallel
@@ -100,26 +130,15 @@ def _start_server(model_path: Path, options: LoadOptions) -> ChatServer:
     params.cpuparams_batch.n_threads = options.threads
     params.cache_prompt = True
     params.cache_ram_mib = PROMPT_CACHE_MIB
-    # xllamacpp always opens an HTTP listener while loaded. Bind it to loopback on a random port
-    # and guard it with a key nobody knows: in-process calls bypass HTTP and need no key.
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    params.api_keys = [secrets.token_urlsafe(24)]
-    params.n_threads_http = 1
+    params.hostnames = [host]
+    params.port = port
+    params.api_keys = [key]
+    params.n_threads_http = max(1, options.parallel)
     params.ui = False
     params.offline = True
     params.warmup = False
     params.verbosity = -1  # llama.cpp writes straight to stderr; keep it quiet
-    try:
-        server = xllamacpp.Server(params)
-    except (RuntimeError, ValueError) as exc:
-        raise ModelError(
-            f"llama.cpp could not load {model_path} with context_size={options.context_size}: {exc}",
-            "Check free memory, lower the context size, or delete the file to reassemble it",
-            str(model_path),
-        ) from exc
-    log.info("embedded LM loaded from %s (HTTP listener %s, key-guarded)", model_path, server.listening_address)
-    return server  # type: ignore[no-any-return]
+    return params
 
 
 class EmbeddedEngine:

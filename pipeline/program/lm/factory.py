@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import dspy
 
 from pipeline.errors import ScopeRagError
-from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, load_local_model
+from pipeline.program.lm.engine import (
+    AsyncEmbeddedEngine,
+    EmbeddedEngine,
+    LoadOptions,
+    load_local_model,
+    start_model_server,
+)
 from pipeline.program.lm.model_file import QWEN_CODER_05B, ShippedModel, ensure_model_file
 from pipeline.settings import DEFAULT_PARALLEL, LMRequestSettings, available_cores
 
@@ -67,15 +73,9 @@ def make_embedded_lm(
 
     `threads` None: every core this process may use; `parallel`: sequences decoded together.
     """
-    threads = available_cores() if threads is None else threads
-    if threads < 1 or context_size < 512 or parallel < 1:
-        raise ScopeRagError(
-            "embedded LM needs threads >= 1, context_size >= 512 and parallel >= 1, "
-            f"got {threads}, {context_size}, {parallel}"
-        )
+    options = load_options(threads, context_size, parallel)
     path = ensure_model_file(cache_dir, model)
     name = embedded_model_name(model)
-    options = LoadOptions(threads=threads, context_size=context_size, parallel=parallel)
     loaded = load_local_model(path, name, options)
     engine = EmbeddedEngine(loaded, max_tokens=max_tokens, temperature=temperature)
     # A local model has no transient network faults worth retrying.
@@ -88,6 +88,35 @@ def make_embedded_lm(
         cache=cache,
         num_retries=0,
     )
+
+
+def serve_embedded_model(
+    *,
+    cache_dir: Path,
+    host: str,
+    port: int,
+    key: str,
+    threads: int | None = None,
+    context_size: int = 8192,
+    parallel: int = DEFAULT_PARALLEL,
+    model: ShippedModel = QWEN_CODER_05B,
+) -> Any:
+    """The embedded model served over HTTP by llama.cpp's own OpenAI-compatible server (`scoperag lm-serve`), so
+    that Ray workers and other programs share one loaded model: `--lm http://HOST:PORT/v1` with the key."""
+    options = load_options(threads, context_size, parallel)
+    return start_model_server(ensure_model_file(cache_dir, model), options, host=host, port=port, key=key)
+
+
+def load_options(threads: int | None, context_size: int, parallel: int) -> LoadOptions:
+    """How the embedded model is loaded (`threads` None: every core this process may use); ScopeRagError naming
+    the values out of range."""
+    threads = available_cores() if threads is None else threads
+    if threads < 1 or context_size < 512 or parallel < 1:
+        raise ScopeRagError(
+            "the embedded LM needs threads >= 1, context_size >= 512 and parallel >= 1, "
+            f"got {threads}, {context_size}, {parallel}"
+        )
+    return LoadOptions(threads=threads, context_size=context_size, parallel=parallel)
 
 
 def make_lm(
