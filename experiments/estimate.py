@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from experiments.config import ExperimentConfig
+from experiments.floors import STAGE_FLOORS
 from optimizers.params import BootstrapParams
 
 # An end-to-end question: decompose, score and answer, and HyDE for a conceptual one (the upper end).
@@ -136,6 +137,8 @@ def plan_job(
     measured = dict(rates or {})
 
     def rate(kind: str) -> float | None:
+        if kind == "floor":
+            return 0.0
         return measured.get(kind, EMBEDDED_SECONDS[kind] if embedded else None)
 
     val, test = len(examples.get("val", ())), len(examples.get("test", ()))
@@ -151,13 +154,15 @@ def plan_job(
     else:
         stage = config.stage
         e2e = min(config.data.end_to_end_size, val)
+        # the stage's floors: plain code, no LM call (experiments.floors)
+        phases.extend(PhasePlan(f"floor_{name}", val, "examples", "floor", 0, 0.0) for name in STAGE_FLOORS[stage])
         phases.append(PhasePlan("baseline", val, "examples", stage, 1, rate(stage)))
         phases.append(PhasePlan("compile", budget, "LM calls", stage, 1, rate(stage)))
         phases.append(PhasePlan("result", val, "examples", stage, 1, rate(stage)))
         for name in ("e2e_baseline", "e2e_result"):
             if e2e:
                 phases.append(PhasePlan(name, e2e, "examples", "question", CALLS_PER_QUESTION, rate("question")))
-        tested = [("test_baseline", test, stage, 1), ("test_result", test, stage, 1)]
+        tested = [("test_floor", test, "floor", 0), ("test_baseline", test, stage, 1), ("test_result", test, stage, 1)]
     for name, units, kind, calls in tested:
         if units:
             phases.append(PhasePlan(name, units, "examples", kind, calls, rate(kind)))

@@ -112,6 +112,10 @@ RULES = [
         slow=True,
     ),
     Rule(r"scoperag index .*sec-10q", reason="the SEC filings: 1,037 PDF pages (10-60 s on 2 cores)", slow=True),
+    Rule(r"^mkdir -p \.scoperag/edgar", "shell", "the folder the EDGAR filings are unpacked into", slow=True),
+    Rule(r"tar -xJf .*edgar", "shell", "unpacks the 113 EDGAR filings (274 MB)", slow=True),
+    Rule(r"scoperag index .*edgar", reason="the 113 EDGAR filings: 8,415 pages (about 2 min on 2 cores)", slow=True),
+    Rule(r"--property ko\b", reason="searches the EDGAR index built above", slow=True),
     Rule(
         r"scoperag evaluate .*sec-10q",
         reason="needs the SEC index; a sample of 4 examples",

@@ -42,7 +42,19 @@ def test_a_stage_plan_runs_the_stages_calls_at_its_rate_plus_the_end_to_end_samp
     config = load_config(ROOT / "experiments" / "stage_decompose_sec.toml")
     plan = plan_job(config, {"train": cases(40), "val": cases(40), "test": cases(40)}, embedded=True)
     names = [p.name for p in plan.phases]
-    assert names == ["baseline", "compile", "result", "e2e_baseline", "e2e_result", "test_baseline", "test_result"]
+    assert names == [
+        "floor_question",
+        "floor_parts",
+        "baseline",
+        "compile",
+        "result",
+        "e2e_baseline",
+        "e2e_result",
+        "test_floor",
+        "test_baseline",
+        "test_result",
+    ]
+    assert all(p.calls == 0 and p.seconds == 0 for p in plan.phases if "floor" in p.name)  # floors call no LM
     e2e = min(config.data.end_to_end_size, 40)
     stage_calls = 4 * 40 + config.budget.max_lm_calls  # random search: its budget is the bound
     assert plan.lm_calls == stage_calls + 2 * e2e * CALLS_PER_QUESTION
