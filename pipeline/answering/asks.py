@@ -113,12 +113,27 @@ def read_format(text: str) -> FormatRequest:
 
 # ---- the kind of answer -------------------------------------------------------------------------
 
+# A question about how a figure moved across periods: its answer is the figure in each of them.
+_OVER_TIME = re.compile(
+    r"\bover\s+time\b|\btrends?\b|\bfluctuat\w*|\bevolv\w*|\bacross\s+(?:the\s+|all\s+)?(?:quarters|periods|years)"
+    r"|\beach\s+(?:quarter|period|year)\b|\bhistorical\b|\bover\s+the\s+(?:reported\s+)?(?:quarters|periods|years)\b"
+    r"|\bquarter[- ]over[- ]quarter\b|\bfrom\s+period\s+to\s+period\b"
+)
+
+
+def over_time(question: str) -> bool:
+    """Whether `question` asks how a figure moved across periods ("How has revenue changed over time?")."""
+    return bool(_OVER_TIME.search(normalise(question)))
+
+
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|must|may|might|should|shall)\b"
 )
 _PERCENT_ASK = re.compile(
     r"\b(?:what|which|by\s+what|how\s+much\s+of\s+a)\s+(?:percentage|percent|per\s?cent|share|proportion|rate|ratio)"
     r"|\bpercentage\b|\bper\s?cent\b|\bmargin\b|%|\bwhat\s+interest\b|\binterest\s+rate\b|\brate\s+of\b"
+    # "what effective tax rate", "which growth rate": a rate named at the head of the question
+    r"|^(?:what|which)\s+(?:\w+\s+){0,3}?(?:rate|ratio|yield)\b"
 )
 _DURATION_ASK = re.compile(
     r"\bhow\s+long\b|\bhow\s+many\s+(?:days|weeks|months|years|hours|business\s+days)\b"

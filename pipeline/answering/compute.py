@@ -26,6 +26,8 @@ from pipeline.errors import ArithmeticRefused
 from pipeline.values import SCALES, Quantity, figures_outside_dates, same_figure
 
 NAMES = "abcdefgh"
+# Words of an operand's name its answer line keeps.
+MAX_LABEL_WORDS = 5
 MAX_OPERANDS = len(NAMES)
 _EXPRESSION = re.compile(r"^[a-h0-9+\-*/(). ]{1,120}$")
 
@@ -44,7 +46,7 @@ class Operand:
 @dataclass(frozen=True)
 class Computation:
     """A worked-out figure: the expression over the operands' names, the operands, the result as written
-    (formatted), and the formula a reader checks it by ("(50,332 / 117,154) x 100")."""
+    (formatted), and the formula a reader checks it by ("50,332 / 117,154 × 100")."""
 
     operation: Operation | None
     expression: str
@@ -52,6 +54,14 @@ class Computation:
     value: Decimal
     text: str
     formula: str
+
+    @property
+    def line(self) -> str:
+        """The answer line: the result, then the formula with each operand named ("43.0% (Gross margin 50,332 /
+        Total net sales 117,154 × 100)"); names are cut to their last words so the line stays short."""
+        named = {o.name: f"{' '.join(o.label.split()[-MAX_LABEL_WORDS:])} {_shown(o.figure)}" for o in self.operands}
+        labelled = re.sub(r"[a-h]", lambda m: named[m.group(0)], self.expression).replace("*", "×")
+        return f"{self.text} ({labelled})"
 
 
 def digit_figures(text: str) -> list[Quantity]:
@@ -144,6 +154,11 @@ def _fraction(value: Decimal) -> Fraction:
     return Fraction(value)
 
 
+def _shown(figure: Quantity) -> str:
+    """A figure as a formula shows it: as written, without brackets or a currency sign."""
+    return figure.text.strip("()$ ")
+
+
 def evaluate(expression: str, operands: Sequence[Operand]) -> Decimal:
     """The value of `expression` with each operand's name standing for its figure as written (a table's
     scale is the same for all its figures); ArithmeticRefused when the expression is not one we evaluate."""
@@ -201,6 +216,6 @@ def compute(
     ratio = "/" in expression and operation not in ("average",)
     scale = None if ratio or len(scales) != 1 else next(iter(scales))
     text = format_figure(value, percent, request, scale)
-    shown = {o.name: f"{o.figure.text.strip('()$ ')}" for o in operands}
+    shown = {o.name: _shown(o.figure) for o in operands}
     formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
     return Computation(operation, expression, tuple(operands), value, text, formula)

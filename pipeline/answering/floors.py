@@ -86,6 +86,31 @@ def span_line(
     return best[1] if best else sentence_line(sentences)
 
 
+# Periods an answer line lists for a question about how a figure moved (each one quoted beneath it).
+MAX_LISTED = 3
+
+
+def trend_line(
+    sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: Sequence[str], question: str, focus: Sequence[str]
+) -> Draft | None:
+    """For a question about how a figure moved across periods: the best span of each document (a filing is a
+    period), up to MAX_LISTED, as a short list "82,959 million (2022 Q3 ACME.pdf); 117,154 million (...)";
+    None when fewer than two documents hold one."""
+    by_document: dict[str, list[OfferedSentence]] = {}
+    for sentence in sentences:
+        by_document.setdefault(sentence.hit.chunk.document_id, []).append(sentence)
+    found: list[tuple[str, Draft]] = []
+    for group in by_document.values():
+        draft = span_line(group, kind, terms, question, focus)
+        if draft is not None and draft.basis == "extracted":
+            found.append((group[0].hit.filename, draft))
+    if len(found) < 2:
+        return None
+    listed = sorted(found[:MAX_LISTED], key=lambda f: f[0])
+    text = "; ".join(f"{draft.text} ({name})" for name, draft in listed)
+    return Draft(text, tuple(i for _, draft in listed for i in draft.evidence), "extracted")
+
+
 def support(sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: AbstractSet[str]) -> float:
     """How well the best-ranked sentences support an answer: the best share of `terms` (what the question asks
     about) one holds, halved when none of them holds a value of the kind asked for (an amount for "how much",

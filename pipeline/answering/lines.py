@@ -7,9 +7,16 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from pipeline.answering.asks import AnswerKind, ComputeRequest, FormatRequest, answer_kind, compute_request
+from pipeline.answering.asks import (
+    AnswerKind,
+    ComputeRequest,
+    FormatRequest,
+    answer_kind,
+    compute_request,
+    over_time,
+)
 from pipeline.answering.compute import Computation, compute, expression_for, find_operands
-from pipeline.answering.floors import Draft, sentence_line, span_line, support
+from pipeline.answering.floors import Draft, sentence_line, span_line, support, trend_line
 from pipeline.answering.sentences import OfferedSentence, offered_sentences
 from pipeline.answering.terms import focus_terms, held_terms, ordered_terms
 from pipeline.errors import ArithmeticRefused
@@ -32,6 +39,8 @@ class SectionInputs:
     terms: tuple[str, ...]
     focus: tuple[str, ...]
     request: ComputeRequest | None
+    # it asks how a figure moved across periods: the answer lists it per document
+    over_time: bool = False
 
     @property
     def empty(self) -> bool:
@@ -53,14 +62,19 @@ def section_inputs(
     default the ranking query)."""
     sentences = offered_sentences(chunks, max_chars, ranking_query) if chunks else []
     asked = ranking_query if asked is None else asked
+    kind = answer_kind(question_parts(sub_question)[0])
+    terms = ordered_terms(asked, generic)
+    # a yes/no question names what it asks about after its verb: all its terms are the focus
+    focus = ordered_terms(question_parts(asked)[0], generic) if kind == "yes_no" else None
     return SectionInputs(
         index=index,
         sub_question=sub_question,
         sentences=tuple(sentences),
-        kind=answer_kind(question_parts(sub_question)[0]),
-        terms=tuple(ordered_terms(asked, generic)),
-        focus=tuple(focus_terms(question_parts(asked)[0], generic)),
+        kind=kind,
+        terms=tuple(terms),
+        focus=tuple(focus or focus_terms(question_parts(asked)[0], generic)),
         request=compute_request(sub_question),
+        over_time=over_time(sub_question),
     )
 
 
@@ -69,6 +83,10 @@ def floor_draft(inputs: SectionInputs, step: AnswerStep) -> Draft | None:
     for ("span"); None when nothing was offered."""
     if step == "sentence":
         return sentence_line(inputs.sentences)
+    if inputs.over_time and inputs.kind in ("amount", "percent", "count"):
+        listed = trend_line(inputs.sentences, inputs.kind, inputs.terms, inputs.sub_question, inputs.focus)
+        if listed is not None:
+            return listed
     return span_line(inputs.sentences, inputs.kind, inputs.terms, inputs.sub_question, inputs.focus)
 
 

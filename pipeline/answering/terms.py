@@ -19,11 +19,23 @@ QUESTION_WORDS = frozenset(
     had can could will would must may might should shall give list name tell state describe according any
     there per""".split()
 )
-# Stems a document writes as abbreviations ("REG. NO: 1160/88" for a registration number).
+# Stems a document writes for a question's word: abbreviations ("REG. NO: 1160/88" for a registration
+# number) and the few plain-English words that name the same figure or act ("sales" and "revenue").
 _ABBREVIATIONS: dict[str, frozenset[str]] = {
     "number": frozenset({"no", "nr", "num"}),
     "percent": frozenset({"pct"}),
     "amount": frozenset({"amt"}),
+    "sale": frozenset({"revenu"}),
+    "revenu": frozenset({"sale"}),
+    "profit": frozenset({"incom", "earn"}),
+    "incom": frozenset({"profit", "earn"}),
+    "earn": frozenset({"incom", "profit"}),
+    "cost": frozenset({"expens"}),
+    "expens": frozenset({"cost"}),
+    "buy": frozenset({"purchas"}),
+    "purchas": frozenset({"buy"}),
+    "repurchas": frozenset({"buyback"}),
+    "buyback": frozenset({"repurchas"}),
 }
 
 

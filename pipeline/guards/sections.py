@@ -165,7 +165,7 @@ def _computed(
     sources = tuple(dict.fromkeys(_source(o.sentence) for o in computation.operands))
     return GuardedSection(
         "answered",
-        computation.text,
+        computation.line,
         sources,
         tuple(quotes),
         "computed",
