@@ -63,6 +63,10 @@ def old_sections(sections: list[dict[str, Any]]) -> list[ReadSection]:
     return read
 
 
+def _id(row: dict[str, Any]) -> str:
+    return str(row["id"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--old", required=True)
@@ -122,7 +126,13 @@ def main() -> None:
     print(f"{'first bullet holds a fact':<26} {summary['then']['first_bullet_holds_fact']!s:>8}")
     print(f"{'LM calls per question':<26} {summary['then']['lm_calls']!s:>8} {summary['now']['lm_calls']!s:>8}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "comparisons": comparisons}, indent=2))
+        paired = [
+            {"id": old["id"], "case": old["case"], **{f"{n}_then": old.get(n) for n in COMPARED}}
+            | {f"{n}_now": new.get(n) for n in COMPARED}
+            for old, new in zip(sorted(old_rows, key=_id), sorted(new_rows, key=_id), strict=True)
+        ]
+        out = {"summary": summary, "comparisons": comparisons, "examples": paired}
+        Path(args.json).write_text(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

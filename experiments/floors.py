@@ -18,9 +18,10 @@ from pipeline.evaluation.stage_metrics import Stage
 from pipeline.program.module import ScopedQA
 from pipeline.settings import StepChoices
 
-# The floors of each stage: their names and the steps they set (the LM's own steps are "lm").
+# The floors of each stage: their names and the steps they set (the LM's own steps are "lm"). On a tie the
+# first listed wins: "parts" is the question itself when it asks one thing, and one section per part otherwise.
 STAGE_FLOORS: Mapping[Stage, Mapping[str, Mapping[str, str]]] = {
-    "decompose": {"question": {"decompose": "question"}, "parts": {"decompose": "parts"}},
+    "decompose": {"parts": {"decompose": "parts"}, "question": {"decompose": "question"}},
     "score": {"keep_all": {"score": "keep_all"}, "top_k": {"score": "top_k"}},
     "answer": {
         "span": {"answer": "span", "abstain": "support", "compute": "rows"},

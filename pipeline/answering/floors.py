@@ -23,6 +23,8 @@ Basis = Literal["extracted", "sentence", "computed", "written"]
 MAX_LINE_WORDS = 40
 # Sentences a floor reads, best-ranked first.
 READ_DEPTH = 5
+# The tier of a bare small number asked as an amount (pipeline.answering.spans).
+BARE_TIER = 3
 # Kinds whose answer is a value a sentence holds or lacks.
 VALUE_KINDS = frozenset({"amount", "percent", "date", "duration", "count", "name"})
 
@@ -66,8 +68,12 @@ def span_line(
     """The floor "span": the best candidate span (pipeline.answering.spans) of the READ_DEPTH best-ranked
     sentences, or a field of any offered sentence whose label names what is asked: by tier, then by how
     specific the terms its sentence holds are (a term counts 1 / the number of offered sentences holding it,
-    the question's first term twice), then rank. No candidate: the best-ranked sentence."""
+    the question's first term twice), then rank. A sentence that holds more of what is asked (`focus`) comes
+    before one that holds less, whatever its tier ("the Tenant pays a deposit of KSH 420,000" before a
+    sale's "Deposit (10%) | KSH 8,650,000" for "How much deposit did the tenant pay?"), except that a bare
+    small number never beats a value that says what it is. No candidate: the best-ranked sentence."""
     wanted = frozenset(terms)
+    asked = frozenset(focus) or wanted
     rarity = {t: max(1, sum(bool(held_terms(s.text, {t})) for s in sentences)) for t in wanted}
     weight = {t: (2.0 if i == 0 else 1.0) / rarity[t] for i, t in enumerate(terms)}
     best: tuple[tuple[float, ...], Draft] | None = None
@@ -80,7 +86,8 @@ def span_line(
             continue
         top = found[0]
         specificity = sum(weight[t] for t in held_terms(sentence.text, wanted))
-        key = (float(top.tier), -top.label_score, -specificity, float(rank))
+        on_focus = len(held_terms(sentence.text, asked))
+        key = (float(top.tier >= BARE_TIER), -float(on_focus), float(top.tier), -top.label_score, -specificity, rank)
         if best is None or key < best[0]:
             best = (key, Draft(top.text, (sentence.sentence_id,), "extracted"))
     return best[1] if best else sentence_line(sentences)

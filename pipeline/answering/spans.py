@@ -102,7 +102,9 @@ def candidates(
         value_text = _trimmed(text[start:end])
         value = typed_spans(value_text, kind, wanted, avoid, scale, 0)
         on_focus = held_terms(label, asked)
-        span = value[0] if value else (value_text if kind in ("text", "yes_no") and on_focus else None)
+        # a field answers a question with no value kind only when it names most of what is asked
+        names_it = 2 * len(held_terms(f"{label} {value_text}", asked)) >= len(asked)
+        span = value[0] if value else (value_text if kind in ("text", "yes_no") and names_it else None)
         if span and not _stated_by(span, question, avoid):
             label_words = max(1, len(re.findall(r"\w+", label)))
             score = len(on_focus) / len(asked) + len(held) / label_words

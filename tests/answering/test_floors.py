@@ -98,3 +98,25 @@ def test_the_sentence_floor_is_the_best_ranked_sentence_cut_to_40_words() -> Non
 def test_support_is_high_where_the_sentences_answer_and_low_where_they_do_not(question: str, answerable: bool) -> None:
     value = support(_sentences(LEASE, question), answer_kind(question), frozenset(focus_terms(question)))
     assert (value >= 0.5) is answerable
+
+
+SALE_AND_LEASE = (
+    "Deposit (10%) | KSH 9,100,000 on signing the sale agreement. "
+    "3.1 On signing, the Tenant pays a deposit of KSH 310,000, equal to two months' rent."
+)
+INSPECTION = (
+    "The garage roof has cracked ridge tiles (High priority). "
+    "The paintwork is faded on the east wall (Low priority). "
+    "SURVEY REPORT Property: 12 Elm Row Inspection date: 3 May 2024 Inspector: Jane Doe"
+)
+
+
+def test_a_sentence_holding_more_of_what_is_asked_wins_over_a_labelled_field_holding_less() -> None:
+    # the lease's own sentence names deposit, tenant and paying; the sale's field names only the deposit
+    assert _span(SALE_AND_LEASE, "How much deposit did the tenant pay?") == "KSH 310,000"
+
+
+def test_a_field_answers_an_open_question_only_when_its_label_names_what_is_asked() -> None:
+    # "Inspector" shares a stem with "inspection" but names none of the high-priority issues asked for
+    line = _span(INSPECTION, "What high-priority issues did the inspection find?")
+    assert line is not None and "cracked ridge tiles" in line and "Jane Doe" not in line

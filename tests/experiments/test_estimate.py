@@ -43,8 +43,8 @@ def test_a_stage_plan_runs_the_stages_calls_at_its_rate_plus_the_end_to_end_samp
     plan = plan_job(config, {"train": cases(40), "val": cases(40), "test": cases(40)}, embedded=True)
     names = [p.name for p in plan.phases]
     assert names == [
-        "floor_question",
         "floor_parts",
+        "floor_question",
         "baseline",
         "compile",
         "result",
