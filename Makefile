@@ -37,9 +37,9 @@ demo: setup
 	$(BIN)/scoperag ask "What is the monthly rent for Banda Lane and who is the tenant?" --property "Banda Lane" --index $(INDEX)
 
 # The program `ask`, `serve` and `make demo` use by default (pipeline/export/shipped/): the program the
-# stage job of SHIP_CONFIG selected (its compiled candidate when the paired interval showed a gain, else
-# the uncompiled program under the config's settings: never a loss). See README "Results".
-SHIP_CONFIG ?= experiments/stage_score_demo.toml
+# answer stage job of SHIP_CONFIG exports, with each step run by the LM only where the LM beat its floor on
+# validation (README "Results": on the embedded model, every step runs its floor).
+SHIP_CONFIG ?= experiments/as_run/stage_answer_demo.toml
 SHIPPED := pipeline/export/shipped
 ship: setup
 	@mkdir -p .scoperag
