@@ -138,6 +138,13 @@ class DocumentList(Strict):
     documents: list[DocumentOut]
 
 
+class ScopeOut(Strict):
+    """A question's scope: its kind (no_scope, chip, property) and what it held, in words."""
+
+    kind: str
+    label: str
+
+
 class HistoryItem(Strict):
     """One recorded question, as the history lists it."""
 
@@ -214,3 +221,38 @@ class PageView(Strict):
     image: str | None = None
     boxes: list[BoxOut] = Field(default_factory=list)
     note: str | None = None
+
+
+class EstimateOut(Strict):
+    """Time a running question has left, measured on the last `questions` answered here with the same LM;
+    `overdue`: the current stage already took longer than usual (the time left is then a lower bound)."""
+
+    seconds_left: float
+    overdue: bool
+    questions: int
+
+
+class JobOut(Strict):
+    """A question answered in the background (POST /v1/jobs, GET /v1/jobs/{id}): its progress and, in `events`,
+    the events after the `after` the request named (each with its `seq`), the completed answer among them."""
+
+    job_id: str
+    question: str
+    scope: ScopeOut
+    program: str
+    status: Literal["running", "done", "failed", "cancelled"]
+    cancelling: bool
+    stage: str | None
+    created_at: str
+    elapsed: float
+    lm_calls: int
+    estimate: EstimateOut | None
+    history_id: str | None
+    events: list[dict[str, Any]]
+    next_seq: int
+
+
+class JobList(Strict):
+    """GET /v1/jobs: running questions and the latest finished ones, newest first (without their events)."""
+
+    jobs: list[JobOut]
