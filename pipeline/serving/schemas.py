@@ -81,6 +81,7 @@ class HealthResponse(Strict):
     documents: int
     program: ProgramInfo | Literal["uncompiled"]
     lm: str
+    # questions being answered now: streams and jobs
     active_streams: int
 
 
@@ -151,6 +152,8 @@ class HistoryItem(Strict):
     history_id: str
     created_at: str
     question: str
+    scope: ScopeOut
+    status: Literal["done", "failed", "cancelled"]
     lm_calls: int
     tokens: int
     seconds: float
@@ -187,26 +190,31 @@ class SectionSources(Strict):
 
 
 class AnswerSources(Strict):
-    """GET /v1/history/{id}/sources."""
+    """GET /v1/history/{id}/sources: each section's cited pages, and the pages whose chunks were kept for the
+    answer without being cited (`read`)."""
 
     history_id: str
     sections: list[SectionSources]
+    read: list[SourceOut] = Field(default_factory=list)
 
 
 class SegmentOut(Strict):
-    """A run of page text; `cited` marks the chunks the answer cited."""
+    """A run of page text; `cited` marks the chunks kept for the answer, and `mark` says how strongly: "kept" (a
+    chunk kept for it), "evidence" (a sentence it quotes) or "answer" (where its answer line stands)."""
 
     text: str
     cited: bool
+    mark: Literal["kept", "evidence", "answer"] | None = None
 
 
 class BoxOut(Strict):
-    """A highlighted rectangle on the page image, in fractions of its width and height."""
+    """A highlighted rectangle on the page image, in fractions of its width and height; `mark` as for text."""
 
     left: float
     top: float
     width: float
     height: float
+    mark: Literal["kept", "evidence", "answer"] = "kept"
 
 
 class PageView(Strict):

@@ -78,6 +78,8 @@ def test_a_job_runs_without_a_reader_and_lands_in_the_history(start: Start, tmp_
     assert [e["seq"] for e in job(server, started["job_id"], after=3)["events"]] == [4, 5, 6]
     entry = History(tmp_path / "history.sqlite").get(done["history_id"])
     assert entry.status == "done" and entry.lm == "dummy" and entry.answer == completed["answer"]
+    listed = server.get("/v1/history").json()["entries"][0]
+    assert listed["status"] == "done" and listed["scope"] == {"kind": "property", "label": "Banda Lane"}
     assert [j["job_id"] for j in server.get("/v1/jobs").json()["jobs"]] == [started["job_id"]]
     assert server.get("/v1/jobs").json()["jobs"][0]["events"] == []  # the list carries no events
 
