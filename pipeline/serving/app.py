@@ -30,11 +30,12 @@ from pipeline.serving.catalog_routes import catalog_router
 from pipeline.serving.history_routes import history_router
 from pipeline.serving.hosts import AllowedHost, HostCheckMiddleware
 from pipeline.serving.job_routes import job_router
+from pipeline.serving.label_routes import label_router
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from pipeline.serving.profile_routes import profile_router
 from pipeline.serving.schemas import ErrorResponse, HealthResponse, QueryRequest
 from pipeline.serving.sse import KEEPALIVE, MEDIA_TYPE, frame
-from pipeline.serving.state import Limits, LockedHistory, ServingProgram, ServingState, lm_name
+from pipeline.serving.state import LabelFile, Limits, LockedHistory, ServingProgram, ServingState, lm_name
 from pipeline.serving.streaming import EventChannel, Idle, StreamRegistry, StreamWorker
 from pipeline.serving.web import SecurityHeadersMiddleware, web_router
 from pipeline.store import Store
@@ -70,14 +71,18 @@ def create_app(
     heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
     corpus: Path | None = None,
     allowed_hosts: Sequence[AllowedHost] = (),
+    label_to: Path | None = None,
+    tracking: str | None = None,
 ) -> FastAPI:
     """The scoperag HTTP app over `store`, answering with `program` on `lm`.
 
     `adapter` defaults to dspy.JSONAdapter() (as `scoperag ask` uses); `manifest`/`profile` describe
     where `program` came from (GET /v1/health); `history` is a SQLite file every answered question's
     trace is recorded in (and cited pages are opened through); `profiles` enables the /v1/profiles
-    endpoints; `corpus` is the folder the index was built from (cited pages are shown from its files).
-    Only requests naming the server's own loopback names or address, or one of `allowed_hosts`, are answered.
+    endpoints; `corpus` is the folder the index was built from (cited pages are shown from its files);
+    `label_to` is the JSONL traces file labels made on the page are appended to (none: labels are not saved);
+    `tracking` the MLflow tracking server the page links runs to. Only requests naming the server's own
+    loopback names or address, or one of `allowed_hosts`, are answered.
     """
     if not 1 <= max_question_chars <= MAX_QUESTION_CHARS:
         raise ValueError(f"max_question_chars must be within 1..{MAX_QUESTION_CHARS}, got {max_question_chars}")
@@ -91,6 +96,8 @@ def create_app(
         profiles=profiles,
         history=LockedHistory(history, lm_name(lm)) if history is not None else None,
         corpus=corpus,
+        labels=LabelFile(label_to) if label_to is not None else None,
+        tracking=tracking,
     )
 
     @asynccontextmanager
@@ -115,6 +122,7 @@ def create_app(
     app.include_router(catalog_router(state))
     app.include_router(history_router(state))
     app.include_router(job_router(state))
+    app.include_router(label_router(state))
     app.include_router(web_router())
     _add_query_routes(app, state)
     return app
@@ -173,6 +181,8 @@ def _add_query_routes(app: FastAPI, state: ServingState) -> None:
             program=state.current.info(),
             lm=state.lm_name,
             active_streams=state.registry.active,
+            labels=state.labels is not None,
+            tracking=state.tracking,
         )
 
 

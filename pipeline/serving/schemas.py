@@ -83,6 +83,10 @@ class HealthResponse(Strict):
     lm: str
     # questions being answered now: streams and jobs
     active_streams: int
+    # whether answers can be labelled here (the server was started with --label-to)
+    labels: bool = False
+    # the MLflow tracking server whose runs and prompts the page links to (--tracking-uri), if any
+    tracking: str | None = None
 
 
 class ProfileOut(Strict):
@@ -264,3 +268,98 @@ class JobList(Strict):
     """GET /v1/jobs: running questions and the latest finished ones, newest first (without their events)."""
 
     jobs: list[JobOut]
+
+
+class GoldPageIn(Strict):
+    """A page named as holding the answer."""
+
+    document_id: str = Field(min_length=36, max_length=36)
+    page: int = Field(ge=1, le=100_000)
+
+
+MAX_FACTS = 10
+MAX_FACT_CHARS = 500
+MAX_GOLD_PAGES = 20
+
+
+class LabelRequest(Strict):
+    """POST /v1/history/{id}/label: whether the answer was right, the facts a correct answer states and the pages
+    holding them, or that the documents in scope do not hold it. `confirm`: the example the preview showed; it is
+    saved only while the server still makes exactly that example."""
+
+    verdict: Literal["right", "wrong", "not_found"]
+    facts: list[str] = Field(default_factory=list, max_length=MAX_FACTS)
+    gold: list[GoldPageIn] = Field(default_factory=list, max_length=MAX_GOLD_PAGES)
+    split: Literal["train", "dev", "test"] | None = None
+    confirm: dict[str, Any] | None = None
+
+    @field_validator("facts")
+    @classmethod
+    def _short_facts(cls, value: list[str]) -> list[str]:
+        long = [f[:40] for f in value if len(f) > MAX_FACT_CHARS]
+        if long:
+            raise ValueError(f"a fact may hold at most {MAX_FACT_CHARS} characters; not: {long!r}")
+        return [f.strip() for f in value if f.strip()]
+
+
+class LabelResult(Strict):
+    """The example a label makes: previewed (`saved` false) or appended to the traces file at line `line`."""
+
+    example: dict[str, Any]
+    case: str
+    file: str
+    saved: bool
+    line: int | None = None
+
+
+class ModuleOut(Strict):
+    """One learned module of a program: its name and how many demos it carries."""
+
+    name: str
+    demos: int
+
+
+class ProfileDetail(Strict):
+    """GET /v1/profiles/{name}: a profile, the program behind it and its prompts (prompts.md)."""
+
+    profile: ProfileOut
+    run_id: str | None
+    exported_at: str
+    trainset_hash: str
+    lm: str | None
+    modules: list[ModuleOut]
+    prompts_md: str
+
+
+class ProfileCheck(Strict):
+    """POST /v1/profiles/check: a profile document that passed every check import makes (nothing is written)."""
+
+    name: str
+    note: str
+    exported_at: str
+    modules: list[ModuleOut]
+
+
+class DiffLine(Strict):
+    """One line of a diff: " " unchanged, "-" only in the first, "+" only in the second, "@" a hunk's header."""
+
+    kind: Literal[" ", "-", "+", "@"]
+    text: str
+
+
+class ModuleDiff(Strict):
+    """How one module differs between two programs."""
+
+    name: str
+    instructions_changed: bool
+    demos_a: int
+    demos_b: int
+
+
+class ProfileDiff(Strict):
+    """GET /v1/profiles/diff: two profiles' modules compared, and the diff of their prompts.md (demos included)."""
+
+    a: str
+    b: str
+    modules: list[ModuleDiff]
+    lines: list[DiffLine]

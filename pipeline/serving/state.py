@@ -72,6 +72,14 @@ class LockedHistory:
             self._history.close()
 
 
+@dataclass
+class LabelFile:
+    """The traces file labels are appended to, one append at a time."""
+
+    path: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 @dataclass(frozen=True)
 class Limits:
     """Request limits; `max_question_chars` can only tighten the schema's 2,000."""
@@ -100,6 +108,10 @@ class ServingState:
     profile_lock: threading.Lock = field(default_factory=threading.Lock)
     # Questions answered in the background (POST /v1/jobs).
     jobs: JobBoard = field(default_factory=JobBoard)
+    # Where labels made on the page are appended (serve --label-to); None: labels are not saved here.
+    labels: LabelFile | None = None
+    # The MLflow tracking server the page links runs to (serve --tracking-uri), when it is one.
+    tracking: str | None = None
 
     @property
     def lm_name(self) -> str:
