@@ -3,6 +3,7 @@
 // sends.
 import { getJSON } from "./api.js";
 import { announce, append, el, formatSeconds } from "./dom.js";
+import { labelButton } from "./label.js";
 import { openPage } from "./viewer.js";
 
 // Fields of the completed event this page knows; any other non-empty field is shown as a typed answer.
@@ -98,7 +99,7 @@ export function sectionCard(ctx, section) {
 
 export function metaLine(done) {
   return el("p", { class: "muted meta" },
-    `${done.lm_calls} LM call${done.lm_calls === 1 ? "" : "s"}${done.cached_calls ? ` (${done.cached_calls} from the cache)` : ""} · ${done.tokens} tokens · ${formatSeconds(done.seconds)} s · ${done.strategy}`);
+    `${done.lm_calls} LM call${done.lm_calls === 1 ? "" : "s"}${done.cached_calls ? ` (${done.cached_calls} from the cache)` : ""} · ${done.tokens} tokens · ${formatSeconds(done.seconds)} s${done.strategy ? ` · ${done.strategy}` : ""}`);
 }
 
 // The clarifying questions, the notice and any typed answer this page does not know by name.
@@ -150,5 +151,6 @@ export function renderAnswer(done, prefix = "answer") {
     });
     root.append(el("nav", { class: "sub-questions", "aria-label": "Sub-questions" }, el("ol", {}, anchors)), cards);
   }
+  root.append(labelButton(done, prefix));
   return root;
 }

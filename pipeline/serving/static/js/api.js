@@ -87,3 +87,14 @@ export async function streamQuery(body, onEvent, signal) {
   const last = parseFrame(buffer.trim());
   if (last) onEvent(last);
 }
+
+export async function deleteJSON(url) {
+  return parse(await fetch(url, { method: "DELETE", headers: { accept: "application/json" } }));
+}
+
+// The server's health, fetched once per page load (what it answers with, whether it saves labels, its MLflow).
+let healthOnce = null;
+export function health(fresh = false) {
+  if (healthOnce === null || fresh) healthOnce = getJSON("/v1/health");
+  return healthOnce;
+}

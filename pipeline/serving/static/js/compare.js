@@ -1,12 +1,15 @@
-// The Compare view: one question answered by two programs side by side, sections aligned by sub-question.
-import { getJSON } from "./api.js";
-import { announce, append, byId, clear, el } from "./dom.js";
+// The Compare view: one question answered by two programs side by side, sections aligned by sub-question, what
+// differs highlighted (answer lines, evidence only one side quotes), and each side's cost, MLflow run and prompts.
+import { getJSON, health } from "./api.js";
+import { announce, append, byId, clear, el, externalLink } from "./dom.js";
 import { ask, readQuestion } from "./ask.js";
 import { extras, metaLine, sectionCard, sourcesOf } from "./answer.js";
+import { showPrompts } from "./profiles.js";
 import { scopePicker } from "./scope.js";
 import { stepper } from "./stepper.js";
 
-const key = (section) => section.sub_question.toLocaleLowerCase().replace(/\s+/g, " ").trim();
+const normal = (text) => String(text || "").toLocaleLowerCase().replace(/\s+/g, " ").trim();
+const key = (section) => normal(section.sub_question);
 
 // Rows of [left section or null, right section or null]: the same sub-question side by side, in the
 // left answer's order, then the right answer's sub-questions the left one did not ask.
@@ -27,6 +30,19 @@ export function alignSections(left, right) {
     if (!taken.has(index)) rows.push([null, section]);
   });
   return rows;
+}
+
+// What differs between two aligned sections: the answer line (or its status), and the quotes only one side has.
+export function differences(a, b) {
+  if (!a || !b) return { answer: true, onlyLeft: new Set(), onlyRight: new Set() };
+  const quotes = (section) => new Set((section.evidence || []).map((quote) => normal(quote.text)));
+  const left = quotes(a);
+  const right = quotes(b);
+  return {
+    answer: a.status !== b.status || normal(a.answer) !== normal(b.answer),
+    onlyLeft: new Set([...left].filter((quote) => !right.has(quote))),
+    onlyRight: new Set([...right].filter((quote) => !left.has(quote))),
+  };
 }
 
 function programBody(choice) {
@@ -56,20 +72,95 @@ export async function loadCompare() {
   await fillPrograms([byId("compare-left"), byId("compare-right")]);
 }
 
-function side(label, done, prefix) {
-  return { label, done, ctx: { prefix, historyId: done.history_id, sources: sourcesOf(done.history_id) } };
+// Where a side's program came from: its MLflow run (a link when the server names its tracking server) and prompts.
+async function provenance(choice) {
+  const box = el("p", { class: "provenance muted" });
+  let server;
+  try {
+    server = await health();
+  } catch {
+    return box;
+  }
+  let profile = choice.startsWith("profile:") ? choice.slice("profile:".length) : null;
+  let runId = null;
+  if (choice === "current" && server.program !== "uncompiled") {
+    profile = server.program.profile;
+    runId = server.program.run_id;
+  }
+  if (profile) {
+    try {
+      runId = (await getJSON(`/v1/profiles/${encodeURIComponent(profile)}`)).run_id;
+    } catch {
+      // an export served without a profile: the health's run id stands
+    }
+  }
+  if (choice === "uncompiled" || (choice === "current" && server.program === "uncompiled")) {
+    box.append("Uncompiled: no run, the signatures' own instructions.");
+    return box;
+  }
+  if (runId && server.tracking) {
+    box.append("MLflow run ", externalLink(`${server.tracking}/#/runs/${encodeURIComponent(runId)}`, runId.slice(0, 8), `MLflow run ${runId}`));
+  } else if (runId) {
+    box.append(`MLflow run ${runId.slice(0, 8)} (start the server with --tracking-uri to link it)`);
+  } else {
+    box.append("No MLflow run recorded for this program.");
+  }
+  if (profile) {
+    const prompts = el("button", { type: "button", class: "link-button", text: "Prompts", "aria-label": `Prompts of profile ${profile}` });
+    prompts.addEventListener("click", () => showPrompts(profile, byId("compare-prompts")));
+    box.append(" · ", prompts);
+  }
+  return box;
+}
+
+function side(label, choice, done, prefix) {
+  return { label, choice, done, ctx: { prefix, historyId: done.history_id, sources: sourcesOf(done.history_id) } };
+}
+
+function markDifferences(card, differs, only) {
+  if (!card) return;
+  if (differs) {
+    card.classList.add("differs");
+    const line = card.querySelector(".answer-line, .not-found, .error");
+    if (line) line.classList.add("diff");
+  }
+  for (const quote of card.querySelectorAll(".evidence .quote")) {
+    const text = normal(quote.firstChild ? quote.firstChild.textContent : quote.textContent);
+    if ([...only].some((wanted) => text === wanted)) quote.classList.add("only-here");
+  }
 }
 
 function render(left, right) {
   const root = clear(byId("compare-result"));
-  const head = (one) => el("div", { class: "ab-head" }, el("h3", { text: one.label }), metaLine(one.done), extras(one.done));
+  const head = (one) => {
+    const box = el("div", { class: "ab-head" }, el("h3", { text: one.label }), metaLine(one.done), extras(one.done));
+    provenance(one.choice).then((line) => box.append(line));
+    return box;
+  };
   root.append(el("div", { class: "ab-row ab-top" }, head(left), head(right)));
-  for (const [a, b] of alignSections(left.done.sections, right.done.sections)) {
+  const summary = el("p", { class: "diff-summary", role: "status" });
+  root.append(summary);
+  let differing = 0;
+  const rows = alignSections(left.done.sections, right.done.sections);
+  for (const [a, b] of rows) {
     const cell = (one, section) => section
       ? sectionCard(one.ctx, section)
       : el("div", { class: "card empty", text: "This program did not ask this sub-question." });
-    root.append(el("div", { class: "ab-row", "data-sub-question": (a || b).sub_question }, cell(left, a), cell(right, b)));
+    const found = differences(a, b);
+    const [first, second] = [cell(left, a), cell(right, b)];
+    if (a && b) {
+      markDifferences(first, found.answer, found.onlyLeft);
+      markDifferences(second, found.answer, found.onlyRight);
+    }
+    const differs = found.answer || found.onlyLeft.size > 0 || found.onlyRight.size > 0;
+    if (differs) differing += 1;
+    root.append(el("div", { class: `ab-row${differs ? " differs" : ""}`, "data-sub-question": (a || b).sub_question,
+      "data-differs": differs ? "true" : "false" }, first, second));
   }
+  summary.textContent = differing
+    ? `${differing} of ${rows.length} section${rows.length === 1 ? "" : "s"} differ: differing answer lines are outlined, quotes only one side gives are marked.`
+    : "Both programs give the same answer lines and quotes.";
+  root.append(el("div", { id: "compare-prompts", class: "prompts-panel", hidden: true }));
 }
 
 export function setUpCompare() {
@@ -97,7 +188,7 @@ export function setUpCompare() {
     button.disabled = true;
     try {
       const [left, right] = await Promise.all(runs);
-      render(side(choices[0].label, left, "left"), side(choices[1].label, right, "right"));
+      render(side(choices[0].label, choices[0].value, left, "left"), side(choices[1].label, choices[1].value, right, "right"));
       announce("Both answers are ready");
     } catch (problem) {
       append(error, problem.message);
