@@ -128,10 +128,12 @@ class EntityList(Strict):
 
 
 class DocumentOut(Strict):
-    """A catalogued document, as document search lists it (display text sanitised)."""
+    """A catalogued document, as document search lists it (display text sanitised); `folder` is where it lies in
+    the corpus ("" at its top), which tells apart documents of the same name."""
 
     document_id: str
     filename: str
+    folder: str = ""
     title: str
     entities: list[str]
     pages: int

@@ -321,6 +321,7 @@ def test_entities_and_document_search(start: Start) -> None:
     banda = set(server.store.entity_document_ids(server.store.resolve_entity("Banda Lane").entity_id))
     assert {d["document_id"] for d in found} == banda
     assert all(d["entities"] for d in found) and any(d["filename"] == "lease.pdf" for d in found)
+    assert {d["folder"] for d in found} == {"banda-lane"}  # what tells two lease.pdf apart
     assert server.get("/v1/documents", params={"q": "lease", "entity": "Nowhere Street"}).status_code == 422
     assert server.get("/v1/documents").status_code == 422
     assert server.get("/v1/documents", params={"q": "x" * 201}).status_code == 422

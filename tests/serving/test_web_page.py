@@ -100,6 +100,17 @@ def test_selected_documents_are_chips_and_bound_the_sources(page: Any, serve: Se
     open_view(page, server)
     add_chip(page, "ask", "lease", chosen)
     add_chip(page, "ask", "lease", dropped)
+    # two lease.pdf are told apart by their owner, and by their folder in the list and the remove button
+    owners = page.locator("#ask-chips li .chip-owner").all_text_contents()
+    assert len(set(owners)) == 2 and all(owners), owners
+    banda = next(d for d in server.store.catalog.documents.values() if d.relpath == "banda-lane/lease.pdf")
+    page.fill("#ask-doc-search", "lease")
+    page.wait_for_selector(f"#ask-doc-results button[data-document-id='{banda.document_id}']")
+    assert "banda-lane/" in page.text_content(f"#ask-doc-results button[data-document-id='{banda.document_id}']")
+    dropped_path = server.store.catalog.documents[dropped].relpath
+    assert page.get_attribute(f"#ask-chips li[data-document-id='{dropped}'] button", "aria-label") == (
+        f"Remove {dropped_path}"
+    )
     page.click(f"#ask-chips li[data-document-id='{dropped}'] button")
     assert page.eval_on_selector_all("#ask-chips li", "items => items.map(i => i.dataset.documentId)") == [chosen]
     answer = ask(page, LEASE)
