@@ -64,6 +64,7 @@ def test_no_scope_question_shows_progress_sections_and_copies_the_answer(page: A
     assert answer["phases"] == PHASES_ONE_SECTION
     assert answer["steps"] == ["done"] * 5
     assert answer["anchors"] == [RENT]
+    assert page.eval_on_selector_all("#answer aside.typed", "a => a.map(x => x.dataset.field)") == []  # job fields
     [section] = answer["sections"]
     assert section["subQuestion"] == RENT and section["answer"] and section["evidence"] and section["sources"]
     # the sub-question anchor moves focus to its section

@@ -9,7 +9,9 @@ import { openPage } from "./viewer.js";
 // Fields of the completed event this page knows; any other non-empty field is shown as a typed answer.
 const KNOWN = new Set([
   "phase", "answer", "sections", "strategy", "clarifying_questions", "notice",
-  "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "seq",
+  "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "job_id", "seq",
+  // entity ids the question names; History's scope column says it in words
+  "implicit_scope",
 ]);
 
 function humanise(key) {
