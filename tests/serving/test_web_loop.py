@@ -288,6 +288,29 @@ def test_compare_highlights_what_differs_and_links_each_sides_run_and_prompts(pa
     assert TERSE_MARKER in page.text_content("#compare-prompts pre.prompts-md")
 
 
+def test_compare_sets_differently_worded_sub_questions_side_by_side(page: Any, serve: Serve) -> None:
+    """The same sub-question first, then the most similar one left (by the words they share), else alone."""
+    open_view(page, serve("main"), "compare")
+    rows = page.evaluate(
+        """async (sides) => {
+            const { alignSections } = await import("/static/js/compare.js");
+            const sections = (questions) => questions.map((q) => ({ sub_question: q }));
+            return alignSections(sections(sides[0]), sections(sides[1]))
+                .map((row) => row.map((section) => section && section.sub_question));
+        }""",
+        [
+            ["What is the rent?", "What is the deposit?", "Who is the landlord?", "Who is the tenant?"],
+            ["What deposit does the lease set?", "Who is the tenant?", "What is the monthly rent under the lease?"],
+        ],
+    )
+    assert rows == [
+        ["What is the rent?", "What is the monthly rent under the lease?"],
+        ["What is the deposit?", "What deposit does the lease set?"],
+        ["Who is the landlord?", None],
+        ["Who is the tenant?", "Who is the tenant?"],
+    ]
+
+
 # -- Profiles -----------------------------------------------------------------------------------------
 
 

@@ -11,23 +11,55 @@ import { stepper } from "./stepper.js";
 const normal = (text) => String(text || "").toLocaleLowerCase().replace(/\s+/g, " ").trim();
 const key = (section) => normal(section.sub_question);
 
-// Rows of [left section or null, right section or null]: the same sub-question side by side, in the
-// left answer's order, then the right answer's sub-questions the left one did not ask.
+// Words that say little about what a sub-question asks.
+const STOPWORDS = new Set(("a an and are as at be by can do does for from has have how in is it its of on or said "
+  + "say says that the their there this to under was what when where which who whom whose why will with").split(" "));
+// Sub-questions worded differently are set side by side when this share of their words is common to both.
+const SIMILAR = 0.25;
+
+function contentWords(section) {
+  return new Set(key(section).split(/[^\p{L}\p{N}]+/u).filter((word) => word && !STOPWORDS.has(word)));
+}
+
+// The share of two word sets' union that both hold (0 when either is empty).
+function overlap(a, b) {
+  const shared = [...a].filter((word) => b.has(word)).length;
+  const union = new Set([...a, ...b]).size;
+  return union ? shared / union : 0;
+}
+
+// Rows of [left section or null, right section or null], in the left answer's order, then the right answer's
+// sections left over: each left section beside the right one asking the same sub-question, else beside the
+// most similar one left (by the words they share, at least SIMILAR of them), else alone.
 export function alignSections(left, right) {
-  const unused = new Map();
-  right.forEach((section, index) => {
-    if (!unused.has(key(section))) unused.set(key(section), index);
-  });
+  const partner = new Map(); // left index -> right index
   const taken = new Set();
-  const rows = left.map((section) => {
-    const index = unused.get(key(section));
-    if (index === undefined) return [section, null];
-    unused.delete(key(section));
-    taken.add(index);
-    return [section, right[index]];
+  left.forEach((section, index) => {
+    const same = right.findIndex((other, at) => !taken.has(at) && key(other) === key(section));
+    if (same >= 0) {
+      partner.set(index, same);
+      taken.add(same);
+    }
   });
-  right.forEach((section, index) => {
-    if (!taken.has(index)) rows.push([null, section]);
+  const pairs = [];
+  left.forEach((section, index) => {
+    if (partner.has(index)) return;
+    const words = contentWords(section);
+    right.forEach((other, at) => {
+      if (taken.has(at)) return;
+      const score = overlap(words, contentWords(other));
+      if (score >= SIMILAR) pairs.push({ index, at, score });
+    });
+  });
+  pairs.sort((a, b) => b.score - a.score || a.index - b.index || a.at - b.at);
+  for (const { index, at } of pairs) {
+    if (partner.has(index) || taken.has(at)) continue;
+    partner.set(index, at);
+    taken.add(at);
+  }
+  const rows = left.map((section, index) => [section, partner.has(index) ? right[partner.get(index)] : null]);
+  right.forEach((section, at) => {
+    if (!taken.has(at)) rows.push([null, section]);
   });
   return rows;
 }
