@@ -3,8 +3,8 @@
 The server runs as a user starts it (`scoperag serve --index ... --lm http://... --corpus ...`), over a
 demo corpus copy that also holds one hostile document, indexed with the hash embedder; its LM is a fake
 OpenAI-compatible server on a real socket that answers like a cooperative model (and, for marked
-questions, decomposes differently, finds nothing, or writes hostile text). Screenshots of the answer and
-the A/B view are written to $SCOPERAG_SCREENSHOTS when set (`make screenshots`).
+questions, decomposes differently, finds nothing, or writes hostile text). The README's pictures are taken
+with the embedded model instead (test_screenshots.py, `make screenshots`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from tests.support.page_driver import (
     contains,
     entity_documents,
     open_view,
-    screenshot,
     trace_of,
     until,
     words,
@@ -90,7 +89,6 @@ def test_property_question_cites_only_that_property(page: Any, serve: Serve, tmp
     assert trace_of(server, answer["historyId"])["trace"]["scope"]["kind"] == "property"
     page.click("#answer details.sources-box summary")
     page.wait_for_selector("#answer .sources blockquote.snippet")
-    screenshot(page, "#view-ask", "answer-view.png", tmp_path)
 
 
 def test_selected_documents_are_chips_and_bound_the_sources(page: Any, serve: Serve) -> None:
@@ -293,7 +291,6 @@ def test_ab_view_aligns_sections_by_sub_question(page: Any, serve: Serve, tmp_pa
     allowed = entity_documents(server.store, "Banda Lane")
     sources = page.eval_on_selector_all("#compare-result .sources li", "items => items.map(i => i.dataset.documentId)")
     assert sources and set(sources) <= allowed
-    screenshot(page, "#view-compare", "ab-view.png", tmp_path)
 
 
 def test_hostile_document_and_lm_output_stay_inert_text(page: Any, serve: Serve) -> None:
