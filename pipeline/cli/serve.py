@@ -57,7 +57,7 @@ def register(commands: Commands) -> None:
         "--label-to",
         metavar="FILE",
         help="the JSONL traces file answers labelled on the page are appended to (the examples `scoperag label` "
-        "writes); without it the page offers no labelling",
+        "writes); without it answers are not labelled on the page",
     )
     p.add_argument(
         "--tracking-uri",
