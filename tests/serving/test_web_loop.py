@@ -10,6 +10,7 @@ import re
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -286,6 +287,38 @@ def test_compare_highlights_what_differs_and_links_each_sides_run_and_prompts(pa
     heads.nth(1).locator("button", has_text="Prompts").click()
     page.wait_for_selector("#compare-prompts pre.prompts-md")
     assert TERSE_MARKER in page.text_content("#compare-prompts pre.prompts-md")
+
+
+def test_compare_runs_both_sides_as_jobs_that_cancel_stops(page: Any, serve: Serve, page_lm: PageLM) -> None:
+    server = serve("main")
+    question = f"What does the lease say about the rent? (compare, {HOLD})"
+    page_lm.held.clear()
+    page_lm.release.clear()
+    try:
+        open_view(page, server, "compare")
+        page.fill("#compare-question", question)
+        page.select_option("#compare-left", "uncompiled")
+        page.select_option("#compare-right", "profile:terse")
+        page.click("#compare-button")
+        assert page_lm.held.wait(30)  # a scoring call is under way
+        lines = "[...document.querySelectorAll('#compare-progress .job-line')].map((p) => p.textContent)"
+        until(page, f"() => {lines}.length === 2 && {lines}.every((text) => text.includes('elapsed'))")
+        running = server.get("/v1/jobs").json()["jobs"]
+        assert sorted(j["program"] for j in running if j["question"] == question) == [
+            "Profile terse",
+            "Uncompiled program",
+        ]
+        page.click("#compare-cancel")
+        until(page, f"() => {lines}.every((text) => text.includes('stopping'))")
+    finally:
+        page_lm.release.set()
+    until(page, f"() => {lines}.every((text) => text.startsWith('Cancelled in '))")
+    assert "no LM call started after the stop" in page.text_content("#compare-error")
+    assert not page.is_visible("#compare-cancel") and page.is_enabled("#compare-button")
+    time.sleep(0.5)
+    assert "answer" not in page_lm.steps_about(f"compare, {HOLD}")  # no answer call started after the stop
+    recorded = server.get(f"/v1/history?q={quote(f'compare, {HOLD}')}").json()["entries"]
+    assert [e["status"] for e in recorded] == ["cancelled", "cancelled"]
 
 
 def test_compare_sets_differently_worded_sub_questions_side_by_side(page: Any, serve: Serve) -> None:

@@ -43,6 +43,11 @@ class PageLM:
         with self._lock:
             return sum(marker in prompt for prompt in self.prompts)
 
+    def steps_about(self, marker: str) -> list[str]:
+        """The program step of each call received so far about a question holding `marker`, in order."""
+        with self._lock:
+            return [prompt_step(prompt) for prompt in self.prompts if marker in prompt]
+
     def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]:
         prompt = body["messages"][-1]["content"]
         with self._lock:

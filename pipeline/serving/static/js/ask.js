@@ -1,6 +1,6 @@
 // The Ask view: question, scope, progress, answer. A question runs as a job on the server: the page polls it,
 // shows its stage, time and estimate, can cancel it, and finds it again after a reload or a closed tab.
-import { ApiError, getJSON, postJSON, streamQuery } from "./api.js";
+import { ApiError, getJSON, postJSON } from "./api.js";
 import { announce, append, byId, clear, clockTime, el } from "./dom.js";
 import { renderAnswer } from "./answer.js";
 import { scopePicker } from "./scope.js";
@@ -15,20 +15,6 @@ const STAGES = {
   filtering: "Scoring passages",
   generating: "Writing the answer",
 };
-
-// Runs one question as a stream (the Compare view), driving `progress`; resolves to the completed event.
-export async function ask(body, progress) {
-  let done = null;
-  let failure = null;
-  await streamQuery(body, ({ event, data }) => {
-    progress.update(event, data);
-    if (event === "completed") done = data;
-    if (event === "error") failure = data.message;
-  });
-  if (failure !== null) throw new Error(failure);
-  if (done === null) throw new Error("the answer stream ended early; try again");
-  return done;
-}
 
 // The question and scope fields of a request from a form, or null after saying in `error` what is missing.
 export function readQuestion(textarea, picker, error) {
@@ -61,20 +47,65 @@ export function jobLine(job) {
   return parts.join(" · ");
 }
 
+// How a job that ended says so on its status line.
+function endedLine(job) {
+  const how = { done: "Answered", cancelled: "Cancelled", failed: "Failed" }[job.status] || "Ended";
+  return `${how} in ${clockTime(job.elapsed)}`;
+}
+
+// What an ended job gives: its completed event, or a message saying why there is none.
+function outcome(job, events) {
+  const last = events.length ? events[events.length - 1] : null;
+  if (job.status === "done" && last && last.phase === "completed") return { done: last };
+  if (job.status === "cancelled") {
+    return { cancelled: `Cancelled after ${clockTime(job.elapsed)}; no LM call started after the stop. It is in History.` };
+  }
+  const failed = events.find((event) => event.phase === "error");
+  return { failed: failed ? failed.message : "The question failed; see History for its trace." };
+}
+
+// Polls job `jobId` until it ends: `onPoll(job)` gets each state read, its new events in `job.events`, and stops
+// the polling by returning false. Resolves to the last state read.
+async function follow(jobId, onPoll) {
+  let after = -1;
+  for (;;) {
+    const job = await getJSON(`/v1/jobs/${encodeURIComponent(jobId)}?after=${after}`);
+    if (job.events.length) after = job.events[job.events.length - 1].seq;
+    if (onPoll(job) === false || job.status !== "running") return job;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+// Runs one question as a job (the Compare view), driving `progress` and the status `line`; `started(jobId)` is
+// told its id (to cancel it). Resolves to the completed event; rejects saying how the question ended otherwise.
+export async function runJob(body, progress, line, started) {
+  const { job_id: jobId } = await postJSON("/v1/jobs", body);
+  started(jobId);
+  const events = [];
+  const job = await follow(jobId, (now) => {
+    for (const event of now.events) {
+      progress.update(event.phase, event);
+      events.push(event);
+    }
+    line.textContent = now.status === "running" ? jobLine(now) : endedLine(now);
+  });
+  const ended = outcome(job, events);
+  if (ended.done) return ended.done;
+  throw new Error(ended.cancelled || ended.failed);
+}
+
 let following = null; // the job id this page is polling
 
 function finish(job, events, answer, error) {
-  const last = events.length ? events[events.length - 1] : null;
-  if (job.status === "done" && last && last.phase === "completed") {
-    append(answer, renderAnswer(last, "answer"));
-    announce(`Answer ready with ${last.sections.length} section${last.sections.length === 1 ? "" : "s"}`);
-  } else if (job.status === "cancelled") {
-    append(answer, el("p", { class: "notice cancelled", role: "status",
-      text: `Cancelled after ${clockTime(job.elapsed)}; no LM call started after the stop. It is in History.` }));
+  const ended = outcome(job, events);
+  if (ended.done) {
+    append(answer, renderAnswer(ended.done, "answer"));
+    announce(`Answer ready with ${ended.done.sections.length} section${ended.done.sections.length === 1 ? "" : "s"}`);
+  } else if (ended.cancelled) {
+    append(answer, el("p", { class: "notice cancelled", role: "status", text: ended.cancelled }));
     announce("Question cancelled");
   } else {
-    const failed = events.find((event) => event.phase === "error");
-    error.textContent = failed ? failed.message : "The question failed; see History for its trace.";
+    error.textContent = ended.failed;
   }
 }
 
@@ -90,44 +121,36 @@ async function watch(jobId) {
   localStorage.setItem(JOB_KEY, jobId);
   const progress = stepper(byId("ask-progress"), "Question");
   const events = [];
-  let after = -1;
   byId("ask-job").hidden = false;
   byId("ask-job").dataset.jobId = jobId;
   cancel.hidden = false;
   cancel.disabled = false;
   button.disabled = true;
   try {
-    for (;;) {
-      let job;
-      try {
-        job = await getJSON(`/v1/jobs/${encodeURIComponent(jobId)}?after=${after}`);
-      } catch (problem) {
-        if (problem instanceof ApiError && problem.status === 404) {
-          localStorage.removeItem(JOB_KEY);
-          error.textContent = "This question is no longer on the server (it was restarted); look for it in History.";
-          return;
-        }
-        throw problem;
-      }
-      if (following !== jobId) return; // another question took over this view
-      for (const event of job.events) {
+    const job = await follow(jobId, (now) => {
+      if (following !== jobId) return false; // another question took over this view
+      for (const event of now.events) {
         progress.update(event.phase, event);
         events.push(event);
-        after = event.seq;
       }
-      byId("ask-job").dataset.status = job.status;
-      if (job.status !== "running") {
-        line.textContent = `${job.status === "done" ? "Answered" : job.status === "cancelled" ? "Cancelled" : "Failed"} in ${clockTime(job.elapsed)}`;
-        localStorage.removeItem(JOB_KEY);
-        finish(job, events, answer, error);
-        return;
+      byId("ask-job").dataset.status = now.status;
+      if (now.status === "running") {
+        line.textContent = jobLine(now);
+        if (now.cancelling) cancel.disabled = true;
       }
-      line.textContent = jobLine(job);
-      if (job.cancelling) cancel.disabled = true;
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
+      return true;
+    });
+    if (following !== jobId) return;
+    line.textContent = endedLine(job);
+    localStorage.removeItem(JOB_KEY);
+    finish(job, events, answer, error);
   } catch (problem) {
-    error.textContent = problem.message;
+    if (problem instanceof ApiError && problem.status === 404) {
+      localStorage.removeItem(JOB_KEY);
+      error.textContent = "This question is no longer on the server (it was restarted); look for it in History.";
+    } else {
+      error.textContent = problem.message;
+    }
   } finally {
     if (following === jobId) {
       cancel.hidden = true;

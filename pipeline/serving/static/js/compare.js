@@ -1,8 +1,8 @@
 // The Compare view: one question answered by two programs side by side, sections aligned by sub-question, what
 // differs highlighted (answer lines, evidence only one side quotes), and each side's cost, MLflow run and prompts.
-import { getJSON, health } from "./api.js";
+import { getJSON, health, postJSON } from "./api.js";
 import { announce, append, byId, clear, el, externalLink } from "./dom.js";
-import { ask, readQuestion } from "./ask.js";
+import { readQuestion, runJob } from "./ask.js";
 import { extras, metaLine, sectionCard, sourcesOf } from "./answer.js";
 import { showPrompts } from "./profiles.js";
 import { scopePicker } from "./scope.js";
@@ -200,6 +200,8 @@ export function setUpCompare() {
   const form = byId("compare-form");
   const error = byId("compare-error");
   const button = byId("compare-button");
+  const cancel = byId("compare-cancel");
+  let jobs = []; // the ids of the two questions running
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const body = readQuestion(byId("compare-question"), picker, error);
@@ -209,15 +211,17 @@ export function setUpCompare() {
     }));
     const progressRoot = clear(byId("compare-progress"));
     clear(byId("compare-result"));
+    jobs = [];
     const runs = choices.map((choice, index) => {
-      const box = el("div", { class: "ab-progress" }, el("h3", { text: choice.label }));
-      progressRoot.append(box);
+      const line = el("p", { class: "job-line" });
       const holder = el("div");
-      box.append(holder);
+      progressRoot.append(el("div", { class: "ab-progress" }, el("h3", { text: choice.label }), line, holder));
       const progress = stepper(holder, index ? "Right" : "Left");
-      return ask({ ...body, ...programBody(choice.value) }, progress);
+      return runJob({ ...body, ...programBody(choice.value) }, progress, line, (jobId) => jobs.push(jobId));
     });
     button.disabled = true;
+    cancel.hidden = false;
+    cancel.disabled = false;
     try {
       const [left, right] = await Promise.all(runs);
       render(side(choices[0].label, choices[0].value, left, "left"), side(choices[1].label, choices[1].value, right, "right"));
@@ -225,7 +229,16 @@ export function setUpCompare() {
     } catch (problem) {
       append(error, problem.message);
     } finally {
+      await Promise.allSettled(runs); // a side that failed first leaves the other to end
       button.disabled = false;
+      cancel.hidden = true;
     }
+  });
+  cancel.addEventListener("click", async () => {
+    cancel.disabled = true;
+    const results = await Promise.allSettled(jobs.map((jobId) => postJSON(`/v1/jobs/${encodeURIComponent(jobId)}/cancel`)));
+    const refused = results.find((result) => result.status === "rejected");
+    if (refused) append(error, refused.reason.message);
+    else announce("Stopping both questions");
   });
 }
