@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.export import save_export
 from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.program.module import ScopedQA
-from pipeline.settings import DEFAULT_PROFILES, Settings
+from pipeline.settings import DEFAULT_PROFILES
 from pipeline.store import Store, open_store
 from pipeline.store.build import build_index
 from pipeline.store.embedders import HashEmbedder
@@ -24,7 +23,7 @@ from tests.conftest import DEMO_DIR
 from tests.support.app_server import Start, app_servers
 from tests.support.browser import chromium
 from tests.support.compromised_server import openai_compatible_server
-from tests.support.exports import save_demo_export
+from tests.support.exports import save_demo_export, save_program_export
 from tests.support.page_driver import (
     HOSTILE_DOCUMENT,
     HOSTILE_RELPATH,
@@ -96,17 +95,7 @@ def terse_export(store: Store, tmp_path_factory: pytest.TempPathFactory) -> Path
         f"{program.answer.signature.instructions}\n\n{TERSE_MARKER}"
     )
     out = tmp_path_factory.mktemp("web-terse") / "export"
-    save_export(
-        program,
-        out,
-        settings=Settings(),
-        experiment_config={"optimizer": "none"},
-        trainset_hash="sha256:" + "4" * 64,
-        scores={},
-        run_id=TERSE_RUN,
-        lm_name="fake",
-    )
-    return out
+    return save_program_export(program, out, trainset_hash="sha256:" + "4" * 64, run_id=TERSE_RUN)
 
 
 @pytest.fixture(scope="module")

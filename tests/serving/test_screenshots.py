@@ -17,13 +17,13 @@ import dspy
 import pytest
 
 from pipeline.cli.main import main
-from pipeline.export import save_export
 from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.program.module import ScopedQA
-from pipeline.settings import DEFAULT_PROFILES, Settings
+from pipeline.settings import DEFAULT_PROFILES
 from pipeline.store import open_store
 from tests.conftest import DEMO_DIR
 from tests.support.browser import chromium, skip_reason
+from tests.support.exports import save_program_export
 from tests.support.page_driver import VIEWPORT, Served, choose_entity, open_view, screenshot, until
 from tests.support.serve_process import scoperag_serve
 
@@ -56,15 +56,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     program = ScopedQA(store)
     program.decompose.demos = [SPLIT_DEMO]
     export = cwd / PROFILE
-    # written by hand, not compiled: no trainset, no scores, no run
-    save_export(
-        program,
-        export,
-        settings=Settings(),
-        experiment_config={"optimizer": "none"},
-        trainset_hash="sha256:" + "0" * 64,
-        scores={},
-    )
+    save_program_export(program, export, lm_name=None)  # written by hand, not compiled
     add_profile(paths, PROFILE, export, note="one decomposition demo that splits a two-part question")
     options = ["--index", str(index), "--corpus", str(DEMO_DIR), "--history", "history.sqlite"]
     with scoperag_serve([*options, "--label-to", "labels.jsonl"], cwd, startup=300) as url:
