@@ -77,9 +77,9 @@ adversarial: setup
 bench: setup
 	$(BIN)/python benchmarks/retrieval.py --sizes 10000 100000
 
-# The README's screenshots of the answer and the A/B view, taken by the browser tests.
+# The README's pictures of the page, taken with the embedded model (minutes per question).
 screenshots: setup
-	SCOPERAG_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q tests/serving/test_web_page.py -k "property_question or ab_view"
+	SCOPERAG_SCREENSHOTS=docs/screenshots $(BIN)/pytest -q -m live_lm tests/serving/test_screenshots.py
 
 clean:
 	rm -rf $(VENV) .scoperag

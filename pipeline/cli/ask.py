@@ -124,7 +124,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     history_id = None
     if final is not None and final.trace is not None:
         history = History(Path(args.history))
-        history_id = history.record(final.trace)
+        history_id = history.record(final.trace, status="failed" if isinstance(final, Failed) else "done")
         history.close()
     if isinstance(final, Failed) or final is None:
         notices.print(styled(("error: ", "red"), final.message if final else "no answer"))

@@ -54,6 +54,18 @@ def register(commands: Commands) -> None:
         "and text pages with their line breaks (default: the indexed text only)",
     )
     p.add_argument(
+        "--label-to",
+        metavar="FILE",
+        help="the JSONL traces file answers labelled on the page are appended to (the examples `scoperag label` "
+        "writes); without it answers are not labelled on the page",
+    )
+    p.add_argument(
+        "--tracking-uri",
+        metavar="URL",
+        help="the MLflow tracking server (e.g. the address `scoperag ui` prints) whose runs the page links to "
+        "(default: $MLFLOW_TRACKING_URI when it is a server)",
+    )
+    p.add_argument(
         "--allowed-host",
         action="append",
         default=[],
@@ -95,9 +107,19 @@ def _allowed_host(text: str) -> AllowedHost:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from pipeline.serving.server import run
+    import os
+
+    from pipeline.serving.server import checked_label_file, run
 
     configure_dspy()
+    label_to = checked_label_file(Path(args.label_to)) if args.label_to else None
+    if label_to is not None:
+        print(f"labels made on the page are appended to {label_to}", file=sys.stderr)
+    tracking = args.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
+    if tracking and not tracking.startswith(("http://", "https://")):
+        said = f"the page links no MLflow runs: {tracking} is a store, not a server (pass --tracking-uri URL)"
+        print(said, file=sys.stderr)
+        tracking = None
     for entry in args.allowed_host:
         port = f":{entry.port}" if entry.port else " on any port"
         print(f"also answering Host {entry.name}{port}", file=sys.stderr)
@@ -124,6 +146,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         corpus=Path(args.corpus) if args.corpus else None,
         allowed_hosts=args.allowed_host,
         api_key=lm_api_key(),
+        label_to=label_to,
+        tracking=tracking.rstrip("/") if tracking else None,
     )
     return 0
 

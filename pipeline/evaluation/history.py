@@ -1,4 +1,5 @@
-"""The question history: every question's full trace in SQLite, listed and shown by the CLI."""
+"""The question history: every question's full trace in SQLite, with how it ended and the LM that answered it,
+listed and shown by the CLI and the server."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pipeline.errors import ScopeRagError
 from pipeline.program.trace import QuestionTrace, fit_trace
@@ -20,6 +22,11 @@ CREATE TABLE IF NOT EXISTS history (
 );
 CREATE INDEX IF NOT EXISTS history_by_time ON history(created_at);
 """
+# Columns added after the first release: an older file gets them on open (empty for its old rows).
+ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"))
+COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm"
+Status = Literal["done", "failed", "cancelled"]
+STATUSES: tuple[Status, ...] = ("done", "failed", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,17 @@ class HistoryEntry:
     tokens: int
     seconds: float
     trace: QuestionTrace
+    # done (answered, asked back or refused), failed (the LM or the program failed), cancelled (stopped by the user)
+    status: Status = "done"
+    # the LM that answered (as the server names it); None when not recorded
+    lm: str | None = None
+
+
+def recorded_status(stored: object, trace: QuestionTrace) -> Status:
+    """A row's status; a row written before statuses were kept failed when its trace records the LM failing."""
+    if stored in STATUSES:
+        return stored  # type: ignore[return-value]
+    return "failed" if any(f.guard == "lm" for f in trace.fallbacks) else "done"
 
 
 class History:
@@ -44,14 +62,31 @@ class History:
         self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.executescript(SCHEMA)
+        self._add_columns()
 
-    def record(self, trace: QuestionTrace) -> str:
-        """Store `trace` (cut to the trace cap first, see `fit_trace`); returns its new history id."""
+    def _add_columns(self) -> None:
+        have = {str(row[1]) for row in self._db.execute("PRAGMA table_info(history)")}
+        for name, kind in ADDED_COLUMNS:
+            if name in have:
+                continue
+            try:
+                with self._db:
+                    self._db.execute(f"ALTER TABLE history ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as exc:  # another process added it first
+                if "duplicate column" not in str(exc):
+                    raise
+
+    def record(self, trace: QuestionTrace, *, status: Status = "done", lm: str | None = None) -> str:
+        """Store `trace` (cut to the trace cap first, see `fit_trace`) with how the question ended and the LM
+        that answered; returns its new history id."""
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
         fit_trace(trace)
         history_id = str(uuid.uuid4())
         with self._db:
             self._db.execute(
-                "INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO history (history_id, created_at, question, scope, answer, lm_calls, tokens, seconds, "
+                "trace, status, lm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     history_id,
                     datetime.now(UTC).isoformat(timespec="seconds"),
@@ -62,20 +97,38 @@ class History:
                     trace.tokens,
                     trace.timings.get("total", 0.0),
                     trace.model_dump_json(),
+                    status,
+                    lm,
                 ),
             )
         return history_id
 
-    def recent(self, limit: int = 20) -> list[HistoryEntry]:
-        """The latest entries, newest first."""
-        rows = self._db.execute("SELECT * FROM history ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,))
+    def recent(
+        self, limit: int = 20, *, containing: str | None = None, lm: str | None = None, status: Status | None = None
+    ) -> list[HistoryEntry]:
+        """The latest entries, newest first; only those whose question holds `containing` (ignoring the case of
+        ASCII letters), answered by `lm`, or ending with `status`, when given."""
+        where, values = [], []
+        if containing:
+            where.append("instr(lower(question), lower(?)) > 0")
+            values.append(containing)
+        if lm is not None:
+            where.append("lm = ?")
+            values.append(lm)
+        if status is not None:
+            where.append("status = ?")
+            values.append(status)
+        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        rows = self._db.execute(
+            f"SELECT {COLUMNS} FROM history {condition}ORDER BY created_at DESC, rowid DESC LIMIT ?", (*values, limit)
+        )
         return [self._entry(row) for row in rows]
 
     def get(self, history_id: str) -> HistoryEntry:
         """One entry by id or unique id prefix; ScopeRagError when there is none."""
         # A prefix compared as text: LIKE would read '%' and '_' in the argument as wildcards.
         rows = self._db.execute(
-            "SELECT * FROM history WHERE substr(history_id, 1, ?) = ? ORDER BY created_at DESC LIMIT 2",
+            f"SELECT {COLUMNS} FROM history WHERE substr(history_id, 1, ?) = ? ORDER BY created_at DESC LIMIT 2",
             (len(history_id), history_id),
         ).fetchall()
         if len(rows) != 1:
@@ -85,7 +138,8 @@ class History:
 
     @staticmethod
     def _entry(row: tuple[object, ...]) -> HistoryEntry:
-        history_id, created, question, _scope, answer, calls, tokens, seconds, trace = row
+        history_id, created, question, answer, calls, tokens, seconds, trace, status, lm = row
+        parsed = QuestionTrace.model_validate_json(str(trace))
         return HistoryEntry(
             str(history_id),
             str(created),
@@ -94,7 +148,9 @@ class History:
             int(calls),  # type: ignore[call-overload]
             int(tokens),  # type: ignore[call-overload]
             float(seconds),  # type: ignore[arg-type]
-            QuestionTrace.model_validate_json(str(trace)),
+            parsed,
+            recorded_status(status, parsed),
+            None if lm is None else str(lm),
         )
 
     def close(self) -> None:

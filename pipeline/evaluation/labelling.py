@@ -100,6 +100,7 @@ def example_from_history(
     case: Case,
     answer_facts: Sequence[str],
     gold_documents: Sequence[str] | None = None,
+    gold_pages: Sequence[tuple[str, int]] | None = None,
     forbidden_documents: Sequence[str] = (),
     expect_not_found: bool = False,
     tags: Sequence[str] = (),
@@ -108,22 +109,31 @@ def example_from_history(
 ) -> LabelledExample:
     """The labelled example of a recorded question; LabellingError says why it cannot be one.
 
-    Gold documents default to the documents the answer cited (none when `expect_not_found`),
-    and the cited pages of gold documents become gold pages. Documents may be given as catalog
-    ids, relative paths or unique file names; all are stored as relative paths.
+    Gold documents default to the documents the answer cited (none when `expect_not_found`), or to the
+    documents of `gold_pages` when those are named; gold pages are `gold_pages` ((document id, page) pairs
+    someone read), else the cited pages of gold documents. Documents may be given as catalog ids, relative
+    paths or unique file names; all are stored as relative paths.
     """
     kind = str(entry.trace.scope.get("kind", "no_scope"))
     if kind not in CASE_SCOPES[case]:
         raise LabellingError(f"the question was asked with a {kind} scope, so it cannot be labelled as {case}")
     cited = _cited(entry)
+    if gold_pages is not None:
+        _relpaths(catalog, [d for d, _ in gold_pages], "gold pages' documents")
+        bad = [(d, p) for d, p in gold_pages if not 1 <= p <= catalog.documents[d].page_count]
+        if bad:
+            raise LabellingError(f"gold pages {bad} are not pages of their documents")
+        if gold_documents is None:
+            gold_documents = list(dict.fromkeys(d for d, _ in gold_pages))
     if gold_documents is None:
         gold_ids = [] if expect_not_found else list(dict.fromkeys(d for d, _ in cited))
         gold = _relpaths(catalog, gold_ids, "cited documents")
     else:
         gold = _as_relpaths(catalog, gold_documents)
+    named: Sequence[tuple[str, int | None]] = cited if gold_pages is None else gold_pages
     pages = [
         GoldPage(document=catalog.documents[d].relpath, page=page)
-        for d, page in cited
+        for d, page in named
         if d in catalog.documents and catalog.documents[d].relpath in gold and page is not None
     ]
     scope = _scope(entry, catalog)

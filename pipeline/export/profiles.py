@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from pipeline.export import MANIFEST, PROGRAM, PROMPTS, canonical_json, read_exp
 from pipeline.export.fs import publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, read_limited
 from pipeline.export.schema import validate_model
+from pipeline.export.validate import ExportContents
 from pipeline.files import exclusive_lock, write_file_atomic
 from pipeline.guards.sanitise import MAX_NOTE_CHARS, sanitised_text
 from pipeline.types import StrictJson
@@ -149,7 +151,7 @@ def export_profile(paths: ProfilePaths, name: str) -> dict[str, Any]:
         raise ProfileError(
             name,
             f"is {size} bytes as one profile document, over the {MAX_PROFILE_BYTES}-byte import limit",
-            "Copy the export directory itself and register it with add_profile",
+            "Copy the export directory itself and register it with `scoperag profile add`",
         )
     return data
 
@@ -176,24 +178,8 @@ def import_profile(paths: ProfilePaths, data: bytes, name: str, *, confirm_overw
     anything is written; an existing profile is replaced only with `confirm_overwrite`.
     """
     check_name(name)
-    if len(data) > MAX_PROFILE_BYTES:
-        raise ExportError(
-            PAYLOAD,
-            f"is {len(data)} bytes, over the {MAX_PROFILE_BYTES}-byte limit",
-            "Check that this is a profile exported by scoperag; large programs move as export directories",
-        )
-    value = strict_loads(data, PAYLOAD)
-    _check_payload_format(value)
-    validate_model(ProfilePayload, value, PAYLOAD)
-    inline = value["export"]
-    files = {
-        MANIFEST: canonical_json(inline["manifest"]),
-        PROGRAM: canonical_json(inline["program"]),
-        PROMPTS: inline["prompts_md"].encode("utf-8"),
-    }
-    validate_export_bytes(
-        files[MANIFEST], files[PROGRAM], files[PROMPTS], where=f"{PAYLOAD} export", max_file_bytes=MAX_PROFILE_BYTES
-    )
+    checked = checked_payload(data)
+    files = checked.files
     with _registry_lock(paths):
         registry = _read_registry(paths)
         target = paths.root / name
@@ -209,12 +195,65 @@ def import_profile(paths: ProfilePaths, data: bytes, name: str, *, confirm_overw
         with staged_dir(target) as staging:
             write_files(staging, files)
             publish_dir(staging, target, overwrite=True)
-        entry = _entry(name, _stored_path(paths, target), value["note"])
+        entry = _entry(name, _stored_path(paths, target), checked.note)
         # only this profile's entry changes; `active` is carried over untouched
         registry = registry.model_copy(update={"profiles": {**registry.profiles, name: entry}})
         _write_registry(paths, registry)
     log.info("imported profile %s into %s", name, target)
     return _info(paths, registry, name)
+
+
+@dataclass(frozen=True)
+class CheckedProfile:
+    """A profile document that passed every check: its name and note as written, its export's files and contents."""
+
+    name: str
+    note: str
+    files: dict[str, bytes]
+    contents: ExportContents
+
+
+def checked_payload(data: bytes) -> CheckedProfile:
+    """A `scoperag-profile/v1` document checked in full (format, size, the same strict rules as load_export);
+    nothing is written. ExportError names the first problem."""
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ExportError(
+            PAYLOAD,
+            f"is {len(data)} bytes, over the {MAX_PROFILE_BYTES}-byte limit",
+            "Check that this is a profile exported by scoperag; large programs move as export directories",
+        )
+    value = strict_loads(data, PAYLOAD)
+    _check_payload_format(value)
+    validate_model(ProfilePayload, value, PAYLOAD)
+    inline = value["export"]
+    files = {
+        MANIFEST: canonical_json(inline["manifest"]),
+        PROGRAM: canonical_json(inline["program"]),
+        PROMPTS: inline["prompts_md"].encode("utf-8"),
+    }
+    contents = validate_export_bytes(
+        files[MANIFEST], files[PROGRAM], files[PROMPTS], where=f"{PAYLOAD} export", max_file_bytes=MAX_PROFILE_BYTES
+    )
+    return CheckedProfile(value["name"], value["note"], files, contents)
+
+
+def remove_profile(paths: ProfilePaths, name: str) -> ProfileInfo:
+    """Profile `name`, no longer registered (never the active one); its export directory is deleted when it was
+    imported under the profiles root, and kept when `add_profile` registered a directory elsewhere."""
+    check_name(name)
+    with _registry_lock(paths):
+        registry = _read_registry(paths)
+        _require(registry, name)
+        if registry.active == name:
+            raise ProfileError(name, "is the active profile", "Activate another profile first, then remove this one")
+        info = _info(paths, registry, name)
+        profiles = {key: entry for key, entry in registry.profiles.items() if key != name}
+        _write_registry(paths, registry.model_copy(update={"profiles": profiles}))
+        imported = (paths.root / name).resolve()
+        if info.program.resolve() == imported and imported.is_dir():
+            shutil.rmtree(imported)
+    log.info("removed profile %s", name)
+    return info
 
 
 # -- helpers ------------------------------------------------------------------------------------

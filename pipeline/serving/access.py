@@ -32,19 +32,28 @@ def recorded_sections(trace: QuestionTrace) -> list[Section]:
     return sections
 
 
+def kept_pages(trace: QuestionTrace) -> list[tuple[str, int]]:
+    """(document id, page) of every page holding a chunk kept for the answer, in the order they were kept."""
+    return list(dict.fromkeys((c.document_id, c.page) for sub in trace.sub_questions for c in sub.chunks if c.kept))
+
+
 def _shown(trace: QuestionTrace) -> Iterator[tuple[str, int]]:
     for section in recorded_sections(trace):
         for source in section.sources:
             yield source.document_id, source.page
-    for sub in trace.sub_questions:
-        for chunk in sub.chunks:
-            if chunk.kept:
-                yield chunk.document_id, chunk.page
+    yield from kept_pages(trace)
 
 
 def shown_pages(trace: QuestionTrace) -> frozenset[tuple[str, int]]:
     """(document id, page) of every page the answer showed: cited in a section or holding a kept chunk."""
     return frozenset(_shown(trace))
+
+
+def scope_documents(trace: QuestionTrace, catalog: ScopeCatalog) -> frozenset[str] | None:
+    """The documents the recorded question's scope allowed (None: the whole catalog); ValidationError or
+    UnknownScopeError when the recorded scope no longer resolves."""
+    scope = Scope.model_validate(trace.scope)
+    return question_scope(scope, catalog, trace.implicit_scope).allowed
 
 
 def page_refusal(
@@ -54,8 +63,7 @@ def page_refusal(
     if not is_canonical_uuid(document_id):
         return "not a canonical document id"
     try:
-        scope = Scope.model_validate(trace.scope)
-        allowed = question_scope(scope, catalog, trace.implicit_scope).allowed
+        allowed = scope_documents(trace, catalog)
     except (ValidationError, UnknownScopeError):
         return "the question's recorded scope no longer resolves"
     if allowed is not None and document_id not in allowed:
@@ -83,3 +91,20 @@ def section_sources(trace: QuestionTrace) -> list[tuple[Section, list[tuple[Sour
         (section, [(s, cited_rows(trace, s.document_id, s.page, section.index)) for s in section.sources])
         for section in recorded_sections(trace)
     ]
+
+
+def page_quotes(
+    trace: QuestionTrace, document_id: str, page: int, section: int | None = None
+) -> tuple[list[str], list[str]]:
+    """The evidence sentences the answer quotes from that page (for one section, or all), and the answer lines
+    resting on them."""
+    quotes: list[str] = []
+    answers: list[str] = []
+    for recorded in recorded_sections(trace):
+        if section is not None and recorded.index != section:
+            continue
+        here = [e.text for e in recorded.evidence if e.source.document_id == document_id and e.source.page == page]
+        quotes.extend(here)
+        if here and recorded.status == "answered" and recorded.answer:
+            answers.append(recorded.answer)
+    return list(dict.fromkeys(quotes)), list(dict.fromkeys(answers))

@@ -21,20 +21,21 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from pipeline.errors import UnknownScopeError
 from pipeline.export import ExportManifest
 from pipeline.export.profiles import ProfilePaths
 from pipeline.guards.sanitise import MAX_QUESTION_CHARS
-from pipeline.intake.scope import resolve_scope
 from pipeline.program.module import ScopedQA
+from pipeline.serving.asking import prepare
 from pipeline.serving.catalog_routes import catalog_router
 from pipeline.serving.history_routes import history_router
 from pipeline.serving.hosts import AllowedHost, HostCheckMiddleware
+from pipeline.serving.job_routes import job_router
+from pipeline.serving.label_routes import label_router
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
-from pipeline.serving.profile_routes import profile_program, profile_router
-from pipeline.serving.schemas import ErrorItem, ErrorResponse, HealthResponse, QueryRequest
+from pipeline.serving.profile_routes import profile_router
+from pipeline.serving.schemas import ErrorResponse, HealthResponse, QueryRequest
 from pipeline.serving.sse import KEEPALIVE, MEDIA_TYPE, frame
-from pipeline.serving.state import Limits, LockedHistory, ServingProgram, ServingState
+from pipeline.serving.state import LabelFile, Limits, LockedHistory, ServingProgram, ServingState, lm_name
 from pipeline.serving.streaming import EventChannel, Idle, StreamRegistry, StreamWorker
 from pipeline.serving.web import SecurityHeadersMiddleware, web_router
 from pipeline.store import Store
@@ -70,14 +71,18 @@ def create_app(
     heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
     corpus: Path | None = None,
     allowed_hosts: Sequence[AllowedHost] = (),
+    label_to: Path | None = None,
+    tracking: str | None = None,
 ) -> FastAPI:
     """The scoperag HTTP app over `store`, answering with `program` on `lm`.
 
     `adapter` defaults to dspy.JSONAdapter() (as `scoperag ask` uses); `manifest`/`profile` describe
     where `program` came from (GET /v1/health); `history` is a SQLite file every answered question's
     trace is recorded in (and cited pages are opened through); `profiles` enables the /v1/profiles
-    endpoints; `corpus` is the folder the index was built from (cited pages are shown from its files).
-    Only requests naming the server's own loopback names or address, or one of `allowed_hosts`, are answered.
+    endpoints; `corpus` is the folder the index was built from (cited pages are shown from its files);
+    `label_to` is the JSONL traces file labels made on the page are appended to (none: labels are not saved);
+    `tracking` the MLflow tracking server the page links runs to. Only requests naming the server's own
+    loopback names or address, or one of `allowed_hosts`, are answered.
     """
     if not 1 <= max_question_chars <= MAX_QUESTION_CHARS:
         raise ValueError(f"max_question_chars must be within 1..{MAX_QUESTION_CHARS}, got {max_question_chars}")
@@ -89,8 +94,10 @@ def create_app(
         current=ServingProgram(program, manifest, profile),
         registry=StreamRegistry(max_concurrent_streams),
         profiles=profiles,
-        history=LockedHistory(history) if history is not None else None,
+        history=LockedHistory(history, lm_name(lm)) if history is not None else None,
         corpus=corpus,
+        labels=LabelFile(label_to) if label_to is not None else None,
+        tracking=tracking,
     )
 
     @asynccontextmanager
@@ -114,6 +121,8 @@ def create_app(
     app.include_router(profile_router(state))
     app.include_router(catalog_router(state))
     app.include_router(history_router(state))
+    app.include_router(job_router(state))
+    app.include_router(label_router(state))
     app.include_router(web_router())
     _add_query_routes(app, state)
     return app
@@ -134,20 +143,12 @@ def _add_query_routes(app: FastAPI, state: ServingState) -> None:
         responses={200: {"content": {MEDIA_TYPE: {}}, "description": _STREAM_DOC}, **errors},
     )
     async def query(body: QueryRequest) -> Response:
-        """Answer a question inside its scope, streaming progress events (text/event-stream)."""
-        if len(body.question) > state.limits.max_question_chars:
-            limit = state.limits.max_question_chars
-            return _unprocessable("string_too_long", ["body", "question"], f"at most {limit} characters", None)
-        try:
-            scope = resolve_scope(state.store, document_ids=body.document_ids, property_ref=body.property)
-        except UnknownScopeError as exc:
-            field = "document_ids" if exc.kind == "document id" else "property"
-            return _unprocessable("unknown_scope", ["body", field], str(exc), exc.values)
-        program = state.current.program
-        if body.uncompiled:
-            program = ScopedQA(state.store, program.settings)
-        elif body.profile is not None:
-            program = await run_in_threadpool(profile_program, state, body.profile)
+        """Answer a question inside its scope, streaming progress events (text/event-stream). The question is
+        cancelled when the client goes away (POST /v1/jobs answers one that outlives its client)."""
+        prepared = await run_in_threadpool(prepare, state, body)
+        if isinstance(prepared, Response):
+            return prepared
+        scope, program = prepared.scope, prepared.program
         stream_id = uuid.uuid4().hex
         channel = EventChannel(asyncio.get_running_loop())
         if not state.registry.reserve(stream_id, channel):
@@ -180,6 +181,8 @@ def _add_query_routes(app: FastAPI, state: ServingState) -> None:
             program=state.current.info(),
             lm=state.lm_name,
             active_streams=state.registry.active,
+            labels=state.labels is not None,
+            tracking=state.tracking,
         )
 
 
@@ -206,11 +209,6 @@ async def _sse(
         if not started:
             release(worker.stream_id)
         log.info("stream %s: closed after %d events", worker.stream_id, seq)
-
-
-def _unprocessable(kind: str, loc: list[str | int], msg: str, value: Any) -> JSONResponse:
-    item = ErrorItem(type=kind, loc=loc, msg=msg, input=value)
-    return JSONResponse(ErrorResponse(detail=[item]).model_dump(mode="json"), status_code=422)
 
 
 async def _invalid_request(_: Request, exc: Exception) -> JSONResponse:

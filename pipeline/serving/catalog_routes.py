@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from fastapi import APIRouter, HTTPException, Query
 
 from pipeline.errors import UnknownScopeError
@@ -56,6 +58,7 @@ def _document(state: ServingState, document: Document) -> DocumentOut:
     return DocumentOut(
         document_id=document.document_id,
         filename=sanitised_text(document.filename, MAX_DISPLAY_CHARS),
+        folder=sanitised_text(PurePosixPath(document.relpath).parent.as_posix().removeprefix("."), MAX_DISPLAY_CHARS),
         title=sanitised_text(document.title, MAX_DISPLAY_CHARS),
         entities=[sanitised_text(entities[e].name, MAX_DISPLAY_CHARS) for e in document.entity_ids if e in entities],
         pages=document.page_count,

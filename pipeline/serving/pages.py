@@ -1,4 +1,5 @@
-"""A cited page as the web page shows it: its text with the cited chunks marked, and a PDF page as a PNG.
+"""A cited page as the web page shows it: its text with the chunks kept for the answer shaded, the sentences it
+quotes and its answer line marked (pipeline.serving.highlights), and a PDF page as a PNG marked the same way.
 
 The text is the page's indexed text (its chunks' words, rebuilt from the catalog), or the original file's
 page when the server was given the corpus folder and that page still holds exactly the indexed words (it
@@ -13,7 +14,7 @@ import logging
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 
 from pipeline.errors import InputFileError
 from pipeline.guards.sanitise import sanitised_text
+from pipeline.serving.highlights import Mark, letters, pieces, quote_spans
 from pipeline.store import Store
 from pipeline.store.reading import read_source
 from pipeline.types import Chunk, Document
@@ -34,18 +36,29 @@ RENDER_WIDTH = 1000  # pixels across a rendered PDF page
 MAX_RENDER_PIXELS = 3_000_000
 # Characters of a chunk (letters and digits only) matched at each end to find it on a rendered page.
 MATCH_CHARS = 40
-HIGHLIGHT_FILL = (255, 212, 0, 96)
-HIGHLIGHT_LINE = (184, 134, 11, 255)
+# A kept chunk is shaded lightly, a quoted sentence in yellow, the answer line outlined in orange.
+HIGHLIGHT_FILL: dict[Mark, tuple[int, int, int, int]] = {
+    "kept": (255, 212, 0, 40),
+    "evidence": (255, 212, 0, 120),
+    "answer": (255, 140, 0, 140),
+}
+HIGHLIGHT_LINE: dict[Mark, tuple[int, int, int, int] | None] = {
+    "kept": None,
+    "evidence": (184, 134, 11, 255),
+    "answer": (178, 34, 34, 255),
+}
 # PDFium is not thread-safe; the server reads and draws PDFs from several request threads.
 _PDFIUM = threading.Lock()
 
 
 @dataclass(frozen=True)
 class Segment:
-    """A run of display text on one line, cited or not."""
+    """A run of display text on one line; `cited` when it lies in a chunk kept for the answer or a quote, `mark`
+    the strongest highlight on it."""
 
     text: str
     cited: bool
+    mark: Mark | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,7 @@ class Box:
     top: float
     width: float
     height: float
+    mark: Mark = "kept"
 
 
 @dataclass(frozen=True)
@@ -117,23 +131,20 @@ def cited_spans(text: str, cited: Sequence[Sequence[str]]) -> list[tuple[int, in
     return merged
 
 
-def display_lines(text: str, spans: Sequence[tuple[int, int]]) -> list[list[Segment]]:
-    """`text` as lines of sanitised segments, the characters inside `spans` marked as cited."""
+def display_lines(
+    text: str, spans: Sequence[tuple[int, int]], marks: Mapping[Mark, Sequence[tuple[int, int]]] | None = None
+) -> list[list[Segment]]:
+    """`text` as lines of sanitised segments: the characters inside `spans` (kept chunks) cited, and those inside
+    `marks` (quotes, the answer line) cited with that mark."""
     text = text[:MAX_PAGE_CHARS]
-    pieces: list[tuple[str, bool]] = []
-    at = 0
-    for a, b in spans:
-        pieces += [(text[at:a], False), (text[a:b], True)]
-        at = b
-    pieces.append((text[at:], False))
     lines: list[list[Segment]] = [[]]
-    for piece, cited in pieces:
+    for piece, mark in pieces(text, {"kept": spans, **(marks or {})}):
         for number, part in enumerate(piece.split("\n")):
             if number:
                 lines.append([])
             clean = sanitised_text(part, MAX_SEGMENT_CHARS)
             if clean:
-                lines[-1].append(Segment(clean, cited))
+                lines[-1].append(Segment(clean, mark is not None, mark))
     return lines
 
 
@@ -143,15 +154,24 @@ def snippet(chunks: Sequence[Chunk]) -> str:
 
 
 def page_content(
-    store: Store, corpus: Path | None, document: Document, page: int, cited: Sequence[Chunk]
+    store: Store,
+    corpus: Path | None,
+    document: Document,
+    page: int,
+    cited: Sequence[Chunk],
+    quotes: Sequence[str] = (),
+    answers: Sequence[str] = (),
 ) -> PageContent:
-    """The page's display lines with `cited` chunks marked, from the original file when it still matches."""
+    """The page's display lines with `cited` chunks shaded, the `quotes` marked and each of `answers` marked where
+    it stands inside a quote; from the original file when it still matches the index."""
     overlap = int(store.manifest.settings.get("chunk_overlap", 0))
     indexed = page_words(page_chunks(store, document, page), overlap)
     runs = [c.text.split() for c in cited]
     original, note = _original_page(corpus, document, page, indexed)
     text = original if original is not None else " ".join(indexed)
-    lines = display_lines(text, cited_spans(text, runs))
+    evidence = quote_spans(text, quotes)
+    marks: dict[Mark, list[tuple[int, int]]] = {"evidence": evidence, "answer": quote_spans(text, answers, evidence)}
+    lines = display_lines(text, cited_spans(text, runs), marks)
     path = _source_path(corpus, document) if original is not None else None
     return PageContent(lines, path, note)
 
@@ -192,8 +212,11 @@ def _read_pages(path: str, relpath: str, mtime_ns: int, size: int) -> tuple[str,
     return read_source(Path(path), relpath).pages
 
 
-def pdf_boxes(path: Path, page: int, cited: Sequence[Chunk]) -> list[Box]:
-    """Where the `cited` chunks are on page `page` of the PDF at `path` (none when PDFium cannot read it)."""
+def pdf_boxes(
+    path: Path, page: int, cited: Sequence[Chunk], quotes: Sequence[str] = (), answers: Sequence[str] = ()
+) -> list[Box]:
+    """Where the `cited` chunks, the `quotes` and the `answers` are on page `page` of the PDF at `path`, in that
+    order (none when PDFium cannot read it)."""
     import pypdfium2 as pdfium
 
     with _PDFIUM:
@@ -206,7 +229,12 @@ def pdf_boxes(path: Path, page: int, cited: Sequence[Chunk]) -> list[Box]:
             pdf_page = pdf[page - 1]
             textpage = pdf_page.get_textpage()
             width, height = pdf_page.get_size()
-            boxes = _boxes(textpage, cited, width, height)
+            marked: list[tuple[str, Mark]] = [
+                *((c.text, "kept") for c in cited),
+                *((q, "evidence") for q in quotes),
+                *((a, "answer") for a in answers),
+            ]
+            boxes = _boxes(textpage, marked, width, height)
             textpage.close()
             pdf_page.close()
         except pdfium.PdfiumError as exc:
@@ -217,13 +245,15 @@ def pdf_boxes(path: Path, page: int, cited: Sequence[Chunk]) -> list[Box]:
     return boxes
 
 
-def render_pdf_page(path: Path, page: int, cited: Sequence[Chunk]) -> bytes:
-    """Page `page` of the PDF at `path` as PNG bytes, the `cited` chunks highlighted; InputFileError when
-    PDFium cannot draw it."""
+def render_pdf_page(
+    path: Path, page: int, cited: Sequence[Chunk], quotes: Sequence[str] = (), answers: Sequence[str] = ()
+) -> bytes:
+    """Page `page` of the PDF at `path` as PNG bytes, the `cited` chunks shaded and the `quotes` and `answers`
+    highlighted; InputFileError when PDFium cannot draw it."""
     import pypdfium2 as pdfium
     from PIL import Image, ImageDraw
 
-    boxes = pdf_boxes(path, page, cited)
+    boxes = pdf_boxes(path, page, cited, quotes, answers)
     with _PDFIUM:
         try:
             pdf = pdfium.PdfDocument(path)
@@ -242,42 +272,34 @@ def render_pdf_page(path: Path, page: int, cited: Sequence[Chunk]) -> bytes:
     for box in boxes:
         left, top = box.left * image.width, box.top * image.height
         right, bottom = left + box.width * image.width, top + box.height * image.height
-        draw.rectangle((left - 2, top - 2, right + 2, bottom + 2), fill=HIGHLIGHT_FILL, outline=HIGHLIGHT_LINE)
+        draw.rectangle(
+            (left - 2, top - 2, right + 2, bottom + 2), fill=HIGHLIGHT_FILL[box.mark], outline=HIGHLIGHT_LINE[box.mark]
+        )
     out = io.BytesIO()
     Image.alpha_composite(image, overlay).convert("RGB").save(out, "PNG", optimize=True)
     return out.getvalue()
 
 
-def _letters(text: str) -> tuple[str, list[int]]:
-    """`text`'s letters and digits (case-folded), and for each the index of the character it came from."""
-    kept: list[str] = []
-    where: list[int] = []
-    for index, char in enumerate(text):
-        for folded in char.casefold():
-            if folded.isalnum():
-                kept.append(folded)
-                where.append(index)
-    return "".join(kept), where
-
-
-def _boxes(textpage: Any, cited: Sequence[Chunk], width: float, height: float) -> list[Box]:
-    """Rectangles covering each cited chunk on the page, found by its letters (PDFium and the index may
-    split words and lines differently); a chunk that cannot be found gets none."""
+def _boxes(textpage: Any, marked: Sequence[tuple[str, Mark]], width: float, height: float) -> list[Box]:
+    """Rectangles covering each marked text on the page, found by its letters (PDFium and the index may
+    split words and lines differently); a text that cannot be found gets none."""
     count = textpage.count_chars()
     text = textpage.get_text_range()
     if len(text) != count:  # the text view and the character list disagree: no safe mapping
         return []
-    letters, where = _letters(text)
+    found, where = letters(text)
     boxes = []
-    for chunk in cited:
-        wanted, _ = _letters(chunk.text)
+    for wanted_text, mark in marked:
+        wanted, _ = letters(wanted_text)
         head, tail = wanted[:MATCH_CHARS], wanted[-MATCH_CHARS:]
-        start = letters.find(head) if head else -1
-        end = letters.find(tail, start) if start >= 0 else -1
+        start = found.find(head) if head else -1
+        end = found.find(tail, start) if start >= 0 else -1
         if start < 0 or end < 0:
             continue
         first, last = where[start], where[end + len(tail) - 1]
         for number in range(textpage.count_rects(first, last - first + 1)):
             left, bottom, right, top = textpage.get_rect(number)
-            boxes.append(Box(left / width, (height - top) / height, (right - left) / width, (top - bottom) / height))
+            boxes.append(
+                Box(left / width, (height - top) / height, (right - left) / width, (top - bottom) / height, mark)
+            )
     return boxes

@@ -1,4 +1,5 @@
-"""/v1/profiles: list, activate, export and import named prompt profiles (pipeline.profiles).
+"""/v1/profiles: list, activate, export, check, import and remove named prompt profiles (pipeline.export.profiles),
+and read a profile's prompts or the difference between two.
 
 Activating a profile loads its export into a fresh program on the same store and swaps it in as a
 whole; streams already running keep the program they started with.
@@ -16,20 +17,33 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from pipeline.errors import ExportError, ProfileError, ProfileExistsError
-from pipeline.export import load_export
+from pipeline.export import load_export, read_export
 from pipeline.export.profiles import (
+    PAYLOAD,
     ProfileInfo,
     ProfilePaths,
     activate,
     check_name,
+    checked_payload,
     export_all,
     export_profile,
     import_profile,
     list_profiles,
     profile_json,
+    remove_profile,
 )
+from pipeline.guards.sanitise import MAX_NOTE_CHARS, sanitised_text
 from pipeline.program.module import ScopedQA
-from pipeline.serving.schemas import ActivatedResponse, ErrorResponse, ProfileList, ProfileOut
+from pipeline.serving.profile_view import diff_lines, module_diffs, modules
+from pipeline.serving.schemas import (
+    ActivatedResponse,
+    ErrorResponse,
+    ProfileCheck,
+    ProfileDetail,
+    ProfileDiff,
+    ProfileList,
+    ProfileOut,
+)
 from pipeline.serving.state import ServingProgram, ServingState, program_info
 
 log = logging.getLogger(__name__)
@@ -70,6 +84,61 @@ def profile_router(state: ServingState) -> APIRouter:
         with _http_errors():
             data = profile_json(export_all(paths()))
         return Response(data, media_type="application/json")
+
+    @router.post("/check", openapi_extra=_JSON_BODY)
+    async def check(request: Request) -> ProfileCheck:
+        """Check a profile document as import checks it (format, size, every rule of loading), writing nothing."""
+        data = await request.body()
+        try:
+            checked = await run_in_threadpool(checked_payload, data)
+        except ExportError as exc:
+            raise HTTPException(422, _in_words(exc)) from exc
+        return ProfileCheck(
+            name=checked.name,
+            note=sanitised_text(checked.note, MAX_NOTE_CHARS),
+            exported_at=checked.contents.manifest.created_at,
+            modules=modules(checked.contents.program_state),
+        )
+
+    @router.get("/diff")
+    def diff(
+        a: str = Query(description="The first profile"), b: str = Query(description="The second profile")
+    ) -> ProfileDiff:
+        """How two profiles' programs differ: per module, instructions and demos; and their prompts.md, line by line."""
+        with _http_errors():
+            first, second = (read_export(_require(paths(), name).program) for name in (a, b))
+        return ProfileDiff(
+            a=a,
+            b=b,
+            modules=module_diffs(first.program_state, second.program_state),
+            lines=diff_lines(first.prompts, second.prompts),
+        )
+
+    @router.get("/{name}")
+    def detail(name: str) -> ProfileDetail:
+        """One profile, the program behind it (run, training data, LM, modules and demos) and its prompts.md."""
+        with _http_errors():
+            info = _require(paths(), name)
+            contents = read_export(info.program)
+        manifest = contents.manifest
+        return ProfileDetail(
+            profile=_out(info),
+            run_id=manifest.run_id,
+            exported_at=manifest.created_at,
+            trainset_hash=manifest.trainset_hash,
+            lm=manifest.versions.lm,
+            modules=modules(contents.program_state),
+            prompts_md=contents.prompts,
+        )
+
+    @router.delete("/{name}")
+    def remove(name: str) -> ProfileOut:
+        """Remove a profile that is not active (its imported export goes too)."""
+        with _http_errors(), state.profile_lock:
+            _require(paths(), name)
+            info = remove_profile(paths(), name)
+        log.info("profile %s removed", name)
+        return _out(info)
 
     @router.get("/{name}/export", response_class=Response, responses={200: {"content": {"application/json": {}}}})
     def export_one(name: str) -> Response:
@@ -138,6 +207,12 @@ def _require(paths: ProfilePaths, name: str) -> ProfileInfo:
 
 def _out(info: ProfileInfo) -> ProfileOut:
     return ProfileOut(name=info.name, created_at=info.created_at, note=info.note, active=info.active)
+
+
+def _in_words(exc: ExportError) -> str:
+    """A profile document's problem as the page shows it: which part of the file, what is wrong, how to fix it."""
+    part = exc.file.removeprefix(PAYLOAD).strip().removeprefix("export").strip("/ ")
+    return f"{f'its {part}' if part else 'the file'}: {exc.problem}. {exc.fix}"
 
 
 @contextmanager

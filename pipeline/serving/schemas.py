@@ -81,7 +81,12 @@ class HealthResponse(Strict):
     documents: int
     program: ProgramInfo | Literal["uncompiled"]
     lm: str
+    # questions being answered now: streams and jobs
     active_streams: int
+    # whether answers can be labelled here (the server was started with --label-to)
+    labels: bool = False
+    # the MLflow tracking server whose runs and prompts the page links to (--tracking-uri), if any
+    tracking: str | None = None
 
 
 class ProfileOut(Strict):
@@ -123,10 +128,12 @@ class EntityList(Strict):
 
 
 class DocumentOut(Strict):
-    """A catalogued document, as document search lists it (display text sanitised)."""
+    """A catalogued document, as document search lists it (display text sanitised); `folder` is where it lies in
+    the corpus ("" at its top), which tells apart documents of the same name."""
 
     document_id: str
     filename: str
+    folder: str = ""
     title: str
     entities: list[str]
     pages: int
@@ -138,12 +145,21 @@ class DocumentList(Strict):
     documents: list[DocumentOut]
 
 
+class ScopeOut(Strict):
+    """A question's scope: its kind (no_scope, chip, property) and what it held, in words."""
+
+    kind: str
+    label: str
+
+
 class HistoryItem(Strict):
     """One recorded question, as the history lists it."""
 
     history_id: str
     created_at: str
     question: str
+    scope: ScopeOut
+    status: Literal["done", "failed", "cancelled"]
     lm_calls: int
     tokens: int
     seconds: float
@@ -180,26 +196,31 @@ class SectionSources(Strict):
 
 
 class AnswerSources(Strict):
-    """GET /v1/history/{id}/sources."""
+    """GET /v1/history/{id}/sources: each section's cited pages, and the pages whose chunks were kept for the
+    answer without being cited (`read`)."""
 
     history_id: str
     sections: list[SectionSources]
+    read: list[SourceOut] = Field(default_factory=list)
 
 
 class SegmentOut(Strict):
-    """A run of page text; `cited` marks the chunks the answer cited."""
+    """A run of page text; `cited` marks the chunks kept for the answer, and `mark` says how strongly: "kept" (a
+    chunk kept for it), "evidence" (a sentence it quotes) or "answer" (where its answer line stands)."""
 
     text: str
     cited: bool
+    mark: Literal["kept", "evidence", "answer"] | None = None
 
 
 class BoxOut(Strict):
-    """A highlighted rectangle on the page image, in fractions of its width and height."""
+    """A highlighted rectangle on the page image, in fractions of its width and height; `mark` as for text."""
 
     left: float
     top: float
     width: float
     height: float
+    mark: Literal["kept", "evidence", "answer"] = "kept"
 
 
 class PageView(Strict):
@@ -214,3 +235,133 @@ class PageView(Strict):
     image: str | None = None
     boxes: list[BoxOut] = Field(default_factory=list)
     note: str | None = None
+
+
+class EstimateOut(Strict):
+    """Time a running question has left, measured on the last `questions` answered here with the same LM;
+    `overdue`: the current stage already took longer than usual (the time left is then a lower bound)."""
+
+    seconds_left: float
+    overdue: bool
+    questions: int
+
+
+class JobOut(Strict):
+    """A question answered in the background (POST /v1/jobs, GET /v1/jobs/{id}): its progress and, in `events`,
+    the events after the `after` the request named (each with its `seq`), the completed answer among them."""
+
+    job_id: str
+    question: str
+    scope: ScopeOut
+    program: str
+    status: Literal["running", "done", "failed", "cancelled"]
+    cancelling: bool
+    stage: str | None
+    created_at: str
+    elapsed: float
+    lm_calls: int
+    estimate: EstimateOut | None
+    history_id: str | None
+    events: list[dict[str, Any]]
+    next_seq: int
+
+
+class JobList(Strict):
+    """GET /v1/jobs: running questions and the latest finished ones, newest first (without their events)."""
+
+    jobs: list[JobOut]
+
+
+class GoldPageIn(Strict):
+    """A page named as holding the answer."""
+
+    document_id: str = Field(min_length=36, max_length=36)
+    page: int = Field(ge=1, le=100_000)
+
+
+MAX_FACTS = 10
+MAX_FACT_CHARS = 500
+MAX_GOLD_PAGES = 20
+
+
+class LabelRequest(Strict):
+    """POST /v1/history/{id}/label: whether the answer was right, the facts a correct answer states and the pages
+    holding them, or that the documents in scope do not hold it. `confirm`: the example the preview showed; it is
+    saved only while the server still makes exactly that example."""
+
+    verdict: Literal["right", "wrong", "not_found"]
+    facts: list[str] = Field(default_factory=list, max_length=MAX_FACTS)
+    gold: list[GoldPageIn] = Field(default_factory=list, max_length=MAX_GOLD_PAGES)
+    split: Literal["train", "dev", "test"] | None = None
+    confirm: dict[str, Any] | None = None
+
+    @field_validator("facts")
+    @classmethod
+    def _short_facts(cls, value: list[str]) -> list[str]:
+        long = [f[:40] for f in value if len(f) > MAX_FACT_CHARS]
+        if long:
+            raise ValueError(f"a fact may hold at most {MAX_FACT_CHARS} characters; not: {long!r}")
+        return [f.strip() for f in value if f.strip()]
+
+
+class LabelResult(Strict):
+    """The example a label makes: previewed (`saved` false) or appended to the traces file at line `line`."""
+
+    example: dict[str, Any]
+    case: str
+    file: str
+    saved: bool
+    line: int | None = None
+
+
+class ModuleOut(Strict):
+    """One learned module of a program: its name and how many demos it carries."""
+
+    name: str
+    demos: int
+
+
+class ProfileDetail(Strict):
+    """GET /v1/profiles/{name}: a profile, the program behind it and its prompts (prompts.md)."""
+
+    profile: ProfileOut
+    run_id: str | None
+    exported_at: str
+    trainset_hash: str
+    lm: str | None
+    modules: list[ModuleOut]
+    prompts_md: str
+
+
+class ProfileCheck(Strict):
+    """POST /v1/profiles/check: a profile document that passed every check import makes (nothing is written)."""
+
+    name: str
+    note: str
+    exported_at: str
+    modules: list[ModuleOut]
+
+
+class DiffLine(Strict):
+    """One line of a diff: " " unchanged, "-" only in the first, "+" only in the second, "@" a hunk's header."""
+
+    kind: Literal[" ", "-", "+", "@"]
+    text: str
+
+
+class ModuleDiff(Strict):
+    """How one module differs between two programs."""
+
+    name: str
+    instructions_changed: bool
+    demos_a: int
+    demos_b: int
+
+
+class ProfileDiff(Strict):
+    """GET /v1/profiles/diff: two profiles' modules compared, and the diff of their prompts.md (demos included)."""
+
+    a: str
+    b: str
+    modules: list[ModuleDiff]
+    lines: list[DiffLine]

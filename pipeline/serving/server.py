@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -14,7 +15,8 @@ import dspy
 import uvicorn
 from fastapi import FastAPI
 
-from pipeline.errors import ScopeRagError
+from pipeline.errors import ExamplesError, ScopeRagError
+from pipeline.evaluation.examples import load_examples
 from pipeline.export.choice import choose_program, shipped_for
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.lm import make_lm
@@ -99,10 +101,13 @@ def build_app(
     corpus: Path | None = None,
     allowed_hosts: Sequence[AllowedHost] = (),
     api_key: str = "local",
+    label_to: Path | None = None,
+    tracking: str | None = None,
 ) -> FastAPI:
     """The app `scoperag serve` runs: the index opened, the LM made, the program chosen (`announce` is told
     where it came from) and run with `settings`; cited pages shown from the files in `corpus`; requests
-    answered when they name the server's own names or one of `allowed_hosts`."""
+    answered when they name the server's own names or one of `allowed_hosts`; labels appended to `label_to`;
+    MLflow runs linked on `tracking`."""
     settings = settings or Settings()
     store = open_store(index_dir)
     lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests, api_key=api_key)
@@ -120,7 +125,20 @@ def build_app(
         history=history,
         corpus=corpus,
         allowed_hosts=allowed_hosts,
+        label_to=label_to,
+        tracking=tracking,
     )
+
+
+def checked_label_file(path: Path) -> Path:
+    """`path`, a traces file labels can be appended to: valid when it exists, its folder writable; ExamplesError
+    naming the problem otherwise (before the model is loaded)."""
+    if path.exists():
+        load_examples(path)  # ExamplesError names the bad line
+    folder = path.parent if path.parent.exists() else next(p for p in path.parents if p.exists())
+    if not os.access(folder, os.W_OK):
+        raise ExamplesError(f"{path}: labels cannot be written there ({folder} is not writable); choose another file")
+    return path
 
 
 def run(

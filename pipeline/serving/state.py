@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pipeline.evaluation.history import History, HistoryEntry
+from pipeline.evaluation.history import History, HistoryEntry, Status
 from pipeline.export import ExportManifest
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.module import ScopedQA
 from pipeline.program.trace import QuestionTrace
+from pipeline.serving.jobs import JobBoard
 from pipeline.serving.schemas import ProgramInfo
 from pipeline.serving.streaming import StreamRegistry
 from pipeline.store import Store
@@ -44,19 +45,23 @@ def program_info(manifest: ExportManifest, profile: str | None) -> ProgramInfo:
 
 
 class LockedHistory:
-    """The question history shared by every stream's thread: one write at a time."""
+    """The question history shared by every stream's thread: one write at a time; entries are recorded as
+    answered by `lm`."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, lm: str | None = None) -> None:
         self._history = History(path)
         self._lock = threading.Lock()
+        self.lm = lm
 
-    def record(self, trace: QuestionTrace) -> str:
+    def record(self, trace: QuestionTrace, status: Status = "done") -> str:
         with self._lock:
-            return self._history.record(trace)
+            return self._history.record(trace, status=status, lm=self.lm)
 
-    def recent(self, limit: int) -> list[HistoryEntry]:
+    def recent(
+        self, limit: int, *, containing: str | None = None, lm: str | None = None, status: Status | None = None
+    ) -> list[HistoryEntry]:
         with self._lock:
-            return self._history.recent(limit)
+            return self._history.recent(limit, containing=containing, lm=lm, status=status)
 
     def get(self, history_id: str) -> HistoryEntry:
         with self._lock:
@@ -65,6 +70,14 @@ class LockedHistory:
     def close(self) -> None:
         with self._lock:
             self._history.close()
+
+
+@dataclass
+class LabelFile:
+    """The traces file labels are appended to, one append at a time."""
+
+    path: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass(frozen=True)
@@ -93,7 +106,18 @@ class ServingState:
     corpus: Path | None = None
     # Serialises profile changes (activate, import) against each other; streams never wait on it.
     profile_lock: threading.Lock = field(default_factory=threading.Lock)
+    # Questions answered in the background (POST /v1/jobs).
+    jobs: JobBoard = field(default_factory=JobBoard)
+    # Where labels made on the page are appended (serve --label-to); None: labels are not saved here.
+    labels: LabelFile | None = None
+    # The MLflow tracking server the page links runs to (serve --tracking-uri), when it is one.
+    tracking: str | None = None
 
     @property
     def lm_name(self) -> str:
-        return str(getattr(self.lm, "model", None) or type(self.lm).__name__)
+        return lm_name(self.lm)
+
+
+def lm_name(lm: Any) -> str:
+    """What the server calls its LM: the model string, else the LM's class name."""
+    return str(getattr(lm, "model", None) or type(lm).__name__)

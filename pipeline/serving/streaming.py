@@ -1,4 +1,5 @@
-"""One question's events, produced by the synchronous program in its own thread, read by the event loop.
+"""One question's events, produced by the synchronous program in its own thread, read by the event loop (a
+stream) or kept for whoever asks (a job, pipeline.serving.jobs).
 
 The worker thread enters `dspy.context` itself (DSPy settings are context variables, so they must be
 set in the thread that calls the LM). Events travel through an `EventChannel` holding at most a few
@@ -13,17 +14,21 @@ import asyncio
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import dspy
 
 from pipeline.errors import StreamCancelled
+from pipeline.evaluation.history import Status
+from pipeline.guards.sanitise import sanitise_question
 from pipeline.intake.scope import Scope
-from pipeline.program.events import Completed, Event, Failed
+from pipeline.program.calls import LMCallCounter, StopRequested, counting
+from pipeline.program.events import Completed, Decomposed, Event, Failed
 from pipeline.program.module import ScopedQA
-from pipeline.program.trace import QuestionTrace
+from pipeline.program.trace import Intervention, QuestionTrace, SubQuestionTrace
 
 try:  # dspy 3.4 exempts its adapters' own `messages=` calls from a deprecation warning; keep that through the view
     from dspy.clients._deprecation import _adapter_call, adapter_message_call
@@ -38,7 +43,8 @@ CHANNEL_CAPACITY = 8
 # A worker whose reader has not taken an event for this long gives up (a reader that died unseen).
 STALLED_READER_SECONDS = 600.0
 
-Recorder = Callable[[QuestionTrace], str]
+# Records a question's trace and how it ended; returns its history id.
+Recorder = Callable[[QuestionTrace, Status], str]
 
 
 class CancellableLM(dspy.BaseLM):
@@ -101,6 +107,8 @@ IDLE = Idle()
 class EventChannel:
     """Events from one worker thread to the event loop: bounded, cancellable, closed by the worker."""
 
+    cancel_reason = "the client disconnected"
+
     def __init__(self, loop: asyncio.AbstractEventLoop, capacity: int = CHANNEL_CAPACITY) -> None:
         self._loop = loop
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -144,18 +152,32 @@ class EventChannel:
             self._space.release()  # wake a worker waiting for room
 
 
+class EventSink(Protocol):
+    """Where a worker's events go: a stream's channel (read once, as they come) or a job's log (kept)."""
+
+    cancelled: threading.Event
+    # What cancelling it means, for the question's record ("the client disconnected", "cancelled by the user").
+    cancel_reason: str
+
+    def put(self, event: Event) -> bool: ...
+
+    def close(self) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
 class StreamRegistry:
-    """The streams whose workers are running, bounded by `limit`."""
+    """The questions whose workers are running (streams and jobs alike), bounded by `limit`."""
 
     def __init__(self, limit: int) -> None:
         if limit < 1:
             raise ValueError(f"max_concurrent_streams must be >= 1, got {limit}")
         self.limit = limit
         self._lock = threading.Lock()
-        self._channels: dict[str, EventChannel] = {}
+        self._channels: dict[str, EventSink] = {}
 
-    def reserve(self, stream_id: str, channel: EventChannel) -> bool:
-        """Register a stream; False when `limit` streams are already running."""
+    def reserve(self, stream_id: str, channel: EventSink) -> bool:
+        """Register a worker; False when `limit` are already running."""
         with self._lock:
             if len(self._channels) >= self.limit:
                 return False
@@ -180,7 +202,13 @@ class StreamRegistry:
 
 @dataclass
 class StreamWorker:
-    """Runs one question through the program in a thread and feeds its channel."""
+    """Runs one question through the program in a thread and feeds its sink; records how it ended.
+
+    A question that ends is recorded as done or failed; one whose sink is cancelled first is recorded as
+    cancelled, with what its trace holds by then (or, when the program was stopped between steps, the
+    question, its scope, its sub-questions and the LM calls made). `status` and `history_id` are set before
+    `on_done` is called.
+    """
 
     stream_id: str
     question: str
@@ -188,40 +216,61 @@ class StreamWorker:
     program: ScopedQA
     lm: Any
     adapter: Any
-    channel: EventChannel
+    channel: EventSink
     on_done: Callable[[str], None]
     record: Recorder | None = None
+    # Counts the question's LM calls (and, holding a StopSignal, refuses every call once it is asked to stop).
+    counter: LMCallCounter = field(default_factory=LMCallCounter)
+    status: Status | None = None
+    history_id: str | None = None
+    _sub_questions: tuple[str, ...] = ()
 
     def start(self) -> None:
         thread = threading.Thread(target=self._run, name=f"scoperag-stream-{self.stream_id[:8]}", daemon=True)
         thread.start()
 
     def _run(self) -> None:
+        started = time.perf_counter()
         try:
-            self._produce()
+            self._produce(started)
+        except StopRequested:  # the counter refused an LM call: the stop was asked for
+            self._cancelled(None, started)
         except Exception:
             log.exception("stream %s failed", self.stream_id)
+            self.status = "failed"
             self.channel.put(Failed(message=INTERNAL_ERROR))
         finally:
+            if self.status is None:  # the program ended without a last event
+                self.status = "failed"
             self.channel.close()
             self.on_done(self.stream_id)
-            log.debug("stream %s done (cancelled: %s)", self.stream_id, self.channel.cancelled.is_set())
+            log.debug("stream %s done (%s)", self.stream_id, self.status)
 
-    def _produce(self) -> None:
+    def _produce(self, started: float) -> None:
         cancelled = self.channel.cancelled
         # No DSPy trace or LM history: a long-running server would keep the last 10,000 prompts and
         # predictions of every client in memory. The question's own trace comes with its last event.
         lm = CancellableLM(self.lm, cancelled)
-        with dspy.context(lm=lm, adapter=self.adapter, trace=None, disable_history=True):
+        with (
+            dspy.context(lm=lm, adapter=self.adapter, trace=None, disable_history=True),
+            counting(self.counter),
+        ):
             events = self.program.stream(self.question, self.scope)
             try:
-                while not cancelled.is_set():
-                    event = next(events, None)
-                    if event is None or cancelled.is_set():
+                while True:
+                    event = None if cancelled.is_set() else next(events, None)
+                    if cancelled.is_set():
+                        self._cancelled(event, started)
                         return
+                    if event is None:
+                        return
+                    if isinstance(event, Decomposed):
+                        self._sub_questions = event.sub_questions
                     if isinstance(event, Completed | Failed):
                         event = self._finish(event)
                     if not self.channel.put(event):
+                        if self.status is None:
+                            self._cancelled(None, started)
                         return
             finally:
                 if isinstance(events, Generator):  # stream() is one: closing it runs its cleanup
@@ -229,11 +278,35 @@ class StreamWorker:
 
     def _finish(self, event: Completed | Failed) -> Event:
         """The last event, with its history id once the trace it carries is recorded."""
-        if self.record is None or event.trace is None:
+        self.status = "done" if isinstance(event, Completed) else "failed"
+        if event.trace is None:
             return event
+        self.history_id = self._record(event.trace, self.status)
+        if self.history_id is None or isinstance(event, Failed):
+            return event
+        return event.model_copy(update={"history_id": self.history_id})
+
+    def _cancelled(self, event: Event | None, started: float) -> None:
+        """Record the question as cancelled, with the trace its last event carries or what is known of it."""
+        self.status = "cancelled"
+        trace = event.trace if isinstance(event, Completed | Failed) else None
+        if trace is None:
+            trace = QuestionTrace(
+                question=sanitise_question(self.question).text,
+                scope=self.scope.model_dump(mode="json"),
+                sub_questions=[SubQuestionTrace(index=i, sub_question=q) for i, q in enumerate(self._sub_questions)],
+                lm_calls=self.counter.calls,
+                timings={"total": time.perf_counter() - started},
+            )
+        reason = f"{self.channel.cancel_reason}: no LM call started after it ({self.counter.calls} made)"
+        trace.interventions.append(Intervention(guard="stop", target="question", reason=reason))
+        self.history_id = self._record(trace, "cancelled")
+
+    def _record(self, trace: QuestionTrace, status: Status) -> str | None:
+        if self.record is None:
+            return None
         try:
-            history_id = self.record(event.trace)
+            return self.record(trace, status)
         except sqlite3.Error:  # losing the history entry must not lose the answer
             log.exception("stream %s: the question history could not be written", self.stream_id)
-            return event
-        return event.model_copy(update={"history_id": history_id}) if isinstance(event, Completed) else event
+            return None

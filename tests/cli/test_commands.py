@@ -122,7 +122,8 @@ PARSED = [
     (
         (
             "serve --index i --program e --lm openai/x --threads 2 --settings s.toml --host 0.0.0.0 --port 9000 "
-            "--history h --corpus c --allowed-host rag.internal:8443 --allowed-host RAG.example"
+            "--history h --corpus c --allowed-host rag.internal:8443 --allowed-host RAG.example "
+            "--label-to labels.jsonl --tracking-uri http://127.0.0.1:5000"
         ).split(),
         {
             "index": "i",
@@ -136,6 +137,8 @@ PARSED = [
             "history": "h",
             "corpus": "c",
             "allowed_host": [AllowedHost("rag.internal", 8443), AllowedHost("rag.example")],
+            "label_to": "labels.jsonl",
+            "tracking_uri": "http://127.0.0.1:5000",
         },
     ),
     (
@@ -152,6 +155,8 @@ PARSED = [
             "history": HISTORY,
             "corpus": None,
             "allowed_host": [],
+            "label_to": None,
+            "tracking_uri": None,
         },
     ),
     (

@@ -366,6 +366,8 @@ def test_health(start: Start) -> None:
         "program": "uncompiled",
         "lm": "dummy",
         "active_streams": 0,
+        "labels": False,
+        "tracking": None,
     }
 
 

@@ -18,8 +18,8 @@ from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.guards.sanitise import sanitised_text
 from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
 from pipeline.serving.access import cited_rows, page_refusal, shown_pages
+from pipeline.serving.highlights import STRENGTH, pieces, quote_spans
 from pipeline.serving.pages import (
-    HIGHLIGHT_FILL,
     cited_spans,
     display_lines,
     page_chunks,
@@ -217,22 +217,58 @@ def test_a_relpath_leaving_the_corpus_folder_is_never_read(demo_store: Store, tm
     assert content.original is None and "not in the corpus folder" in (content.note or "")
 
 
-def test_a_cited_pdf_chunk_is_highlighted_on_the_drawn_page(demo_store: Store) -> None:
+QUOTE = "On signing, the Tenant pays a deposit of KSH 570,000, equal to 2 months' rent."
+
+
+def _pixel(image: Image.Image, box: Any) -> tuple[int, int, int]:
+    """The colour just inside the left edge of `box`, half way down (between the letters' strokes)."""
+    return image.getpixel((int((box.left + 0.002) * image.width), int((box.top + box.height / 2) * image.height)))
+
+
+def test_a_kept_chunk_is_shaded_and_its_quote_and_answer_highlighted_on_the_drawn_page(demo_store: Store) -> None:
     lease = next(d for d in demo_store.catalog.documents.values() if d.relpath == "banda-lane/lease.pdf")
     chunks = page_chunks(demo_store, lease, 2)
     cited = [c for c in chunks if "deposit" in c.text.lower()][:1]
     path = DEMO_DIR / lease.relpath
-    boxes = pdf_boxes(path, 2, cited)
+    boxes = pdf_boxes(path, 2, cited, [QUOTE], ["KSH 570,000"])
     assert boxes and all(0 <= b.left < 1 and 0 <= b.top < 1 and b.width > 0 and b.height > 0 for b in boxes)
-    image = Image.open(io.BytesIO(render_pdf_page(path, 2, cited))).convert("RGB")
+    assert {b.mark for b in boxes} == {"kept", "evidence", "answer"}
+    image = Image.open(io.BytesIO(render_pdf_page(path, 2, cited, [QUOTE], ["KSH 570,000"]))).convert("RGB")
     assert image.width == 1000
-    box = min(boxes, key=lambda b: b.top)
-    inside = image.getpixel((int((box.left + 0.002) * image.width), int((box.top + box.height / 2) * image.height)))
-    red, green, blue = inside
-    # the highlight's yellow (HIGHLIGHT_FILL, no blue) laid over white paper
-    assert red > 200 and green > 180 and blue < 180 and HIGHLIGHT_FILL[2] < blue, inside
+    # over white paper: the kept chunk lightly shaded, the quote in a stronger yellow (HIGHLIGHT_FILL: no blue)
+    kept = _pixel(image, min((b for b in boxes if b.mark == "kept"), key=lambda b: b.top))
+    shade = _pixel(image, next(b for b in boxes if b.mark == "evidence" and b.width > 0.05))
+    assert kept[0] > 240 and 200 < kept[2] < 250, kept
+    assert shade[0] > 200 and shade[2] < 180 and shade[2] < kept[2], shade
     plain = Image.open(io.BytesIO(render_pdf_page(path, 2, []))).convert("RGB")
     assert pdf_boxes(path, 2, []) == [] and plain.getpixel((5, 5)) == (255, 255, 255)
+
+
+def test_quoted_sentences_and_the_answer_span_are_marked_in_the_page_text(demo_store: Store) -> None:
+    lease = next(d for d in demo_store.catalog.documents.values() if d.relpath == "banda-lane/lease.pdf")
+    cited = [c for c in page_chunks(demo_store, lease, 2) if "deposit" in c.text.lower()][:1]
+    # the quote as the answer shows it: sanitised, its spacing and quote marks changed
+    shown = QUOTE.replace("months'", "months\u2019").replace(" of ", "  of ")
+    content = page_content(demo_store, DEMO_DIR, lease, 2, cited, [shown], ["KSH 570,000", "nowhere said"])
+    marked = {mark: " ".join(s.text for line in content.lines for s in line if s.mark == mark) for mark in STRENGTH}
+    assert marked["answer"] == "KSH 570,000"
+    assert (
+        marked["evidence"].startswith("On signing, the Tenant pays a deposit of") and "2 months" in marked["evidence"]
+    )
+    assert "deposit bears no interest" in marked["kept"] and "KSH 570,000" not in marked["kept"]
+    # an answer line is marked only inside a quote
+    elsewhere = page_content(demo_store, DEMO_DIR, lease, 2, cited, [], ["KSH 570,000"])
+    assert not any(s.mark == "answer" for line in elsewhere.lines for s in line)
+
+
+def test_spans_of_quotes_are_found_by_their_words_and_overlaps_take_the_stronger_mark() -> None:
+    text = "Rent is KSH 285,000 a month.\nThe deposit is KSH 570,000."
+    [evidence] = quote_spans(text, ["the  Deposit is KSH 570 000"])
+    assert text[evidence[0] : evidence[1]] == "The deposit is KSH 570,000"
+    assert quote_spans(text, ["KSH"], [evidence]) == [(text.index("KSH 570"), text.index("KSH 570") + 3)]
+    assert quote_spans(text, ["absent words", "a"]) == []
+    marks = pieces(text, {"kept": [(0, len(text))], "evidence": [evidence], "answer": [(evidence[1] - 7, evidence[1])]})
+    assert [m for _, m in marks] == ["kept", "evidence", "answer", "kept"]
 
 
 # -- the page's files and headers ---------------------------------------------------------------------
@@ -285,6 +321,7 @@ def test_entities_and_document_search(start: Start) -> None:
     banda = set(server.store.entity_document_ids(server.store.resolve_entity("Banda Lane").entity_id))
     assert {d["document_id"] for d in found} == banda
     assert all(d["entities"] for d in found) and any(d["filename"] == "lease.pdf" for d in found)
+    assert {d["folder"] for d in found} == {"banda-lane"}  # what tells two lease.pdf apart
     assert server.get("/v1/documents", params={"q": "lease", "entity": "Nowhere Street"}).status_code == 422
     assert server.get("/v1/documents").status_code == 422
     assert server.get("/v1/documents", params={"q": "x" * 201}).status_code == 422

@@ -3,186 +3,43 @@
 The server runs as a user starts it (`scoperag serve --index ... --lm http://... --corpus ...`), over a
 demo corpus copy that also holds one hostile document, indexed with the hash embedder; its LM is a fake
 OpenAI-compatible server on a real socket that answers like a cooperative model (and, for marked
-questions, decomposes differently, finds nothing, or writes hostile text). Screenshots of the answer and
-the A/B view are written to $SCOPERAG_SCREENSHOTS when set (`make screenshots`).
+questions, decomposes differently, finds nothing, or writes hostile text). The README's pictures are taken
+with the embedded model instead (test_screenshots.py, `make screenshots`).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pipeline.export.profiles import ProfilePaths, add_profile
 from pipeline.guards.sanitise import sanitised_text
 from pipeline.guards.sections import NOT_FOUND
 from pipeline.serving.web import CONTENT_SECURITY_POLICY
-from pipeline.settings import DEFAULT_PROFILES
-from pipeline.store import Store, open_store
-from pipeline.store.build import build_index
-from pipeline.store.embedders import HashEmbedder
-from tests.conftest import DEMO_DIR
-from tests.support.browser import chromium, skip_reason
-from tests.support.compromised_server import Failure, openai_compatible_server
-from tests.support.exports import DEMO_QUESTION, save_demo_export
-from tests.support.fakes import ONE_SECTION_PHASES, cooperative, field, prompt_step
+from tests.support.browser import skip_reason
+from tests.support.fakes import ONE_SECTION_PHASES
 from tests.support.page_driver import (
-    Served,
+    HOSTILE_RELPATH,
+    Serve,
     add_chip,
     ask,
     choose_entity,
     contains,
     entity_documents,
     open_view,
-    screenshot,
     trace_of,
     until,
     words,
 )
-from tests.support.serve_process import scoperag_serve
+from tests.support.page_lm import HOSTILE, HOSTILE_SUB_QUESTION, NOTHING, SECOND_SUB_QUESTION
 
 pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
 RENT = "What is the monthly rent at Banda Lane?"
 LEASE = "What does the lease say about the deposit?"
 PHASES_ONE_SECTION = ONE_SECTION_PHASES
-SECOND_SUB_QUESTION = "Who is the tenant?"
-NOTHING = "zebra"  # a sub-question naming it finds nothing relevant
-HOSTILE = "hostile"
-HOSTILE_SUB_QUESTION = (
-    'What does `<img src=x onerror="window.__pwned=5">` say? <script>window.__pwned=6</script>'
-    " ![pixel](/pixel.png) [log in](javascript:window.__pwned=7)"
-)
-HOSTILE_DOCUMENT = """# Tenant notes `<img src=x onerror="window.__pwned=1">`
-
-<script>window.__pwned = 2</script>
-
-The tenant notes say the rent is paid monthly `<b onmouseover="window.__pwned=3">hover</b>` and
-[open the ledger](javascript:window.__pwned=4) <iframe src="/v1/health"></iframe> before the fifth day.
-"""
-HOSTILE_RELPATH = "notes/tenant-notes.md"
-VIEWPORT = {"width": 1100, "height": 900}
-
-
-class PageLM:
-    """The fake LM behind the server: cooperative, with a few question markers (see the module docstring)."""
-
-    slow_seconds = 0.0
-
-    def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]:
-        prompt = body["messages"][-1]["content"]
-        step = prompt_step(prompt)
-        if step == "decompose":
-            question = field(prompt, "question")
-            sub_questions = [question]
-            if NOTHING in question:
-                sub_questions = ["What is the monthly rent?", f"Which {NOTHING} lives at the property?"]
-            elif HOSTILE in question:
-                sub_questions = [question, HOSTILE_SUB_QUESTION]
-            elif DEMO_QUESTION in json.dumps(body["messages"]):  # the compiled profile's demo is in the prompt
-                sub_questions = [question, SECOND_SUB_QUESTION]
-            return None, json.dumps({"sub_questions": sub_questions})
-        reply = cooperative()(prompt)
-        if step == "score":
-            for group, scored in zip(field(prompt, "groups"), reply["scores"], strict=True):
-                if NOTHING in group["sub_question"]:
-                    scored["scores"] = [0.0] * len(scored["scores"])
-        return None, json.dumps(reply)
-
-
-# -- fixtures ---------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo corpus and one hostile document (no entity owns it)."""
-    root = tmp_path_factory.mktemp("web-corpus") / "demo"
-    shutil.copytree(DEMO_DIR, root)
-    (root / HOSTILE_RELPATH).parent.mkdir()
-    (root / HOSTILE_RELPATH).write_text(HOSTILE_DOCUMENT)
-    return root
-
-
-@pytest.fixture(scope="module")
-def index_dir(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("web-index")
-    build_index(corpus, out, HashEmbedder(64))
-    return out
-
-
-@pytest.fixture(scope="module")
-def store(index_dir: Path) -> Store:
-    """The served index, opened by the test to know what the page should show."""
-    return open_store(index_dir, HashEmbedder(64))
-
-
-@pytest.fixture(scope="module")
-def lm_url() -> Iterator[str]:
-    with openai_compatible_server(PageLM(), "web-page-lm") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def compiled_export(store: Store, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An export whose decomposition demo makes the fake LM ask a second sub-question."""
-    return save_demo_export(store, tmp_path_factory.mktemp("web-export") / "export")
-
-
-Serve = Callable[[str], Served]
-
-
-@pytest.fixture(scope="module")
-def serve(
-    index_dir: Path,
-    store: Store,
-    corpus: Path,
-    lm_url: str,
-    compiled_export: Path,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Serve]:
-    """`serve(name)`: a `scoperag serve` process of its own per name (profile `alpha` registered, none active)."""
-    servers: dict[str, Served] = {}
-    with ExitStack() as stack:
-
-        def start(name: str) -> Served:
-            if name not in servers:
-                cwd = tmp_path_factory.mktemp(f"web-serve-{name}")
-                profiles = cwd / DEFAULT_PROFILES
-                paths = ProfilePaths(registry=profiles / "profiles.json", root=profiles / "programs")
-                add_profile(paths, "alpha", compiled_export, note="compiled with one demo")
-                options = ["--index", str(index_dir), "--lm", lm_url, "--history", "history.sqlite"]
-                url = stack.enter_context(scoperag_serve([*options, "--corpus", str(corpus)], cwd))
-                servers[name] = Served(url, cwd, store)
-            return servers[name]
-
-        yield start
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as opened:
-        yield opened
-
-
-@pytest.fixture
-def page(browser: Any, serve: Serve) -> Iterator[Any]:
-    """A fresh browser context on the shared server's page; fails the test on any uncaught script error."""
-    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=serve("main").url)
-    opened = context.new_page()
-    errors: list[str] = []
-    dialogs: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    yield opened
-    context.close()
-    assert errors == [], errors
-    assert dialogs == [], dialogs
 
 
 # -- the page ---------------------------------------------------------------------------------------
@@ -206,6 +63,7 @@ def test_no_scope_question_shows_progress_sections_and_copies_the_answer(page: A
     assert answer["phases"] == PHASES_ONE_SECTION
     assert answer["steps"] == ["done"] * 5
     assert answer["anchors"] == [RENT]
+    assert page.eval_on_selector_all("#answer aside.typed", "a => a.map(x => x.dataset.field)") == []  # job fields
     [section] = answer["sections"]
     assert section["subQuestion"] == RENT and section["answer"] and section["evidence"] and section["sources"]
     # the sub-question anchor moves focus to its section
@@ -231,7 +89,6 @@ def test_property_question_cites_only_that_property(page: Any, serve: Serve, tmp
     assert trace_of(server, answer["historyId"])["trace"]["scope"]["kind"] == "property"
     page.click("#answer details.sources-box summary")
     page.wait_for_selector("#answer .sources blockquote.snippet")
-    screenshot(page, "#view-ask", "answer-view.png", tmp_path)
 
 
 def test_selected_documents_are_chips_and_bound_the_sources(page: Any, serve: Serve) -> None:
@@ -242,6 +99,17 @@ def test_selected_documents_are_chips_and_bound_the_sources(page: Any, serve: Se
     open_view(page, server)
     add_chip(page, "ask", "lease", chosen)
     add_chip(page, "ask", "lease", dropped)
+    # two lease.pdf are told apart by their owner, and by their folder in the list and the remove button
+    owners = page.locator("#ask-chips li .chip-owner").all_text_contents()
+    assert len(set(owners)) == 2 and all(owners), owners
+    banda = next(d for d in server.store.catalog.documents.values() if d.relpath == "banda-lane/lease.pdf")
+    page.fill("#ask-doc-search", "lease")
+    page.wait_for_selector(f"#ask-doc-results button[data-document-id='{banda.document_id}']")
+    assert "banda-lane/" in page.text_content(f"#ask-doc-results button[data-document-id='{banda.document_id}']")
+    dropped_path = server.store.catalog.documents[dropped].relpath
+    assert page.get_attribute(f"#ask-chips li[data-document-id='{dropped}'] button", "aria-label") == (
+        f"Remove {dropped_path}"
+    )
     page.click(f"#ask-chips li[data-document-id='{dropped}'] button")
     assert page.eval_on_selector_all("#ask-chips li", "items => items.map(i => i.dataset.documentId)") == [chosen]
     answer = ask(page, LEASE)
@@ -396,21 +264,6 @@ def test_profile_export_and_import_round_trip(page: Any, serve: Serve, tmp_path:
     page.click("#confirm-yes")
     until(page, "() => document.querySelector('#profiles-status').textContent === 'Imported beta.'")
 
-    # the loader's errors are shown inline
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"format": "something-else", "name": "gamma"}))
-    page.set_input_files("#import-file", str(bad))
-    page.fill("#import-name", "gamma")
-    page.click("#import-button")
-    page.wait_for_selector("#import-error:not(:empty)")
-    assert "format" in page.text_content("#import-error")
-    assert server.get("/v1/profiles/gamma/export").status_code == 404
-    (tmp_path / "not.json").write_text("{not json")
-    page.set_input_files("#import-file", str(tmp_path / "not.json"))
-    page.wait_for_selector("#import-error:not(:empty)")
-    assert page.text_content("#import-error").startswith("This file is not JSON")
-    assert page.is_disabled("#import-button")
-
     page.click("button[aria-label='Activate beta']")
     page.wait_for_selector("#profiles-table tr[data-profile='beta'] button[disabled]")
     assert server.get("/v1/health").json()["program"]["profile"] == "beta"
@@ -438,7 +291,6 @@ def test_ab_view_aligns_sections_by_sub_question(page: Any, serve: Serve, tmp_pa
     allowed = entity_documents(server.store, "Banda Lane")
     sources = page.eval_on_selector_all("#compare-result .sources li", "items => items.map(i => i.dataset.documentId)")
     assert sources and set(sources) <= allowed
-    screenshot(page, "#view-compare", "ab-view.png", tmp_path)
 
 
 def test_hostile_document_and_lm_output_stay_inert_text(page: Any, serve: Serve) -> None:

@@ -15,6 +15,27 @@ from pipeline.store import Store
 DEMO_QUESTION = "Which demo question marks the compiled program?"
 
 
+def save_program_export(
+    program: ScopedQA,
+    out: Path,
+    trainset_hash: str = "sha256:" + "0" * 64,
+    run_id: str | None = None,
+    lm_name: str | None = "fake",
+) -> Path:
+    """`out`, an export of `program` as written (no optimizer, no scores) under the default settings."""
+    save_export(
+        program,
+        out,
+        settings=Settings(),
+        experiment_config={"optimizer": "none"},
+        trainset_hash=trainset_hash,
+        scores={},
+        run_id=run_id,
+        lm_name=lm_name,
+    )
+    return out
+
+
 def save_demo_export(store: Store, out: Path, trainset_hash: str = "sha256:" + "1" * 64) -> Path:
     """`out`, an export of ScopedQA over `store` whose decomposition carries the DEMO_QUESTION demo."""
     program = ScopedQA(store)

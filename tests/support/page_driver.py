@@ -4,9 +4,11 @@ page, which the page's Content-Security-Policy forbids)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,19 @@ from PIL import Image
 from pipeline.store import Store
 from tests.conftest import ROOT
 
+HOSTILE_DOCUMENT = """# Tenant notes `<img src=x onerror="window.__pwned=1">`
+
+<script>window.__pwned = 2</script>
+
+The tenant notes say the rent is paid monthly `<b onmouseover="window.__pwned=3">hover</b>` and
+[open the ledger](javascript:window.__pwned=4) <iframe src="/v1/health"></iframe> before the fifth day.
+"""
+HOSTILE_RELPATH = "notes/tenant-notes.md"
+VIEWPORT = {"width": 1100, "height": 900}
+# Where every page server's labels go (relative to its folder), and the MLflow address it links runs to.
+LABELS_FILE = "labels/train.jsonl"
+TRACKING = "http://127.0.0.1:5999"
+
 
 @dataclass
 class Served:
@@ -24,8 +39,16 @@ class Served:
     cwd: Path
     store: Store
 
+    @property
+    def labels(self) -> Path:
+        return self.cwd / LABELS_FILE
+
     def get(self, path: str) -> httpx.Response:
         return httpx.get(self.url + path, timeout=30)
+
+
+# `serve(name)`: the `scoperag serve` process of that name (tests/serving/conftest.py).
+Serve = Callable[[str], Served]
 
 
 def open_view(page: Any, server: Served, view: str = "ask") -> None:
@@ -123,3 +146,29 @@ def screenshot(page: Any, selector: str, name: str, tmp_path: Path) -> Path:
         # 64 colours keep the committed copies small; text and highlights stay crisp
         Image.open(path).convert("RGB").quantize(colors=64).save(target / name, optimize=True)
     return path
+
+
+def label_answer(
+    page: Any, root: str, verdict: str, facts: str = "", pick: str | None = None, saved: bool = True
+) -> dict[str, Any]:
+    """Label the answer under `root` on the page: `verdict`, `facts` typed (one per line), the page `pick`
+    ("document id/page") added from the pages it read; previewed, then saved (or, `saved` false, refused). The
+    example the preview showed."""
+    page.click(f"{root} button.label-open")
+    form = page.locator(f"{root} section.label-form")
+    form.locator(f"input[name$='-verdict'][value='{verdict}']").check()
+    if facts:
+        form.locator("textarea").fill(facts)
+    if pick is not None:
+        until(page, f"() => !!document.querySelector(\"{root} section.label-form option[value='{pick}']\")")
+        form.locator("select[id$='-pick']").select_option(pick)
+        form.locator("button", has_text="Add page").click()
+    form.locator("button.label-preview-button").click()
+    form.locator("pre.label-example").wait_for()
+    shown: dict[str, Any] = json.loads(form.locator("pre.label-example").text_content())
+    form.locator("button.label-save").click()
+    if saved:
+        until(page, f"() => document.querySelector('{root} section.label-form').dataset.saved === 'true'")
+    else:
+        form.locator(".error:not(:empty)").wait_for()
+    return shown

@@ -49,9 +49,9 @@ def scoperag_command() -> list[str]:
 
 
 @contextmanager
-def scoperag_serve(options: Sequence[str], cwd: Path) -> Iterator[str]:
+def scoperag_serve(options: Sequence[str], cwd: Path, startup: float = STARTUP_SECONDS) -> Iterator[str]:
     """`scoperag serve OPTIONS --port <free>` run in `cwd` (its profiles live in cwd/.scoperag); yields its
-    base URL once /v1/health answers; stopped (SIGTERM, then SIGKILL) on exit."""
+    base URL once /v1/health answers (within `startup` seconds); stopped (SIGTERM, then SIGKILL) on exit."""
     port = free_port()
     env = {**os.environ, "DSPY_CACHEDIR": str(cwd / "dspy-cache"), "PYTHONUNBUFFERED": "1"}
     log = (cwd / f"serve-{port}.log").open("wb")
@@ -60,7 +60,7 @@ def scoperag_serve(options: Sequence[str], cwd: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_healthy(process, f"{url}/v1/health", STARTUP_SECONDS, lambda: _tail(cwd, port), "scoperag serve")
+        wait_until_healthy(process, f"{url}/v1/health", startup, lambda: _tail(cwd, port), "scoperag serve")
         yield url
     finally:
         stop_process(process)

@@ -3,12 +3,15 @@
 // sends.
 import { getJSON } from "./api.js";
 import { announce, append, el, formatSeconds } from "./dom.js";
+import { labelButton } from "./label.js";
 import { openPage } from "./viewer.js";
 
 // Fields of the completed event this page knows; any other non-empty field is shown as a typed answer.
 const KNOWN = new Set([
   "phase", "answer", "sections", "strategy", "clarifying_questions", "notice",
-  "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "seq",
+  "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "job_id", "seq",
+  // entity ids the question names; History's scope column says it in words
+  "implicit_scope",
 ]);
 
 function humanise(key) {
@@ -98,7 +101,7 @@ export function sectionCard(ctx, section) {
 
 export function metaLine(done) {
   return el("p", { class: "muted meta" },
-    `${done.lm_calls} LM call${done.lm_calls === 1 ? "" : "s"}${done.cached_calls ? ` (${done.cached_calls} from the cache)` : ""} · ${done.tokens} tokens · ${formatSeconds(done.seconds)} s · ${done.strategy}`);
+    `${done.lm_calls} LM call${done.lm_calls === 1 ? "" : "s"}${done.cached_calls ? ` (${done.cached_calls} from the cache)` : ""} · ${done.tokens} tokens · ${formatSeconds(done.seconds)} s${done.strategy ? ` · ${done.strategy}` : ""}`);
 }
 
 // The clarifying questions, the notice and any typed answer this page does not know by name.
@@ -150,5 +153,6 @@ export function renderAnswer(done, prefix = "answer") {
     });
     root.append(el("nav", { class: "sub-questions", "aria-label": "Sub-questions" }, el("ol", {}, anchors)), cards);
   }
+  root.append(labelButton(done, prefix));
   return root;
 }

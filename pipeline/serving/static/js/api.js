@@ -1,4 +1,4 @@
-// Requests to this server: JSON in and out, and the question stream (server-sent events over a POST).
+// Requests to this server: JSON in and out (questions run as jobs, polled: see ask.js).
 
 export class ApiError extends Error {
   constructor(status, detail) {
@@ -47,43 +47,13 @@ export async function postJSON(url, data) {
   return parse(await fetch(url, options));
 }
 
-function parseFrame(frame) {
-  let event = "message";
-  const data = [];
-  for (const line of frame.split("\n")) {
-    if (!line || line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (field === "event") event = value;
-    else if (field === "data") data.push(value);
-  }
-  return data.length ? { event, data: JSON.parse(data.join("\n")) } : null;
+export async function deleteJSON(url) {
+  return parse(await fetch(url, { method: "DELETE", headers: { accept: "application/json" } }));
 }
 
-// POST /v1/query; calls onEvent({event, data}) for each event until the stream ends.
-export async function streamQuery(body, onEvent, signal) {
-  const response = await fetch("/v1/query", {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "text/event-stream" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  if (!response.ok) await parse(response);
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    buffer += decoder.decode(value || new Uint8Array(), { stream: !done });
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const message = parseFrame(buffer.slice(0, end));
-      buffer = buffer.slice(end + 2);
-      if (message) onEvent(message);
-    }
-    if (done) break;
-  }
-  const last = parseFrame(buffer.trim());
-  if (last) onEvent(last);
+// The server's health, fetched once per page load (what it answers with, whether it saves labels, its MLflow).
+let healthOnce = null;
+export function health(fresh = false) {
+  if (healthOnce === null || fresh) healthOnce = getJSON("/v1/health");
+  return healthOnce;
 }

@@ -4,6 +4,14 @@ import { announce, append, clear, el } from "./dom.js";
 
 let catalog = null;
 
+// Documents a search lists; the list scrolls past a handful.
+const RESULTS = 20;
+
+// A document named with its folder ("banda-lane/lease.pdf"): what tells apart two of the same name.
+function where(document) {
+  return document.folder ? `${document.folder}/${document.filename}` : document.filename;
+}
+
 export function entities() {
   if (catalog === null) catalog = getJSON("/v1/entities");
   return catalog;
@@ -61,14 +69,16 @@ export function scopePicker(root, prefix) {
   const renderChips = () => {
     clear(chips);
     for (const [documentId, document] of chosen) {
-      const remove = el("button", { type: "button", class: "chip-remove", "aria-label": `Remove ${document.filename}`, text: "×" });
+      const remove = el("button", { type: "button", class: "chip-remove", "aria-label": `Remove ${where(document)}`, text: "×" });
       remove.addEventListener("click", () => {
         chosen.delete(documentId);
         renderChips();
-        announce(`${document.filename} removed from the scope`);
+        announce(`${where(document)} removed from the scope`);
         search.focus();
       });
-      chips.append(el("li", { class: "chip", "data-document-id": documentId }, el("span", { text: document.filename }), remove));
+      const owner = document.entities.join(", ") || document.folder;
+      chips.append(el("li", { class: "chip", "data-document-id": documentId, title: where(document) },
+        el("span", { text: document.filename }), owner ? el("span", { class: "chip-owner", text: owner }) : null, remove));
     }
   };
 
@@ -82,7 +92,7 @@ export function scopePicker(root, prefix) {
     }
     let found;
     try {
-      found = await getJSON(`/v1/documents?q=${encodeURIComponent(query)}&k=8`);
+      found = await getJSON(`/v1/documents?q=${encodeURIComponent(query)}&k=${RESULTS}`);
     } catch (error) {
       if (mine === pending) append(clear(results), el("li", { class: "error", text: error.message }));
       return;
@@ -92,11 +102,12 @@ export function scopePicker(root, prefix) {
     for (const document of found.documents) {
       const add = el("button", { type: "button", class: "result", "data-document-id": document.document_id },
         el("strong", { text: document.filename }), " ",
-        el("span", { class: "muted", text: [document.title, document.entities.join(", ")].filter(Boolean).join(" · ") }));
+        el("span", { class: "muted", text: [document.folder && `${document.folder}/`, document.title, document.entities.join(", ")]
+          .filter(Boolean).join(" · ") }));
       add.addEventListener("click", () => {
         chosen.set(document.document_id, document);
         renderChips();
-        announce(`${document.filename} added to the scope`);
+        announce(`${where(document)} added to the scope`);
       });
       results.append(el("li", {}, add));
     }

@@ -1,0 +1,67 @@
+"""The question history: how each question ended and which LM answered it, search over questions, and files
+written before either was kept."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pipeline.evaluation.history import History
+from pipeline.program.trace import Intervention, QuestionTrace
+
+NO_SCOPE = {"kind": "no_scope"}
+
+
+def test_status_and_lm_are_kept_and_filter_the_list(tmp_path: Path) -> None:
+    history = History(tmp_path / "history.sqlite")
+    done = history.record(QuestionTrace(question="What is the rent at Banda Lane?", scope=NO_SCOPE), lm="a")
+    failed = history.record(QuestionTrace(question="Who is the tenant?", scope=NO_SCOPE), status="failed", lm="a")
+    stopped = history.record(QuestionTrace(question="What is the RENT?", scope=NO_SCOPE), status="cancelled", lm="b")
+    assert [(e.history_id, e.status, e.lm) for e in history.recent()] == [
+        (stopped, "cancelled", "b"),
+        (failed, "failed", "a"),
+        (done, "done", "a"),
+    ]
+    assert [e.history_id for e in history.recent(containing="rent")] == [stopped, done]  # ASCII case ignored
+    assert [e.history_id for e in history.recent(containing="100%")] == []
+    assert [e.history_id for e in history.recent(lm="a", status="done")] == [done]
+    with pytest.raises(ValueError, match="status must be one of"):
+        history.record(QuestionTrace(question="q", scope=NO_SCOPE), status="lost")  # type: ignore[arg-type]
+
+
+def test_a_file_written_before_statuses_gets_them_and_its_failures_are_told_apart(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """CREATE TABLE history (
+            history_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, question TEXT NOT NULL,
+            scope TEXT NOT NULL, answer TEXT NOT NULL, lm_calls INTEGER NOT NULL, tokens INTEGER NOT NULL,
+            seconds REAL NOT NULL, trace TEXT NOT NULL);"""
+    )
+    answered = QuestionTrace(question="answered?", scope=NO_SCOPE, answer="yes")
+    failing = QuestionTrace(question="failed?", scope=NO_SCOPE)
+    failing.fallbacks.append(Intervention(guard="lm", target="call", reason="score: ConnectionError"))
+    for number, trace in enumerate((answered, failing)):
+        old.execute(
+            "INSERT INTO history VALUES (?, ?, ?, ?, ?, 0, 0, 0.0, ?)",
+            (
+                f"id-{number}",
+                f"2026-01-0{number + 1}T00:00:00+00:00",
+                trace.question,
+                "{}",
+                trace.answer,
+                trace.model_dump_json(),
+            ),
+        )
+    old.commit()
+    old.close()
+    history = History(path)
+    assert [(e.question, e.status, e.lm) for e in history.recent()] == [
+        ("failed?", "failed", None),
+        ("answered?", "done", None),
+    ]
+    History(path).close()  # opening it again finds the columns in place
+    new = history.record(QuestionTrace(question="new?", scope=NO_SCOPE), status="cancelled", lm="x")
+    assert history.get(new).status == "cancelled"
