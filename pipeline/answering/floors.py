@@ -69,8 +69,8 @@ def span_line(
     sentences, or a field of any offered sentence whose label names what is asked: by tier, then by how
     specific the terms its sentence holds are (a term counts 1 / the number of offered sentences holding it,
     the question's first term twice), then rank. A sentence that holds more of what is asked (`focus`) comes
-    before one that holds less, whatever its tier ("the Tenant pays a deposit of KSH 420,000" before a
-    sale's "Deposit (10%) | KSH 8,650,000" for "How much deposit did the tenant pay?"), except that a bare
+    before one that holds less, whatever its tier ("the Tenant pays a deposit of EUR 420" before a
+    sale's "Deposit (10%) | EUR 8,650" for "How much deposit did the tenant pay?"), except that a bare
     small number never beats a value that says what it is. No candidate: the best-ranked sentence."""
     wanted = frozenset(terms)
     asked = frozenset(focus) or wanted

@@ -147,10 +147,15 @@ def load_export_with_settings(
     export_dir: Path, store: Store, settings: Settings | None = None, *, max_file_bytes: int = MAX_FILE_BYTES
 ) -> LoadedExport:
     """A ScopedQA over `store` holding the export's state, run with `settings` (default Settings()) whose
-    program section is the one the export was compiled under (steps, thresholds, sizes)."""
+    program section is the one the export was compiled under (steps, thresholds, sizes), except which way
+    each step runs when `settings` names it (`[program.steps]`): a step is a choice made at run time, the
+    compiled state serves it either way."""
     contents = read_export(export_dir, max_file_bytes=max_file_bytes)
     base = settings or Settings()
-    program = ScopedQA(store, base.model_copy(update={"program": export_program_settings(contents.manifest)}))
+    compiled = export_program_settings(contents.manifest)
+    if "steps" in base.program.model_fields_set:
+        compiled = compiled.model_copy(update={"steps": base.program.steps})
+    program = ScopedQA(store, base.model_copy(update={"program": compiled}))
     loaded = apply_state(program, contents.program_state, f"{export_dir}/{PROGRAM}")
     return LoadedExport(program=loaded, manifest=contents.manifest)
 

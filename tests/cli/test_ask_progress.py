@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.cli.main import main
 from tests.conftest import DEMO_DIR
-from tests.support.fakes import cooperative, scripted_lm
+from tests.support.fakes import cooperative, lm_steps_settings, scripted_lm
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,7 @@ def test_ask_prints_its_stages_off_a_terminal_and_counts_cache_hits(
     previous = dspy.cache
     try:
         command = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--uncompiled"]
+        command += ["--settings", lm_steps_settings(tmp_path)]
         command += ["--index", str(index_dir), "--history", str(tmp_path / "h.sqlite")]
         capsys.readouterr()
         assert main(command) == 0
@@ -84,6 +85,7 @@ def test_ctrl_c_during_ask_says_how_long_it_ran_and_that_nothing_was_recorded(
     history = tmp_path / "h.sqlite"
     capsys.readouterr()
     command = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--uncompiled"]
+    command += ["--settings", lm_steps_settings(tmp_path)]
     assert main([*command, "--index", str(index_dir), "--history", str(history)]) == 130
     err = " ".join(capsys.readouterr().err.split())
     assert "decomposing the question (LM)" in err

@@ -254,7 +254,7 @@ def test_ask_prints_direct_answers_questions_and_the_tool_loop_notice(
     import dspy
 
     from pipeline.program import lm
-    from tests.support.fakes import cooperative, scripted_lm
+    from tests.support.fakes import cooperative, lm_steps_settings, scripted_lm
 
     monkeypatch.chdir(tmp_path)  # no active profile
     monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
@@ -262,6 +262,7 @@ def test_ask_prints_direct_answers_questions_and_the_tool_loop_notice(
     scripted.adapter = dspy.JSONAdapter()  # answer in the format `ask` asks for
     monkeypatch.setattr(lm, "make_lm", lambda *args, **kwargs: scripted)
     common = ["--index", str(index_dir), "--history", str(tmp_path / "h.sqlite")]
+    common += ["--settings", lm_steps_settings(tmp_path)]
     capsys.readouterr()
     assert main(["ask", "What is 12 * 7?", *common]) == 0
     out = " ".join(capsys.readouterr().out.split())

@@ -119,6 +119,22 @@ def test_an_export_runs_with_the_program_settings_it_was_compiled_under(demo_sto
     assert chosen.steps == FLOORS and chosen.relevance_threshold == 6.0
 
 
+def test_steps_named_in_the_settings_override_the_exports_and_nothing_else_does(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=FLOORS, relevance_threshold=6.0)))
+    program.answer.demos = [dspy.Example(sections_context=[], answers=[])]
+    save_export(program, tmp_path / "s", settings=Settings(), experiment_config={}, trainset_hash="h", scores={})
+    by_lm = Settings.model_validate({"program": {"steps": {"answer": "lm", "abstain": "lm"}, "keep_top_k": 9}})
+    chosen = choose_program(demo_store, tmp_path / "s", None, by_lm).program
+    steps = chosen.settings.program.steps
+    assert (steps.answer, steps.abstain, steps.decompose) == ("lm", "lm", "lm")  # the settings' steps, whole
+    assert chosen.settings.program.relevance_threshold == 6.0 and chosen.settings.program.keep_top_k == 3
+    assert len(chosen.answer.demos) == 1  # the compiled state serves the LM's steps
+    unnamed = Settings.model_validate({"program": {"keep_top_k": 9}})
+    assert choose_program(demo_store, tmp_path / "s", None, unnamed).program.settings.program.steps == FLOORS
+
+
 @pytest.mark.parametrize(
     ("lm", "ships"),
     [(None, True), ("embedded", True), ("openai/gpt-4o-mini", False), ("http://127.0.0.1:8080/v1", False)],

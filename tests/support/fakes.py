@@ -7,6 +7,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dspy
@@ -47,6 +48,15 @@ class _ScriptEngine(DummyEngine):
             finish_reason="stop",
             usage=Usage(input_tokens=len(messages[-1]["content"]) // 4, output_tokens=len(output) // 4, total_tokens=0),
         )
+
+
+def lm_steps_settings(directory: Path) -> str:
+    """A `--settings` file that runs every learned step by the LM (the shipped program runs its floors on the
+    embedded model), for command tests that script the LM's calls."""
+    path = directory / "lm-steps.toml"
+    steps = "\n".join(f'{step} = "lm"' for step in ("decompose", "score", "answer", "abstain", "compute"))
+    path.write_text(f"[program.steps]\n{steps}\n", encoding="utf-8")
+    return str(path)
 
 
 def scripted_lm(respond: Responder) -> DummyLM:
