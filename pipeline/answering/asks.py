@@ -285,5 +285,7 @@ def compute_request(question: str) -> ComputeRequest | None:
             profit = "gross margin" if kind == "gross" else f"{kind} income"
             return ComputeRequest("margin", (profit, "revenue"), percent=True)
         percent = operation in ("share", "percent_change") or bool(_PERCENT.search(q))
+        if operation == "change" and percent:  # "how much did X grow, in percent": a change relative to before
+            operation = "percent_change"
         return ComputeRequest(operation, phrases, percent=percent)
     return None

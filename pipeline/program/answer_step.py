@@ -84,22 +84,12 @@ class AnswerStep:
             for i, sq in enumerate(sub_questions)
         ]
         lines = {i.index: LineTrace(index=i.index, kind=i.kind, step=steps.answer) for i in items}
-        guarded: dict[int, GuardedSection] = {}
-        waiting: list[SectionInputs] = []
+        guarded: dict[int, GuardedSection] = {
+            item.index: not_found("no chunk was kept for it") for item in items if item.empty
+        }
+        # a computed figure whose operands are found rests on them: it needs no other support
+        computed = self._computations(run, [i for i in items if not i.empty and i.request is not None])
         for item in items:
-            if item.empty:
-                guarded[item.index] = not_found("no chunk was kept for it")
-                continue
-            if steps.abstain == "support":
-                value = support_of(item)
-                lines[item.index] = lines[item.index].model_copy(update={"support": round(value, 3)})
-                if value < settings.support_threshold:
-                    reason = f"the best sentences hold {value:.2f} of its key terms, below {settings.support_threshold}"
-                    guarded[item.index] = not_found(reason)
-                    continue
-            waiting.append(item)
-        computed = self._computations(run, [i for i in waiting if i.request is not None])
-        for item in waiting:
             computation = computed.get(item.index)
             if computation is None:
                 continue
@@ -111,7 +101,16 @@ class AnswerStep:
             guarded[item.index] = guard_section(
                 item.index, None, operands, kept[item.index], allowed, computation, self.generic
             )
-        rest = [i for i in waiting if i.index not in guarded]
+        rest: list[SectionInputs] = []
+        for item in (i for i in items if i.index not in guarded):
+            if steps.abstain == "support":
+                value = support_of(item)
+                lines[item.index] = lines[item.index].model_copy(update={"support": round(value, 3)})
+                if value < settings.support_threshold:
+                    reason = f"the best sentences hold {value:.2f} of its key terms, below {settings.support_threshold}"
+                    guarded[item.index] = not_found(reason)
+                    continue
+            rest.append(item)
         drafts = self._drafts(run, rest)
         for item in rest:
             draft = drafts.get(item.index)

@@ -98,6 +98,10 @@ def test_an_instruction_alone_is_format_only() -> None:
             "How much did net sales increase compared with a year earlier?",
             ComputeRequest("change", ("net sales",), False),
         ),
+        (
+            "How much did the research and development expense grow, in percent, compared with a year earlier?",
+            ComputeRequest("percent_change", ("research and development expense",), True),
+        ),
         ("What is the monthly rent?", None),
         ("What was the total gross margin percentage?", ComputeRequest("margin", ("gross margin", "revenue"), True)),
     ],

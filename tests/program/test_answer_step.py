@@ -135,3 +135,17 @@ def test_a_computed_figure_is_worked_out_by_code_with_its_formula_and_cited_oper
         assert section.formula == "41,976 / 94,836 × 100"
         assert {e.text for e in section.evidence} == {"Gross margin 41,976 42,559", "Total net sales 94,836 97,278"}
         assert done.lm_calls == calls and len(prompts) == calls
+
+
+def test_a_computed_figure_rests_on_its_operands_and_needs_no_other_support(tmp_path: Path) -> None:
+    # a support threshold no sentence can reach: a figure as reported abstains, a computed one does not
+    store = store_of(tmp_path, {"acme-q1.md": STATEMENT})
+    program = ScopedQA(store, Settings(program=ProgramSettings(steps=FLOORS, support_threshold=1.0)))
+    with dspy.context(lm=scripted_lm(cooperative())):
+        computed = list(
+            program.stream("What was the gross margin as a percentage of total net sales?", resolve_scope(store))
+        )[-1]
+        reported = list(program.stream("What were the research grants received?", resolve_scope(store)))[-1]
+    assert isinstance(computed, Completed) and isinstance(reported, Completed)
+    assert computed.sections[0].status == "answered" and computed.sections[0].basis == "computed"
+    assert reported.sections[0].status == "not_found"
