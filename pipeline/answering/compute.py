@@ -206,13 +206,17 @@ def compute(
     percent: bool,
     request: FormatRequest | None,
 ) -> Computation:
-    """The worked-out figure. Every operand's figure must be in its sentence (ArithmeticRefused otherwise:
-    an operand is quoted, never invented)."""
+    """The worked-out figure. Every operand's figure must be in its sentence, and figures that state their own
+    scale ("2.1 billion") are never combined with figures a table's note scales ("(In millions)"): either is
+    ArithmeticRefused (an operand is quoted, never invented or rescaled by guess)."""
     for operand in operands:
         if not any(same_figure(operand.figure, q) for q in digit_figures(operand.sentence.text)):
             raise ArithmeticRefused(f"operand {operand.name} ({operand.figure.text}) is not in its sentence")
-    value = evaluate(expression, operands)
     scales = {scale_note(o.sentence.hit.chunk.text) for o in operands if not o.figure.scaled}
+    if any(o.figure.scaled for o in operands) and scales - {None}:
+        # "2.1 billion" beside a table's "6,844" (in millions): one is a count of units, the other of millions
+        raise ArithmeticRefused("its operands are written on different scales (one states its own, one its table's)")
+    value = evaluate(expression, operands)
     ratio = "/" in expression and operation not in ("average",)
     scale = None if ratio or len(scales) != 1 else next(iter(scales))
     text = format_figure(value, percent, request, scale)

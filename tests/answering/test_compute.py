@@ -92,3 +92,13 @@ def test_an_operand_not_in_its_sentence_or_a_bad_expression_is_refused() -> None
 
 def test_a_missing_operand_computes_nothing() -> None:
     assert find_operands(ComputeRequest("share", ("inventory", "total assets"), True), _sentences(Q1)) == []
+
+
+def test_figures_on_different_scales_are_never_combined() -> None:
+    # the table's 7,709 is in millions (its note); "2.1 billion" states its own scale
+    offered = _sentences(Q1, "Marketing expenses increased to 2.1 billion in the quarter.")
+    table, stated = next(s for s in offered if "7,709" in s.text), offered[-1]
+    in_table = Operand("a", "Research and development", find_quantities("7,709")[0], table)
+    own = Operand("b", "Marketing expenses", find_quantities("2.1 billion")[0], stated)
+    with pytest.raises(ArithmeticRefused, match="different scales"):
+        compute("sum", "a + b", [in_table, own], False, None)
