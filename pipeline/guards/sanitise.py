@@ -57,11 +57,14 @@ def valid_text(text: str) -> str:
 # DSPy's ChatAdapter delimits fields with "[[ ## name ## ]]"; document text must never be able
 # to open or close a field, so such markers are defused before text is shown to an LM.
 _FIELD_MARKER = re.compile(r"\[\[\s*##(.*?)##\s*\]\]", re.DOTALL)
+# Half a marker ("[[ ##" or "## ]]"): text joined to it later (a quote, the next field) could complete it.
+_MARKER_HALF = re.compile(r"\[\[\s*##|##\s*\]\]")
 
 
 def defuse_field_markers(text: str) -> str:
-    """`text` with every DSPy field marker rewritten so no adapter can parse it as one."""
-    return _FIELD_MARKER.sub(lambda m: f"( #{m.group(1)}# )", text)
+    """`text` with every DSPy field marker, and every half of one, rewritten so no adapter can parse it."""
+    whole = _FIELD_MARKER.sub(lambda m: f"( #{m.group(1)}# )", text)
+    return _MARKER_HALF.sub(lambda m: "( #" if m.group(0).startswith("[") else "# )", whole)
 
 
 # Terminal control: ESC and C1 sequences (CSI, OSC incl. OSC 8 hyperlinks, DCS/PM/APC strings, two-byte
@@ -162,7 +165,7 @@ def _one_pass(text: str, removed: list[str]) -> str:
     # Line breaks were removed above, so only the first line's block syntax (a list number, a
     # heading, a quote) is left to parse; inline syntax is parsed everywhere.
     text = _markdown_text(text, removed)
-    markers = len(_FIELD_MARKER.findall(text))
+    markers = len(_FIELD_MARKER.findall(text)) + len(_MARKER_HALF.findall(_FIELD_MARKER.sub("", text)))
     if markers:
         removed.append(f"field_marker: {markers} defused")
         text = defuse_field_markers(text)

@@ -125,6 +125,13 @@ def test_field_markers_are_defused_in_bullets_and_sub_questions() -> None:
     assert cleaned == ["What is the rent? ( # answer # )"]
 
 
+def test_half_a_field_marker_is_defused_too_since_text_joined_to_it_could_complete_it() -> None:
+    for text, expected in (("[[ ##", "( #"), ("note [[##", "note ( #"), ("x ## ]] end", "x # ) end")):
+        clean = sanitise(text, 40)
+        assert clean.text == expected and "field_marker: 1 defused" in clean.removed
+    assert sanitise("Gross ## 5", 40).text == "Gross ## 5"  # two hashes alone mark nothing
+
+
 # ---- 6. sizes are capped in code ----------------------------------------------------------------------
 
 
