@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from pipeline.intake.parts import AUXILIARIES
 from pipeline.text import normalise
 
 AnswerKind = Literal["amount", "percent", "date", "duration", "count", "name", "yes_no", "text"]
@@ -126,9 +127,7 @@ def over_time(question: str) -> bool:
     return bool(_OVER_TIME.search(normalise(question)))
 
 
-_AUXILIARY = re.compile(
-    r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|must|may|might|should|shall)\b"
-)
+_AUXILIARY = re.compile(rf"^(?:{AUXILIARIES})\b")
 _PERCENT_ASK = re.compile(
     r"\b(?:what|which|by\s+what|how\s+much\s+of\s+a)\s+(?:percentage|percent|per\s?cent|share|proportion|rate|ratio)"
     r"|\bpercentage\b|\bper\s?cent\b|\bmargin\b|%|\bwhat\s+interest\b|\binterest\s+rate\b|\brate\s+of\b"
@@ -157,27 +156,24 @@ _AMOUNT_NOUNS = (
     "penalty|fine|compensation|budget|worth|liabilities|assets|equity|ebitda|capex|turnover"
 )
 _AMOUNT_ASK = re.compile(rf"\bhow\s+much\b|\b(?:{_AMOUNT_NOUNS})\b")
+# The first of these a question matches says what kind of answer it asks for (the order settles overlaps:
+# "how many days" is a duration before a count, "what percentage" a percent before an amount).
+_KIND_ASKS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
+    ("duration", _DURATION_ASK),
+    ("name", _NAME_ASK),
+    ("date", _DATE_ASK),
+    ("percent", _PERCENT_ASK),
+    ("count", _COUNT_ASK),
+    ("yes_no", _AUXILIARY),
+    ("amount", _AMOUNT_ASK),
+)
 
 
 def answer_kind(question: str) -> AnswerKind:
     """What kind of value answers `question`, from its question words ("how much notice" -> duration,
     "who" -> name, "is ..." -> yes_no); "text" when nothing narrower applies."""
     q = normalise(question)
-    if _DURATION_ASK.search(q):
-        return "duration"
-    if _NAME_ASK.search(q):
-        return "name"
-    if _DATE_ASK.search(q):
-        return "date"
-    if _PERCENT_ASK.search(q):
-        return "percent"
-    if _COUNT_ASK.search(q):
-        return "count"
-    if _AUXILIARY.search(q):
-        return "yes_no"
-    if _AMOUNT_ASK.search(q):
-        return "amount"
-    return "text"
+    return next((kind for kind, pattern in _KIND_ASKS if pattern.search(q)), "text")
 
 
 # ---- computed figures ---------------------------------------------------------------------------

@@ -85,7 +85,7 @@ def expression_for(operation: Operation, count: int, percent: bool) -> str:
     return f"({' + '.join(names)}) / {count}"
 
 
-def _label(sentence: OfferedSentence, figure: Quantity) -> str:
+def operand_label(sentence: OfferedSentence, figure: Quantity) -> str:
     """What a figure is: the words of its row before it (a table row's label), at most 12 words."""
     words = sentence.text[: figure.start].replace("$", " ").split()
     return " ".join(words[-12:]).strip(" :,;") or sentence.text[:60]
@@ -122,7 +122,7 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
         figures = digit_figures(row.text) if row else []
         if row is None or len(figures) < 2:
             return []
-        label = _label(row, figures[0])
+        label = operand_label(row, figures[0])
         return [Operand("a", label, figures[0], row), Operand("b", label, figures[1], row)]
     if request.operation == "average":
         by_document: dict[str, OfferedSentence] = {}
@@ -136,7 +136,7 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
         if len(rows) < 2:
             return []
         return [
-            Operand(NAMES[i], _label(row, digit_figures(row.text)[0]), digit_figures(row.text)[0], row)
+            Operand(NAMES[i], operand_label(row, digit_figures(row.text)[0]), digit_figures(row.text)[0], row)
             for i, row in enumerate(rows[:MAX_OPERANDS])
         ]
     used: set[int] = set()
@@ -146,7 +146,7 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
             return []
         used.add(row.sentence_id)
         figure = digit_figures(row.text)[0]
-        operands.append(Operand(name, _label(row, figure), figure, row))
+        operands.append(Operand(name, operand_label(row, figure), figure, row))
     return operands if len(operands) >= 2 else []
 
 

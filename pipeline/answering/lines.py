@@ -64,15 +64,16 @@ def section_inputs(
     asked = ranking_query if asked is None else asked
     kind = answer_kind(question_parts(sub_question)[0])
     terms = ordered_terms(asked, generic)
+    first = question_parts(asked)[0]
     # a yes/no question names what it asks about after its verb: all its terms are the focus
-    focus = ordered_terms(question_parts(asked)[0], generic) if kind == "yes_no" else None
+    focus = ordered_terms(first, generic) if kind == "yes_no" else None
     return SectionInputs(
         index=index,
         sub_question=sub_question,
         sentences=tuple(sentences),
         kind=kind,
         terms=tuple(terms),
-        focus=tuple(focus or focus_terms(question_parts(asked)[0], generic)),
+        focus=tuple(focus or focus_terms(first, generic)),
         request=compute_request(sub_question),
         over_time=over_time(sub_question),
     )

@@ -13,8 +13,10 @@ _SECOND = re.compile(
     re.IGNORECASE,
 )
 _WH = re.compile(r"^(?:who|whom|whose|what|when|where|which|how|why)\b\s*", re.IGNORECASE)
-_AUXILIARY = re.compile(r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|must|may|should)\b", re.I)
-_HAS_VERB = re.compile(r"\b(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|must|may|should)\b", re.I)
+# The verbs that open a yes/no question or stand in for a question's own verb.
+AUXILIARIES = "is|are|was|were|does|do|did|has|have|had|can|could|will|would|must|may|might|should|shall"
+_AUXILIARY = re.compile(rf"^(?:{AUXILIARIES})\b", re.I)
+_HAS_VERB = re.compile(rf"\b(?:{AUXILIARIES})\b", re.I)
 # A second part this short and without a verb of its own is a question phrase ("and by which firm").
 MAX_BARE_WORDS = 4
 

@@ -1,9 +1,10 @@
 """The answer step: for each sub-question, an answer line and the evidence it rests on.
 
-Per section, in order: nothing kept -> not found; the abstain floor ("support") may say not found before any
-LM call; a sub-question asking for a computed figure is worked out by code from operands the compute step
-names (the LM, or the "rows" floor); every other section gets its line from ONE answer call (the LM copies
-the answer out of its best sentences) or from the floor ("span", "sentence"). Every line then goes through
+Per section, in order: nothing kept -> not found; a sub-question asking for a computed figure is worked out by
+code from operands the compute step names (the LM, or the "rows" floor), and rests on them; otherwise the
+abstain floor ("support") may say not found before any answer call, and every other section gets its line
+from ONE answer call (the LM copies the answer out of its best sentences) or from the floor ("span",
+"sentence"). Every line then goes through
 the guards (pipeline.guards.sections): quotes only from pages shown in scope, a line grounded in them.
 Which way each step ran, and why a section is not found, goes into the trace.
 """
@@ -11,14 +12,23 @@ Which way each step ran, and why a section is not found, goes into the trace.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Any
 
 import dspy
 
 from pipeline.answering.asks import FormatRequest
-from pipeline.answering.compute import NAMES, Computation, Operand, compute, digit_figures, format_figure
+from pipeline.answering.compute import (
+    NAMES,
+    Computation,
+    Operand,
+    compute,
+    digit_figures,
+    format_figure,
+    operand_label,
+)
 from pipeline.answering.floors import Draft
 from pipeline.answering.lines import (
     SectionInputs,
@@ -142,10 +152,7 @@ class AnswerStep:
         if steps.answer != "lm":
             return {i.index: floor_draft(i, steps.answer) for i in items}
         shown = {i.index: i.sentences[: self.settings.line_sentences] for i in items}
-        contexts = [
-            LineSentences(sub_question_index=i.index, sub_question=i.sub_question, sentences=numbered(shown[i.index]))
-            for i in items
-        ]
+        contexts = _contexts(items, shown)
         shape = exact_lines_type([(i.index, len(shown[i.index])) for i in items])
         signature = self.answer.signature.with_updated_fields("answers", type_=shape)
         result = self.call("answer", self.answer, run, sections_context=contexts, signature=signature)
@@ -211,17 +218,9 @@ class AnswerStep:
         text = format_figure(value, figure.percent, request, scale)
         if normalise(text) == normalise(section.line):
             return section
-        line = f"{text} (as reported: {section.line})"
-        return GuardedSection(
-            section.status,
-            line,
-            section.line_sources,
-            section.quotes,
-            section.basis,
-            section.formula,
-            section.reason,
-            section.removed,
-            (*section.interventions, ("format", f"written as asked: {request.text}")),
+        written = ("format", f"written as asked: {request.text}")
+        return replace(
+            section, line=f"{text} (as reported: {section.line})", interventions=(*section.interventions, written)
         )
 
     # -- computed figures ---------------------------------------------------------------------
@@ -241,10 +240,7 @@ class AnswerStep:
             index: [q.text for s in sentences for q in figures_outside_dates(s.text)]
             for index, sentences in shown.items()
         }
-        contexts = [
-            LineSentences(sub_question_index=i.index, sub_question=i.sub_question, sentences=numbered(shown[i.index]))
-            for i in items
-        ]
+        contexts = _contexts(items, shown)
         shape = exact_computations_type([(i.index, len(shown[i.index]), figures[i.index]) for i in items])
         signature = self.compute_predictor.signature.with_updated_fields("computations", type_=shape)
         result = self.call("compute", self.compute_predictor, run, sections_context=contexts, signature=signature)
@@ -285,14 +281,21 @@ class AnswerStep:
             figure = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
             if figure is None:
                 return None
-            label = sentence.text[: figure.start].split()[-12:]
-            operands.append(Operand(choice.name, " ".join(label).strip(" :,;") or sentence.text[:60], figure, sentence))
+            operands.append(Operand(choice.name, operand_label(sentence, figure), figure, sentence))
         asked = item.request
         percent = asked.percent or bool(request and request.percent)
         try:
             return compute(asked.operation, given.expression.strip(), operands, percent, request)
         except ArithmeticRefused:
             return None
+
+
+def _contexts(items: Sequence[SectionInputs], shown: Mapping[int, Sequence[OfferedSentence]]) -> list[LineSentences]:
+    """What an answer or compute call is shown per section: its sub-question and its numbered sentences."""
+    return [
+        LineSentences(sub_question_index=i.index, sub_question=i.sub_question, sentences=numbered(shown[i.index]))
+        for i in items
+    ]
 
 
 def _section(index: int, sub_question: str, guarded: GuardedSection) -> Section:

@@ -138,7 +138,7 @@ class ScopedQA(dspy.Module):
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        note = plan_scope_note(plan, scoped, self.store)
+        note = self.scope_note(run)
         steps = self.settings.program.steps
         yield Decomposing(lm=steps.uses_lm("decompose"))
         try:
