@@ -166,9 +166,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     test_differences: list[Difference] = []
     test_floor_differences: list[Difference] = []
     frames: dict[str, Any] = {}
-    ways: dict[str, dict[str, Any]] = {
-        f"floor {name}": {"val": _mean_value(results)} for name, results in floor_val.items()
-    }
+    ways: dict[str, dict[str, Any]] = {f"floor {name}": {"val": value} for name, value in verdict.floor_values.items()}
     ways["lm uncompiled"] = {"val": _mean_value(baseline)}
     ways["lm compiled"] = {"val": _mean_value(result)}
     if data.test:

@@ -25,9 +25,6 @@ from pipeline.cli.common import (
 )
 from pipeline.settings import DEFAULT_PARALLEL
 
-# Addresses only this machine reaches.
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
 if TYPE_CHECKING:
     from pipeline.serving.hosts import AllowedHost
 
@@ -160,12 +157,13 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
 
     from pipeline.files import write_file_atomic
     from pipeline.program.lm import serve_embedded_model
+    from pipeline.serving.hosts import LOOPBACK_NAMES
 
     key = os.environ.get(LM_KEY_ENV) or secrets.token_urlsafe(24)
     key_file = Path(args.key_file)
     write_file_atomic(key_file, key.encode())
     key_file.chmod(0o600)
-    if args.host not in LOOPBACK:
+    if args.host not in LOOPBACK_NAMES:
         print(
             f"warning: {args.host} is reachable from other machines: anyone holding the key may use the model",
             file=sys.stderr,

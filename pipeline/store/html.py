@@ -263,10 +263,7 @@ class _PageReader:
             return
         context = self.contexts.get(attrs.get("contextref") or "", Context(None, None))
         unit = self.units.get(attrs.get("unitref") or "") or attrs.get("unitref")
-        try:
-            scale = int(attrs.get("scale") or 0)
-        except ValueError:
-            scale = 0
+        scale = int(attrs.get("scale") or 0)  # fact_value read it as an int already
         self.facts.append(
             PageFact(
                 page=len(self.pages),

@@ -44,10 +44,6 @@ class PageTexts:
     first_rows: list[int]
     figures: list[float] = field(default_factory=list)
 
-    def add(self, pages: Sequence[str], chunks: Sequence[Chunk]) -> None:
-        """Record the pages of one document that `chunks` (all its chunks, in order) come from."""
-        self.add_known([(p, *terms_and_figures(pages[p - 1])) for p in pages_with_chunks(chunks)], chunks)
-
     def add_known(self, pages: Sequence[tuple[int, list[str], float]], chunks: Sequence[Chunk]) -> None:
         """Record one document's pages from (page, word terms, figure share) computed before, in page order."""
         known = {page: (terms, share) for page, terms, share in pages}

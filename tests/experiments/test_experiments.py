@@ -537,6 +537,11 @@ def test_a_stage_job_compiles_one_module_against_its_own_metric_and_logs_the_pai
     }
     loaded, manifest = load_export(summary.export_dir, ScopedQA(store))
     assert manifest.config.experiment["stage"] == "decompose" and loaded.answer.demos == []
+    # the way the step runs: the LM or its best floor, the same in the run's tag and in the export it runs from
+    assert summary.step in ("lm", "parts", "question") and tags["scoperag.step"] == summary.step
+    assert manifest.config.program["steps"]["decompose"] == summary.step
+    assert set(summary.ways.index) == {"floor parts", "floor question", "lm uncompiled", "lm compiled"}
+    assert "evaluation/floor-comparison.csv" in {f.path for f in client.list_artifacts(summary.run_id, "evaluation")}
 
     compared = compare_runs(summary.run_id, summary.run_id, mlruns)
     assert compared.attrs["metric"] == "value" and (compared["difference"] == 0).all()
