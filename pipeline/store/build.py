@@ -271,12 +271,12 @@ def _write_catalog(
     if progress:
         progress("read", 0, len(files), "0 pages", rate_of=(0, "pages"))
     digests = [sha256_file(p) for p, _ in files]
+    names_digest, words, overlap = name_words.digest, settings.chunk_words, settings.chunk_overlap
     keys = []
     for (_, rel), digest in zip(files, digests, strict=True):
-        spec = corpus.metadata_for(rel)
-        owners = [entities[s].entity_id for s in (spec.entities if spec else []) if s in entities]
-        words, overlap = settings.chunk_words, settings.chunk_overlap
-        keys.append(derivation_key(digest, rel, words, overlap, name_words.digest, owners))
+        # the owners the manifest gives (a file's own front matter is in its digest)
+        owners = [entities[s].entity_id for s in _manifest_owners(corpus, corpus.metadata_for(rel)) if s in entities]
+        keys.append(derivation_key(digest, rel, words, overlap, names_digest, owners))
     stored = cache.present(keys)
     sources = reader(
         missing := [f for f, k in zip(files, keys, strict=True) if k not in stored], read_workers(missing, settings)
@@ -305,7 +305,6 @@ def _write_catalog(
         profile = profile_document(source.pages)
         document = _document(corpus, spec, entities, source, profile)
         if derived is None:
-            words, overlap = settings.chunk_words, settings.chunk_overlap
             derived = derive(source, words, overlap, name_words, document.entity_ids)
             cache.put(key, derived)
         read.cache_keys.append(key)
@@ -419,6 +418,17 @@ def _made_summary(profile: DocumentProfile, pages: tuple[str, ...]) -> str:
     return f"{description}. {body}".strip()
 
 
+def _manifest_owners(corpus: CorpusManifest, spec: DocumentSpec | None) -> list[str]:
+    """The entity slugs the manifest gives a document: its own rules', else (an amendment) those of the
+    document it amends."""
+    if spec is None:
+        return []
+    if spec.entities:
+        return list(spec.entities)
+    base = corpus.metadata_for(spec.amends) if spec.amends else None
+    return list(base.entities) if base else []
+
+
 def _document(
     corpus: CorpusManifest,
     spec: DocumentSpec | None,
@@ -431,8 +441,8 @@ def _document(
     the first pages say: `profile`). An amendment no rule gives owners is owned by the owners of the
     document it amends."""
     own = source.own
-    base = corpus.metadata_for(spec.amends) if spec and spec.amends else None
-    slugs = (spec.entities if spec and spec.entities else None) or own.entities or (base.entities if base else [])
+    declared = _manifest_owners(corpus, spec)
+    slugs = (spec.entities if spec and spec.entities else None) or own.entities or declared
     unknown = [s for s in slugs if s not in entities]
     if unknown:
         raise ManifestError(f"{source.relpath}: unknown entities {', '.join(unknown)} in front matter")

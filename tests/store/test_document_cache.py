@@ -111,3 +111,24 @@ def test_other_settings_or_owners_derive_again(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(reading_module, "read_or_error", counting)
     assert build_index(source, tmp_path / "index", HashEmbedder(32)).reused == 0
     assert calls == ["doc0.txt"]
+
+
+def test_an_amendment_derives_again_when_the_owners_of_what_it_amends_change(tmp_path: Path) -> None:
+    source = tmp_path / "corpus"
+    source.mkdir()
+    _write(source, 0)
+    _write(source, 1, "Amendment No. 1")
+
+    def manifest(owner: str) -> None:
+        (source / "corpus.toml").write_text(
+            'format = "scoperag-corpus/v1"\nname = "corpus"\n'
+            '[[entities]]\nslug = "acme"\nname = "Acme Widgets Inc."\n'
+            '[[entities]]\nslug = "bolt"\nname = "Bolt Fasteners Ltd"\n'
+            f'[[documents]]\npath = "doc0.txt"\nentities = ["{owner}"]\n'
+            '[[documents]]\npath = "doc1.txt"\namends = "doc0.txt"\n'
+        )
+
+    manifest("acme")
+    build_index(source, tmp_path / "index", HashEmbedder(32))
+    manifest("bolt")  # the amendment's file is unchanged; its owners (the amended agreement's) are not
+    assert build_index(source, tmp_path / "index", HashEmbedder(32)).reused == 0
