@@ -27,6 +27,7 @@ from pipeline.store.corpus import FrontMatter
 from pipeline.store.name_words import NameWordCounter
 from pipeline.store.pages import pages_with_chunks, terms_and_figures
 from pipeline.store.reading import SourceFile
+from pipeline.store.sqlite_cache import open_cache
 from pipeline.store.xbrl import PageFact
 from pipeline.text import bm25_tokens
 from pipeline.types import Strict
@@ -128,29 +129,17 @@ def _load(blob: bytes) -> Derived:
     return Derived(source, chunks, p.chunk_terms, p.page_terms, p.ordinary, p.foreign)
 
 
+def _prepare(db: sqlite3.Connection) -> None:
+    db.execute(_SCHEMA)
+
+
 class DocumentCache:
-    """Derived files by key in the SQLite file at `path` (created when missing, replaced when unusable)."""
+    """Derived files by key in the SQLite file at `path` (created when missing, set aside when unusable:
+    pipeline.store.sqlite_cache)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            self._db = self._open()
-        except sqlite3.DatabaseError as exc:
-            log.warning("document cache %s is unusable (%s); starting a new one", path, exc)
-            for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-                stale.unlink(missing_ok=True)
-            self._db = self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(_SCHEMA)
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
+        self._db = open_cache(path, _prepare, "document cache")
 
     def present(self, keys: Sequence[str]) -> set[str]:
         """Those of `keys` that have a row (its payload is checked when read)."""

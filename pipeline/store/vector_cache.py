@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.store.sqlite_cache import open_cache
+
 log = logging.getLogger(__name__)
 
 CACHE_NAME = "vector-cache.sqlite"
@@ -36,49 +38,19 @@ def text_key(text: str) -> bytes:
 
 # The columns of `vectors` as PRAGMA table_info gives them: (name, type, not null, primary key position).
 _COLUMNS = [("embedder", "TEXT", 1, 1), ("key", "BLOB", 1, 2), ("vector", "BLOB", 1, 0)]
-_COMPANIONS = ("", "-wal", "-shm")  # SQLite's write-ahead log and shared memory beside the database file
 
 
 class VectorCache:
     """Vectors of one embedder (`embedder` names model and dimension) in the SQLite file at `path`.
 
-    A cache that cannot be used as it is (a directory or another kind of file in its place, a file that is no
-    SQLite database, a `vectors` table of another shape) is set aside under a new name, with a warning, and a
-    new one is started: no later build fails on it, and nothing anyone put there is deleted."""
+    A cache that cannot be used as it is, a `vectors` table of another shape included, is set aside and a new
+    one started (pipeline.store.sqlite_cache)."""
 
     def __init__(self, path: Path, embedder: str, dim: int) -> None:
         self.path = path
         self.embedder = f"{embedder}/{dim}"
         self.dim = dim
-        try:
-            self._db = self._open()
-        except (sqlite3.DatabaseError, OSError) as exc:
-            aside = set_aside(path)
-            log.warning("vector cache %s is unusable (%s); moved to %s, starting a new one", path, exc, aside.name)
-            self._db = self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        for companion in _COMPANIONS:
-            part = self.path.with_name(self.path.name + companion)
-            if part.is_symlink() or (part.exists() and not part.is_file()):
-                raise sqlite3.DatabaseError(f"{part.name} is not a regular file")
-        db = sqlite3.connect(self.path, check_same_thread=False)
-        try:
-            # WAL: a committed batch survives the process being killed; NORMAL: no fsync per batch.
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            columns = [
-                (name, kind, notnull, pk) for _, name, kind, notnull, _, pk in db.execute("PRAGMA table_info(vectors)")
-            ]
-            if columns != _COLUMNS:
-                raise sqlite3.DatabaseError(
-                    f"table vectors has columns {[c[0] for c in columns]}, not embedder, key, vector"
-                )
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
+        self._db = open_cache(path, _prepare, "vector cache")
 
     def get(self, keys: Sequence[bytes]) -> dict[bytes, npt.NDArray[np.float32]]:
         """The stored, well-formed vectors of those `keys` that have one."""
@@ -121,21 +93,9 @@ class VectorCache:
         self._db.close()
 
 
-def set_aside(path: Path) -> Path:
-    """Move the cache at `path` (and its write-ahead log and shared memory, if any) to the first free name
-    `<name>.unusable[-N]`; the new path of the cache."""
-    number = 1
-    while True:
-        aside = path.with_name(f"{path.name}.unusable" + (f"-{number}" if number > 1 else ""))
-        if not any(_taken(aside.with_name(aside.name + c)) for c in _COMPANIONS):
-            break
-        number += 1
-    for companion in _COMPANIONS:
-        part = path.with_name(path.name + companion)
-        if _taken(part):
-            part.rename(aside.with_name(aside.name + companion))
-    return aside
-
-
-def _taken(path: Path) -> bool:
-    return path.exists() or path.is_symlink()
+def _prepare(db: sqlite3.Connection) -> None:
+    """The `vectors` table, created or checked to have the columns this code reads."""
+    db.executescript(_SCHEMA)
+    columns = [(name, kind, notnull, pk) for _, name, kind, notnull, _, pk in db.execute("PRAGMA table_info(vectors)")]
+    if columns != _COLUMNS:
+        raise sqlite3.DatabaseError(f"table vectors has columns {[c[0] for c in columns]}, not embedder, key, vector")

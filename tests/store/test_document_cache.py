@@ -132,3 +132,15 @@ def test_an_amendment_derives_again_when_the_owners_of_what_it_amends_change(tmp
     build_index(source, tmp_path / "index", HashEmbedder(32))
     manifest("bolt")  # the amendment's file is unchanged; its owners (the amended agreement's) are not
     assert build_index(source, tmp_path / "index", HashEmbedder(32)).reused == 0
+
+
+def test_a_cache_that_cannot_be_used_is_set_aside_and_nothing_in_its_place_is_deleted(tmp_path: Path) -> None:
+    source = tmp_path / "corpus"
+    source.mkdir()
+    _write(source, 0)
+    index = tmp_path / "index"
+    (index / CACHE_NAME).mkdir(parents=True)  # a directory where the cache file belongs
+    (index / CACHE_NAME / "kept.txt").write_text("someone's file")
+    assert build_index(source, index, HashEmbedder(32)).documents == 1
+    assert (index / f"{CACHE_NAME}.unusable" / "kept.txt").read_text() == "someone's file"
+    assert build_index(source, index, HashEmbedder(32)).reused == 1  # the new cache works

@@ -10,7 +10,8 @@ import pytest
 
 from pipeline.store.build import build_index
 from pipeline.store.embedders import HashEmbedder
-from pipeline.store.vector_cache import CACHE_NAME, VectorCache, set_aside, text_key
+from pipeline.store.sqlite_cache import set_aside
+from pipeline.store.vector_cache import CACHE_NAME, VectorCache, text_key
 
 
 def _corpus(root: Path) -> Path:
