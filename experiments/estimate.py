@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from experiments.config import ExperimentConfig
 from experiments.floors import STAGE_FLOORS
 from optimizers.params import BootstrapParams
+from pipeline.cli.progress import clock_time
 
 # An end-to-end question: decompose, score and answer, and HyDE for a conceptual one (the upper end).
 CALLS_PER_QUESTION = 4
@@ -115,13 +116,6 @@ def duration(seconds: float) -> str:
         return f"{max(1, round(seconds))} s"
     hours, rest = divmod(round(seconds), 3600)
     return f"{hours} h {rest // 60:02d} min" if hours else f"{round(seconds / 60)} min"
-
-
-def clock_time(seconds: float) -> str:
-    """`seconds` as m:ss (h:mm:ss past an hour), for an ETA."""
-    whole = max(0, round(seconds))
-    hours, rest = divmod(whole, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def plan_job(

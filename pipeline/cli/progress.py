@@ -124,8 +124,15 @@ def rate_line(rate_of: tuple[int, str], done: int, total: int | None, seconds: f
         parts = [f"{1 / rate:,.0f} s per {unit.removesuffix('s')}"]
     if total and 0 < done < total:
         left = seconds * (total - done) / done
-        parts.append(f"ETA {int(left // 60)}:{int(left % 60):02d}")
+        parts.append(f"ETA {clock_time(left)}")
     return f"({', '.join(parts)})"
+
+
+def clock_time(seconds: float) -> str:
+    """`seconds` as m:ss (h:mm:ss past an hour), for an ETA."""
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 class StageLine:

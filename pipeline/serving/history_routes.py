@@ -16,6 +16,7 @@ from pipeline.errors import InputFileError, ScopeRagError
 from pipeline.evaluation.history import HistoryEntry
 from pipeline.guards.ids import is_canonical_uuid
 from pipeline.guards.sanitise import sanitised_text
+from pipeline.program.trace import QuestionTrace
 from pipeline.serving.access import (
     cited_rows,
     kept_pages,
@@ -63,8 +64,11 @@ def history_router(state: ServingState) -> APIRouter:
     def entry(history_id: str) -> HistoryEntry:
         return history_entry(state, history_id)
 
-    def cited_page(history_id: str, document_id: str, page: int, section: int | None) -> tuple[Document, list[Chunk]]:
-        """The document and the chunks cited on that page, when this answer may open it; else 404."""
+    def cited_page(
+        history_id: str, document_id: str, page: int, section: int | None
+    ) -> tuple[Document, list[Chunk], QuestionTrace]:
+        """The document, the chunks cited on that page and the answer's trace, when this answer may open the
+        page; else 404."""
         trace = entry(history_id).trace
         document = state.store.catalog.documents.get(document_id)
         refusal = (
@@ -75,7 +79,7 @@ def history_router(state: ServingState) -> APIRouter:
         if document is None or refusal is not None:
             log.info("page refused: %s page %s of answer %s: %s", document_id[:40], page, history_id, refusal)
             raise HTTPException(404, NOT_SERVED)
-        return document, chunks_at(state.store, cited_rows(trace, document_id, page, section), document_id, page)
+        return document, chunks_at(state.store, cited_rows(trace, document_id, page, section), document_id, page), trace
 
     @router.get("")
     def recent(
@@ -133,8 +137,8 @@ def history_router(state: ServingState) -> APIRouter:
     ) -> PageView:
         """A cited page: its text with the kept chunks shaded and the quoted sentences and answer line marked, and
         for a PDF the URL of its image (marked the same way)."""
-        document, cited = cited_page(history_id, document_id, page, section)
-        quotes, answers = page_quotes(entry(history_id).trace, document_id, page, section)
+        document, cited, trace = cited_page(history_id, document_id, page, section)
+        quotes, answers = page_quotes(trace, document_id, page, section)
         content = page_content(state.store, state.corpus, document, page, cited, quotes, answers)
         is_pdf = _is_pdf(document)
         image, boxes = None, []
@@ -161,8 +165,8 @@ def history_router(state: ServingState) -> APIRouter:
     )
     def page_image(history_id: str, document_id: str, page: int, section: int | None = Query(None, ge=0)) -> Response:
         """A cited PDF page as PNG, the cited chunks highlighted."""
-        document, cited = cited_page(history_id, document_id, page, section)
-        quotes, answers = page_quotes(entry(history_id).trace, document_id, page, section)
+        document, cited, trace = cited_page(history_id, document_id, page, section)
+        quotes, answers = page_quotes(trace, document_id, page, section)
         content = page_content(state.store, state.corpus, document, page, cited)
         if content.original is None or not _is_pdf(document):
             raise HTTPException(404, "no image of this page: it is not a PDF, or its file is not available")
