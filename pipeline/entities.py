@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pipeline.name_forms import without_legal_form
 from pipeline.text import fold
 from pipeline.types import Entity
+from pipeline.values.name_forms import without_legal_form
 from pipeline.vocabulary import AddressVocabulary, IdentifierPattern, Vocabulary
 
 # A word, with a possessive "'s" it carries ("Stremwood's"): the possessive is no word of its own.

@@ -26,9 +26,9 @@ import make_sec_traces as sec  # noqa: E402
 from sec_figure_specs import COMPANY, FORMATS, KINDS, METRICS, REVENUE, SERVICES, SPECS, SUMS, Format, Kind, Term  # noqa: E402
 from sec_statements import Operand, Statement, parse_value, read_statement, split_line  # noqa: E402
 
-from pipeline.arithmetic import evaluate_arithmetic  # noqa: E402
 from pipeline.errors import ExamplesError  # noqa: E402
 from pipeline.evaluation.examples import GoldPage, LabelledExample, make_example  # noqa: E402
+from pipeline.values.arithmetic import evaluate_arithmetic  # noqa: E402
 
 
 @dataclass(frozen=True)

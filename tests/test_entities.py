@@ -15,9 +15,9 @@ from pipeline.entities import (
     skeleton,
     without_mentions,
 )
-from pipeline.name_forms import without_legal_form
 from pipeline.text import fold
 from pipeline.types import Entity
+from pipeline.values.name_forms import without_legal_form
 from pipeline.vocabulary import Vocabulary
 from tests.support.vocabulary import DEMO_VOCABULARY, demo_vocabulary_with
 

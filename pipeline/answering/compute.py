@@ -21,9 +21,9 @@ from pipeline.answering.asks import ComputeRequest, FormatRequest, Operation
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import scale_note
 from pipeline.answering.terms import held_terms, ordered_terms
-from pipeline.arithmetic import evaluate_arithmetic
 from pipeline.errors import ArithmeticRefused
-from pipeline.values import SCALES, Quantity, figures_outside_dates, same_figure
+from pipeline.values.arithmetic import evaluate_arithmetic
+from pipeline.values.quantities import SCALES, Quantity, figures_outside_dates, same_figure
 
 NAMES = "abcdefgh"
 # Words of an operand's name its answer line keeps.

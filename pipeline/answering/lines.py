@@ -23,7 +23,7 @@ from pipeline.errors import ArithmeticRefused
 from pipeline.intake.parts import question_parts
 from pipeline.settings import AnswerStep
 from pipeline.types import ChunkHit
-from pipeline.values import missing_values
+from pipeline.values.quantities import missing_values
 
 
 @dataclass(frozen=True)

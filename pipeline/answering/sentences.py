@@ -12,7 +12,7 @@ from pipeline.guards.sanitise import defuse_field_markers
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.text import split_sentences, tokens
 from pipeline.types import ChunkHit
-from pipeline.values import find_days
+from pipeline.values.quantities import find_days
 from signatures.models import NumberedSentence
 
 # Sentences offered per section: enough for six kept chunks, bounded so the prompt stays small.

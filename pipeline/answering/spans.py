@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from pipeline.answering.asks import AnswerKind
 from pipeline.answering.terms import held_terms
 from pipeline.text import STOPWORDS, normalise, split_sentences
-from pipeline.values import Quantity, figures_outside_dates, find_days, find_quantities, in_digits, missing_values
+from pipeline.values.quantities import (
+    Quantity,
+    figures_outside_dates,
+    find_days,
+    find_quantities,
+    in_digits,
+    missing_values,
+)
 
 _TIME_UNIT = (
     r"(?:business\s+|working\s+|calendar\s+|clear\s+)?(?:days?|weeks?|months?|years?|hours?|minutes?|quarters?)"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pipeline.guards.ids import id_problem
 from pipeline.text import normalise, word_set
-from pipeline.values import SCALES, missing_values, value_spans
+from pipeline.values.quantities import SCALES, missing_values, value_spans
 
 # ---- safety -------------------------------------------------------------------------------
 
@@ -107,7 +107,7 @@ _FIGURE_WORDS = frozenset({"per", "cent", "percent", "pct", *SCALES})
 
 
 def fact_present(fact: str, answer: str, units: Collection[str] = frozenset()) -> bool:
-    """Whether `answer` states `fact`: figures, dates and references by value (pipeline.values: "1,200,000"
+    """Whether `answer` states `fact`: figures, dates and references by value (pipeline.values.quantities: "1,200,000"
     matches "1.2 million", "10/11/96" matches "Oct. 11, 1996", "seventy-five per cent" matches "75%"),
     other words as text, except the corpus's `units` (currency words an amount may be written with or without).
     """

@@ -1,5 +1,5 @@
 """Answers for the direct_answer strategy: no retrieval and no LM call. Arithmetic is worked out
-by the bounded evaluator of pipeline.arithmetic; small talk gets a fixed message saying what the
+by the bounded evaluator of pipeline.values.arithmetic; small talk gets a fixed message saying what the
 program answers."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.arithmetic import evaluate_arithmetic, format_number
 from pipeline.errors import ArithmeticRefused
+from pipeline.values.arithmetic import evaluate_arithmetic, format_number
 
 SMALL_TALK_ANSWER = (
     "I answer questions about the documents in this collection, citing the pages each answer comes "

@@ -24,10 +24,10 @@ from pipeline.guards.entity_gate import (
 )
 from pipeline.guards.ids import IdRejection, filter_document_ids, id_problem
 from pipeline.intake.scope import QuestionScope
-from pipeline.periods import Period, asked_from_labels, document_periods, preferred_documents
 from pipeline.retrieval.fusion import reciprocal_rank_fusion
 from pipeline.settings import CoreConfig
 from pipeline.types import ChunkHit, Document, DocumentHit, Entity, SearchMode
+from pipeline.values.periods import Period, asked_from_labels, document_periods, preferred_documents
 from pipeline.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ class SearchSettings:
     doc_type_hint: frozenset[str] = frozenset()
     # The entities the question names together (the gate's pair rule); () when it names fewer than two.
     together_entity_ids: tuple[str, ...] = ()
-    # The periods the question names (labels, pipeline.periods): their documents are preferred.
+    # The periods the question names (labels, pipeline.values.periods): their documents are preferred.
     periods: tuple[str, ...] = ()
 
     @property

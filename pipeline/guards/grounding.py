@@ -1,6 +1,6 @@
 """Grounding: an answer line may state only what its evidence states. Every figure, date, reference and
 proper name of the line must stand in one of its evidence sentences (figures and dates compared as
-values, pipeline.values), and most of its words too; a figure that code computed is grounded when each
+values, pipeline.values.quantities), and most of its words too; a figure that code computed is grounded when each
 of its operands is. A line that fails is replaced by its best evidence sentence, and the reason recorded.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from pipeline.text import STOPWORDS, content_words, fold, normalise
-from pipeline.values import missing_values, value_spans
+from pipeline.values.quantities import missing_values, value_spans
 
 # Share of a line's content words that its evidence must hold (figures and names must all be there).
 MIN_WORD_SHARE = 0.5

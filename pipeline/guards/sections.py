@@ -17,7 +17,7 @@ from pipeline.guards.citations import CitedSource, RemovedCitation, check_source
 from pipeline.guards.grounding import ground_line
 from pipeline.guards.sanitise import sanitise, strip_inline_citations
 from pipeline.types import ChunkHit
-from pipeline.values import missing_values
+from pipeline.values.quantities import missing_values
 
 # What a section says when the documents in scope do not answer its sub-question.
 NOT_FOUND = "The documents in scope do not state this."

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pipeline.answering.asks import format_only
 from pipeline.guards.grounding import proper_names
 from pipeline.text import fold, normalise
-from pipeline.values import missing_values
+from pipeline.values.quantities import missing_values
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from functools import lru_cache
 from typing import Literal
 
 from pipeline.entities import name_variants, phrase_tokens, scan_entity_mentions, tokenize
-from pipeline.name_forms import LEGAL_FORMS, without_legal_form
-from pipeline.periods import AskedPeriods, find_periods
 from pipeline.settings import PlannerConfig
 from pipeline.text import normalise
 from pipeline.types import Entity
+from pipeline.values.name_forms import LEGAL_FORMS, without_legal_form
+from pipeline.values.periods import AskedPeriods, find_periods
 from pipeline.vocabulary import Vocabulary
 
 # "quoted", "error_message", "identifier", "clause", or the name of the corpus identifier pattern

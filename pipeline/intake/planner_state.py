@@ -70,7 +70,7 @@ class RetrievalMode(Strict):
 
 class RetrievalFilters(Strict):
     """Document types the entity gate ranks first, the entity ids it protects, and the periods whose
-    documents retrieval prefers ("2023-Q2", "2022", "2021-12-31", "latest"; pipeline.periods)."""
+    documents retrieval prefers ("2023-Q2", "2022", "2021-12-31", "latest"; pipeline.values.periods)."""
 
     doc_types: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()

@@ -48,7 +48,7 @@ from pipeline.program.trace import Intervention, LineTrace, record_line
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
 from pipeline.types import ChunkHit
-from pipeline.values import figures_outside_dates, find_quantities, same_figure
+from pipeline.values.quantities import figures_outside_dates, find_quantities, same_figure
 from signatures.models import AnswerLine, FigureComputation, LineSentences
 from signatures.shapes import exact_computations_type, exact_lines_type
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.periods import find_dates
+from pipeline.values.periods import find_dates
 
 # Pages read for names, form and period; and how much of the opening the catalog keeps.
 FIRST_PAGES = 2

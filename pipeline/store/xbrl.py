@@ -206,7 +206,7 @@ def cover_summary(cover: Cover) -> str | None:
 
 def cover_attributes(cover: Cover) -> dict[str, str]:
     """Document attributes from the cover: form, period end (ISO), fiscal year ("FY2023") and, for a
-    quarter, the fiscal quarter ("2023 Q3"): what pipeline.periods reads to match a question's period."""
+    quarter, the fiscal quarter ("2023 Q3"): what pipeline.values.periods reads to match a question's period."""
     out: dict[str, str] = {}
     if cover.form:
         out["form"] = cover.form

@@ -12,7 +12,7 @@ from pipeline.answering.compute import Operand, compute, evaluate, expression_fo
 from pipeline.answering.sentences import offered_sentences
 from pipeline.errors import ArithmeticRefused
 from pipeline.types import Chunk, ChunkHit
-from pipeline.values import find_quantities
+from pipeline.values.quantities import find_quantities
 
 Q1 = (
     "(In millions) Three Months Ended December 31, 2022 December 25, 2021 Net sales: Products $ 96,388 $ 104,429 "

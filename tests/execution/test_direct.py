@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.arithmetic import evaluate_arithmetic, format_number
 from pipeline.errors import ArithmeticRefused
 from pipeline.execution.direct import SMALL_TALK_ANSWER, arithmetic_expression, direct_answer
+from pipeline.values.arithmetic import evaluate_arithmetic, format_number
 
 
 @pytest.mark.parametrize(

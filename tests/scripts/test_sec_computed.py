@@ -11,9 +11,9 @@ from fractions import Fraction
 
 import pytest
 
-from pipeline.arithmetic import evaluate_arithmetic
 from pipeline.errors import ExamplesError
 from pipeline.evaluation.examples import SPLITS, load_examples
+from pipeline.values.arithmetic import evaluate_arithmetic
 from tests.support.paths import ROOT
 from tests.support.scripts import load_script
 

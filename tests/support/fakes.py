@@ -95,7 +95,7 @@ def prompt_step(prompt: str) -> str:
 
 def first_two_figures(context: dict[str, Any]) -> dict[str, Any]:
     """A computation over the first figure of each of the first two sentences that write one: a / b * 100."""
-    from pipeline.values import figures_outside_dates
+    from pipeline.values.quantities import figures_outside_dates
 
     operands = []
     for sentence in context["sentences"]:

@@ -1,4 +1,4 @@
-"""Periods in questions and documents (pipeline.periods): found, matched, preferred."""
+"""Periods in questions and documents (pipeline.values.periods): found, matched, preferred."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from pipeline.intake.analysis import analyse_question
 from pipeline.intake.planner import plan_question
 from pipeline.intake.scope import NO_SCOPE
-from pipeline.periods import (
+from pipeline.settings import PlannerConfig
+from pipeline.values.periods import (
     AskedPeriods,
     Period,
     asked_from_labels,
@@ -19,7 +20,6 @@ from pipeline.periods import (
     period_matches,
     preferred_documents,
 )
-from pipeline.settings import PlannerConfig
 from pipeline.vocabulary import Vocabulary
 
 

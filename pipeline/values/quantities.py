@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
-from pipeline.periods import find_dates
 from pipeline.text import tokens
+from pipeline.values.periods import find_dates
 
 SCALES: dict[str, Decimal] = {
     "thousand": Decimal(10) ** 3,

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from pipeline.evaluation.metrics import fact_present
-from pipeline.values import find_days, find_quantities, missing_values, same_figure
+from pipeline.values.quantities import find_days, find_quantities, missing_values, same_figure
 
 
 def _figure(text: str) -> tuple[str, str, bool]:
