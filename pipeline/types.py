@@ -97,3 +97,39 @@ class DocumentHit:
     document: Document
     score: float
     scores: dict[str, float] = field(default_factory=dict)
+
+
+class SourceRef(Strict):
+    """A cited page: document id, filename and page."""
+
+    document_id: str
+    filename: str
+    page: int
+
+
+@dataclass(frozen=True)
+class RowCell:
+    """One figure cell of a table row: the text as printed ("$81,797", "(1,234)", "12.5%") and the column
+    header above it ("Three Months Ended July 1, 2023"; "" when the table has none)."""
+
+    text: str
+    header: str = ""
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """A row of a table as a reader found it on a page: its label ("Total net sales"), the label rows above
+    it that head a block of rows ("Current assets:"), its figure cells with their column headers, and what
+    the table says about all its figures: the scale ("million" from "(In millions, except per share)"), the
+    currency (ISO code, from "$", "EUR'000", "(in thousands of euros)"), and its title ("CONSOLIDATED
+    BALANCE SHEETS"). `table` numbers the tables of a page from 0, `ordinal` the rows of a document."""
+
+    page: int
+    table: int
+    ordinal: int
+    label: str
+    cells: tuple[RowCell, ...]
+    parents: tuple[str, ...] = ()
+    scale: str | None = None
+    currency: str | None = None
+    title: str = ""

@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError, model_validator
 from pipeline.errors import ExamplesError
 from pipeline.files import write_file_atomic
 from pipeline.types import Strict
+from pipeline.values.typed import Plain, ValueKind
 
 Case = Literal["no_scope", "chip", "property", "wrong_property"]
 Split = Literal["train", "dev", "test"]
@@ -40,6 +41,36 @@ class GoldPage(Strict):
 
     document: str = Field(description="relative path of the document in its corpus, or its document id")
     page: int | None = Field(default=None, ge=1)
+
+
+class ExpectedValue(Strict):
+    """The typed answer an example expects (pipeline.values.typed): a number (right within `tolerance`,
+    relative), true or false, a name, names, a date; or, with `absent`, the question's own absent value."""
+
+    kind: ValueKind
+    value: Plain = None
+    absent: bool = False
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    unit: str | None = None
+    tolerance: float = Field(default=0.01, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _typed(self) -> ExpectedValue:
+        value = self.value
+        if self.absent:
+            return self
+        expected: dict[str, tuple[type, ...]] = {
+            "number": (int, float),
+            "boolean": (bool,),
+            "name": (str,),
+            "names": (list,),
+            "date": (str,),
+            "text": (str,),
+        }
+        allowed = expected[self.kind]
+        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
+            raise ValueError(f"a {self.kind} value cannot be {value!r}")
+        return self
 
 
 class LabelledExample(Strict):
@@ -64,6 +95,8 @@ class LabelledExample(Strict):
         "retrieve_then_answer"
     )
     gold_sub_questions: tuple[str, ...] = ()
+    # The typed answer (pipeline.values.typed) the question asks for, when it asks for one.
+    expected_value: ExpectedValue | None = None
     tags: tuple[str, ...] = ()
     split: Split | None = None
 

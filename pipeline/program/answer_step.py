@@ -43,11 +43,11 @@ from pipeline.answering.spans import scale_note
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
-from pipeline.program.events import Evidence, Section, SourceRef
+from pipeline.program.events import Evidence, Section
 from pipeline.program.trace import Intervention, LineTrace, record_line
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
-from pipeline.types import ChunkHit
+from pipeline.types import ChunkHit, SourceRef
 from pipeline.values.quantities import figures_outside_dates, find_quantities, same_figure
 from signatures.models import AnswerLine, FigureComputation, LineSentences
 from signatures.shapes import exact_computations_type, exact_lines_type

@@ -14,15 +14,8 @@ from pydantic import Field
 from pipeline.guards.citations import citation_label
 from pipeline.intake.scope import ScopeNote
 from pipeline.program.trace import QuestionTrace
-from pipeline.types import Strict
-
-
-class SourceRef(Strict):
-    """A cited page: document id, filename and page."""
-
-    document_id: str
-    filename: str
-    page: int
+from pipeline.types import SourceRef, Strict
+from pipeline.values.typed import TypedValue
 
 
 class Evidence(Strict):
@@ -49,6 +42,9 @@ class Section(Strict):
     basis: Literal["extracted", "written", "sentence", "computed"] | None = None
     formula: str | None = None
     error: str | None = None
+    # The answer typed as the question asked for it (a number in units, true/false, a name, the question's
+    # own absent value when nothing in scope states it); the line above stays the human form.
+    value: TypedValue | None = None
 
     @property
     def cited_answer(self) -> str:
@@ -126,6 +122,9 @@ class Completed(Strict):
     tokens: int
     seconds: float
     history_id: str | None = None
+    # The question's answer typed as it asked for it: its one section's value, or the result of comparing
+    # the sections' values (a comparison across entities); None for a question of several parts.
+    value: TypedValue | None = None
     # The question's record, for whoever ran the stream; never serialised (not sent to clients).
     trace: QuestionTrace | None = Field(default=None, exclude=True, repr=False)
 

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 from pipeline.errors import UnknownScopeError
 from pipeline.guards.ids import is_canonical_uuid
 from pipeline.intake.scope import Scope, ScopeCatalog, question_scope
-from pipeline.program.events import Section, SourceRef
+from pipeline.program.events import Section
 from pipeline.program.trace import QuestionTrace
+from pipeline.types import SourceRef
 
 log = logging.getLogger(__name__)
 

@@ -316,6 +316,7 @@ def _write_catalog(
         writer.add_document(document, summary_source, digest, row_start, len(read.document_texts))
         writer.add_chunks(chunks)
         writer.add_facts(document.document_id, source.facts)
+        writer.add_rows(document.document_id, source.rows)
         if source.paged_by == "screen":
             read.screen_paged.append(rel)
         name_words.record(derived.ordinary, derived.foreign)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import ValidationError
 
 from pipeline.errors import IndexCorruptError
 from pipeline.store.xbrl import PageFact
-from pipeline.types import Chunk, Document, Entity
+from pipeline.types import Chunk, Document, Entity, RowCell, StrictJson, TableRow
 from pipeline.vocabulary import Vocabulary, dump_vocabulary, load_vocabulary
 
 # The project's own namespace for uuid5 ids (itself a fixed uuid5 of the project name).
@@ -72,6 +73,15 @@ CREATE TABLE page_facts (
     period_end TEXT, dimensions TEXT NOT NULL, decimals TEXT
 );
 CREATE INDEX page_facts_by_page ON page_facts(document_id, page);
+-- Table rows as the readers found them (pipeline.types.TableRow): cells as JSON [[text, header], ...],
+-- parents as JSON [label, ...].
+CREATE TABLE page_rows (
+    document_id TEXT NOT NULL REFERENCES documents(document_id), page INTEGER NOT NULL,
+    table_no INTEGER NOT NULL, ordinal INTEGER NOT NULL, label TEXT NOT NULL, cells TEXT NOT NULL,
+    parents TEXT NOT NULL, scale TEXT, currency TEXT, title TEXT NOT NULL,
+    PRIMARY KEY (document_id, ordinal)
+);
+CREATE INDEX page_rows_by_page ON page_rows(document_id, page);
 CREATE INDEX document_entities_by_entity ON document_entities(entity_id);
 """
 
@@ -79,6 +89,13 @@ CREATE INDEX document_entities_by_entity ON document_entities(entity_id);
 VOCABULARY_KEY = "vocabulary"
 # meta key of the files the build skipped: JSON {relative path: reason}
 SKIPPED_KEY = "skipped"
+
+
+class _RowJson(StrictJson):
+    """A stored row's cells and parents, checked when read."""
+
+    cells: tuple[tuple[str, str], ...]
+    parents: tuple[str, ...]
 
 
 class CatalogWriter:
@@ -159,6 +176,27 @@ class CatalogWriter:
             ],
         )
 
+    def add_rows(self, document_id: str, rows: Iterable[TableRow]) -> None:
+        """The table rows a reader found on a document's pages."""
+        self._db.executemany(
+            "INSERT INTO page_rows VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    document_id,
+                    r.page,
+                    r.table,
+                    r.ordinal,
+                    r.label,
+                    json.dumps([[c.text, c.header] for c in r.cells], ensure_ascii=False),
+                    json.dumps(list(r.parents), ensure_ascii=False),
+                    r.scale,
+                    r.currency,
+                    r.title,
+                )
+                for r in rows
+            ],
+        )
+
     def set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
@@ -185,6 +223,7 @@ class Catalog:
         # relative path -> why the build skipped the file (a corrupt PDF, an empty file)
         self.skipped = self._skipped(path)
         self.vocabulary = self._vocabulary(path)
+        self._has_rows = bool(self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'page_rows'").fetchone())
         self._require_columns(path)
         owners: dict[str, list[str]] = {}
         for did, eid in self._db.execute("SELECT document_id, entity_id FROM document_entities ORDER BY rank"):
@@ -310,6 +349,27 @@ class Catalog:
             PageFact(page, concept, value, shown, scale, unit, start, end, tuple(d.split("\n")) if d else (), dec)
             for page, concept, value, shown, scale, unit, start, end, d, dec in rows
         ]
+
+    def page_rows(self, document_id: str, pages: Sequence[int]) -> list[TableRow]:
+        """The table rows on the given pages of a document, in document order; none for a catalog built
+        before rows were kept. A stored row that is not the shape written is skipped."""
+        if not pages or not self._has_rows:
+            return []
+        marks = ",".join("?" * len(pages))
+        found = self._db.execute(
+            "SELECT page, table_no, ordinal, label, cells, parents, scale, currency, title FROM page_rows"
+            f" WHERE document_id = ? AND page IN ({marks}) ORDER BY ordinal",
+            (document_id, *pages),
+        )
+        out: list[TableRow] = []
+        for page, table, ordinal, label, cells, parents, scale, currency, title in found:
+            try:
+                parsed = _RowJson.model_validate_json(f'{{"cells": {cells}, "parents": {parents}}}')
+            except ValidationError:
+                continue
+            row_cells = tuple(RowCell(text, header) for text, header in parsed.cells)
+            out.append(TableRow(page, table, ordinal, label, row_cells, parsed.parents, scale, currency, title))
+        return out
 
     def document_ids_for_entity(self, entity_id: str) -> list[str]:
         """Every document related to the entity, in catalog order (the one scope query)."""

@@ -30,13 +30,13 @@ from pipeline.store.reading import SourceFile
 from pipeline.store.sqlite_cache import open_cache
 from pipeline.store.xbrl import PageFact
 from pipeline.text import bm25_tokens
-from pipeline.types import Strict
+from pipeline.types import RowCell, Strict, TableRow
 
 log = logging.getLogger(__name__)
 
 CACHE_NAME = "document-cache.sqlite"
 # Raised whenever reading, chunking, tokenising or name-word counting changes what a file gives.
-DERIVATION_VERSION = 4
+DERIVATION_VERSION = 5
 _SCHEMA = "CREATE TABLE IF NOT EXISTS documents (key TEXT PRIMARY KEY, payload BLOB NOT NULL) WITHOUT ROWID"
 
 
@@ -83,6 +83,8 @@ def derivation_key(file_sha256: str, relpath: str, words: int, overlap: int, nam
 # A fact as stored: page, concept, value, shown, scale, unit, period start, period end, dimensions, decimals
 # (a row, not an object: a filing holds thousands, and rows validate an order of magnitude faster).
 _FactRow = tuple[int, str, str, str, int, str | None, str | None, str | None, tuple[str, ...], str | None]
+# A table row as stored: page, table, ordinal, label, cells as (text, header), parents, scale, currency, title.
+_TableRow = tuple[int, int, int, str, tuple[tuple[str, str], ...], tuple[str, ...], str | None, str | None, str]
 
 
 class _Payload(Strict):
@@ -93,6 +95,7 @@ class _Payload(Strict):
     own: FrontMatter
     hidden: dict[str, int]
     facts: tuple[_FactRow, ...]
+    rows: tuple[_TableRow, ...] = ()
     paged_by: str
     chunks: tuple[tuple[int, str], ...]
     chunk_terms: tuple[str, ...]
@@ -109,6 +112,7 @@ def _dump(derived: Derived) -> bytes:
         "own": s.own.model_dump(),
         "hidden": s.hidden,
         "facts": [dataclasses.astuple(f) for f in s.facts],
+        "rows": [_row_tuple(r) for r in s.rows],
         "paged_by": s.paged_by,
         "chunks": [(c.page, c.text) for c in derived.chunks],
         "chunk_terms": derived.chunk_terms,
@@ -125,8 +129,19 @@ def _load(blob: bytes) -> Derived:
     if len(p.chunk_terms) != len(chunks) or any(not 1 <= c.page <= len(p.pages) for c in chunks):
         raise ValueError("chunks disagree with pages or terms")
     facts = tuple(PageFact(*row) for row in p.facts)
-    source = SourceFile(p.relpath, p.pages, p.own, p.hidden, facts, p.paged_by)
+    rows = tuple(
+        TableRow(page, table, ordinal, label, tuple(RowCell(t, h) for t, h in cells), parents, scale, currency, title)
+        for page, table, ordinal, label, cells, parents, scale, currency, title in p.rows
+    )
+    if any(not 1 <= r.page <= len(p.pages) for r in rows):
+        raise ValueError("table rows disagree with pages")
+    source = SourceFile(p.relpath, p.pages, p.own, p.hidden, facts=facts, rows=rows, paged_by=p.paged_by)
     return Derived(source, chunks, p.chunk_terms, p.page_terms, p.ordinary, p.foreign)
+
+
+def _row_tuple(row: TableRow) -> _TableRow:
+    cells = tuple((c.text, c.header) for c in row.cells)
+    return (row.page, row.table, row.ordinal, row.label, cells, row.parents, row.scale, row.currency, row.title)
 
 
 def _prepare(db: sqlite3.Connection) -> None:

@@ -16,6 +16,7 @@ from pipeline.store.html import read_html
 from pipeline.store.pdf import read_pdf
 from pipeline.store.xbrl import PageFact
 from pipeline.text import strip_hidden
+from pipeline.types import TableRow
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".html", ".htm", ".xhtml")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -34,6 +35,8 @@ class SourceFile:
     hidden: dict[str, int] = field(default_factory=dict)
     # Figures the file tags on its pages (inline XBRL), each with its page.
     facts: tuple[PageFact, ...] = ()
+    # The table rows the reader found on its pages (labels, figure cells with their headers, scale, currency).
+    rows: tuple[TableRow, ...] = ()
     # How the pages were cut: "file" (its own pages: PDF pages, form feeds), "page breaks" (HTML print
     # styles) or "screen" (an HTML file that marks no page: screenfuls of text).
     paged_by: str = "file"

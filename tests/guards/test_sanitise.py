@@ -24,9 +24,9 @@ from pipeline.guards.sanitise import (
     strip_controls,
 )
 from pipeline.guards.sections import MAX_LINE_CHARS, GuardedSection, guard_section
-from pipeline.program.events import Evidence, Section, SourceRef, cap_answer, render_markdown
+from pipeline.program.events import Evidence, Section, cap_answer, render_markdown
 from pipeline.program.trace import Intervention, QuestionTrace, fit_trace
-from pipeline.types import Chunk, ChunkHit
+from pipeline.types import Chunk, ChunkHit, SourceRef
 from tests.support.compromised_server import (
     ESCAPES,
     FIELD_MARKERS,
