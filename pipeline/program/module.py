@@ -12,7 +12,7 @@ from typing import Any
 
 import dspy
 
-from pipeline.answering.asks import FormatRequest, split_format
+from pipeline.answering.asks import FormatRequest
 from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
@@ -33,6 +33,7 @@ from pipeline.guards.sanitise import (
     valid_text,
 )
 from pipeline.guards.sub_questions import check_sub_questions
+from pipeline.intake.contract import Contract, contract_record, read_contract
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.planner_state import PlannerState
@@ -90,6 +91,8 @@ class QuestionRun:
     reasoning_only: bool = False
     # How the question asks its answer to be written ("Answer in EUR billions."), taken out of the plan's goal.
     format_request: FormatRequest | None = None
+    # What the question's instructions ask of the answer, read before planning (never searched for).
+    contract: Contract | None = None
 
 
 class ScopedQA(dspy.Module):
@@ -119,7 +122,7 @@ class ScopedQA(dspy.Module):
             raise LMFailure(last.message)
         if not isinstance(last, Completed):
             raise LMFailure("the program ended without an answer")
-        return dspy.Prediction(answer=last.answer, sections=list(last.sections), trace=last.trace)
+        return dspy.Prediction(answer=last.answer, sections=list(last.sections), trace=last.trace, value=last.value)
 
     # -- the pipeline as a stream of events -----------------------------------------------
 
@@ -154,7 +157,7 @@ class ScopedQA(dspy.Module):
             yield Filtering(lm=steps.uses_lm("score"))
             kept = self.score_step(run, sub_questions, groups)
             yield Generating(lm=steps.uses_lm("answer"))
-            sections_out = self.answer_sections(run, sub_questions, kept)
+            sections_out = self.answer_sections(run, sub_questions, kept, groups)
             for section in sections_out:
                 yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
         except LMFailure as exc:
@@ -185,6 +188,7 @@ class ScopedQA(dspy.Module):
         yield Completed(
             answer=answer,
             sections=tuple(sections_out),
+            value=sections_out[0].value if len(sections_out) == 1 else None,
             lm_calls=trace.lm_calls,
             cached_calls=trace.cached_calls,
             tokens=trace.tokens,
@@ -245,26 +249,34 @@ class ScopedQA(dspy.Module):
         """The plan for the question without its format instructions (they are applied to the answer by
         code, never searched for or made into sub-questions)."""
         planner = self.settings.core.planner
-        body, format_request = split_format(trace.question)
+        contract = read_contract(trace.question)
+        body = contract.question or trace.question
         intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner)
         trace.planner = plan.model_dump(mode="json")
-        trace.format_request = format_request.text if format_request else None
+        trace.format_request = contract.format.text if contract.format else None
+        trace.contract = contract_record(contract)
         trace.steps = self.settings.program.steps.model_dump()
         record_scope(trace, scoped, self.store.catalog.entities)
-        return QuestionRun(plan, trace, scoped, intake.answerability == "reasoning_only", format_request)
+        reasoning = intake.answerability == "reasoning_only"
+        return QuestionRun(plan, trace, scoped, reasoning, contract.format, contract)
 
     def answer_sections(
-        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
+        self,
+        run: QuestionRun,
+        sub_questions: Sequence[str],
+        kept: list[list[ChunkHit]],
+        retrieved: Sequence[Sequence[ChunkHit]] | None = None,
     ) -> list[Section]:
         """The answer step alone: each sub-question's answer line and evidence (at most one answer call and one
-        compute call, none where the steps run their floors), through the guards."""
+        compute call, none where the steps run their floors), through the guards; a figure asked for is read
+        from the tables of the documents retrieved for it."""
         generic = self.store.catalog.vocabulary.generic
-        step = AnswerStep(self.settings.program, generic, self._call, self.answer, self.compute)
+        step = AnswerStep(self.settings.program, generic, self._call, self.answer, self.compute, self.store)
         queries = [self._ranking_query(sq, kept[i]) for i, sq in enumerate(sub_questions)]
         catalog = self.store.catalog
         entities = list(catalog.entities.values())
         asked = [without_mentions(sq, entities, catalog.vocabulary) for sq in sub_questions]
-        return step.run(run, sub_questions, kept, queries, asked, run.scope.allowed)
+        return step.run(run, sub_questions, kept, queries, asked, run.scope.allowed, retrieved)
 
     def _call(self, name: str, predictor: dspy.Predict, run: QuestionRun, **inputs: Any) -> dspy.Prediction | None:
         """One LM call, counted with its tokens; None when the output could not be parsed, or when

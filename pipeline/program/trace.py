@@ -172,6 +172,9 @@ class QuestionTrace(Strict):
     lines: list[LineTrace] = Field(default_factory=list)
     # The question's instructions about the answer's format, taken out before planning ("Answer in ...").
     format_request: str | None = None
+    # What the question's instructions ask of the answer (pipeline.intake.contract): the kind of value, its
+    # absent value, currency, unit, scale and period, a comparison, and every instruction taken off it.
+    contract: dict[str, Any] = Field(default_factory=dict)
     # Which way each learned step ran: "lm" or its floor (ProgramSettings.steps).
     steps: dict[str, str] = Field(default_factory=dict)
     answer: str = ""
