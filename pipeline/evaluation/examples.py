@@ -67,7 +67,7 @@ class ExpectedValue(Strict):
     relative), true or false, a name, names, a date; or, with `absent`, the question's own absent value.
 
     A number is in units ("$406.1 million" is 406100000), sign as reported; `scale` is the scale the question
-    asks the answer to be written in ("Answer in USD millions"), and `unit` "%" marks a percentage written in
+    asks the answer to be written in ("Answer in millions"), and `unit` "%" marks a percentage written in
     percent (12.5, not 0.125). `aliases` gives other accepted forms of an expected name (of `value`, or of an
     item of a names list): "NYSE" for "New York Stock Exchange". A comparison across entities (`compare`,
     `entities`) expects the name of the winning entity as `value`."""

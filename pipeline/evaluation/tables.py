@@ -57,7 +57,7 @@ def results_frame(results: Sequence[ExampleResult]) -> Any:
     for r in results:
         row: dict[str, Any] = {"id": r.example.id, "case": r.example.case}
         row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
-        row["value"] = None if r.value is None else ("(absent) " if r.value.absent else "") + r.value.display
+        row["typed_value"] = None if r.value is None else ("(absent) " if r.value.absent else "") + r.value.display
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
         rows.append(row)
     return pd.DataFrame(rows)

@@ -178,6 +178,6 @@ def test_a_typed_value_is_scored_with_the_pages_it_cites(demo_store: Store) -> N
 
     right = scored(TypedValue(kind="number", value=285000, pages=(SourceRef(document_id=lease, filename="l", page=1),)))
     assert (right.scores.value_correct, right.scores.page_reference, right.scores.false_absent) == (1.0, 1.0, 0.0)
-    assert results_frame([right]).loc[0, "value"] == "285000"
+    assert results_frame([right]).loc[0, "typed_value"] == "285000"
     wrong = scored(TypedValue(kind="number", value=12, pages=(SourceRef(document_id=lease, filename="l", page=2),)))
     assert wrong.scores.value_correct == 0.0 and wrong.scores.page_reference == -0.25 and wrong.failed
