@@ -329,12 +329,32 @@ def cover_values(path: Path, concept: str) -> list[str]:
     return list(seen.values())
 
 
-def printed_on(filing: edgar.Filing, values: Sequence[str], first: int | None) -> tuple[int, ...]:
-    """The pages (of the first `first`, or any) that print every value as whole words; for a cover, only the
-    first such page."""
+# How close (in characters) a value must stand to the words that say what it is (`near`).
+NEAR_CHARS = 300
+
+
+def printed_on(
+    filing: edgar.Filing, values: Sequence[str], first: int | None, near: str | None = None
+) -> tuple[int, ...]:
+    """The pages (of the first `first`, or any) that print every value as whole words, each within NEAR_CHARS
+    of a match of `near` when given ("incorporat": a state named as the state of incorporation, not in a
+    court's name); for a cover, only the first such page."""
     pages = filing.source.pages[:first] if first else filing.source.pages
     patterns = [re.compile(rf"(?<!\w){re.escape(normalise(v))}(?!\w)") for v in values]
-    found = [n for n, text in enumerate(pages, start=1) if all(p.search(normalise(text)) for p in patterns)]
+    context = re.compile(near) if near else None
+
+    def prints(text: str) -> bool:
+        flat = normalise(text)
+        for pattern in patterns:
+            spots = [m.start() for m in pattern.finditer(flat)]
+            if context is not None:
+                marks = [m.start() for m in context.finditer(flat)]
+                spots = [s for s in spots if any(abs(s - m) <= NEAR_CHARS for m in marks)]
+            if not spots:
+                return False
+        return True
+
+    found = [n for n, text in enumerate(pages, start=1) if prints(text)]
     return tuple(found[:1]) if first else tuple(found)
 
 
@@ -363,7 +383,7 @@ def name_questions(filing: edgar.Filing, folder: Path) -> list[TypedQuestion]:
             continue
         if spec["kind"] == "name" and len(values) != 1:
             continue
-        pages = printed_on(filing, values, None if spec["name"] == "auditor" else COVER_PAGES)
+        pages = printed_on(filing, values, None if spec["name"] == "auditor" else COVER_PAGES, spec.get("near"))
         if not pages:
             log.info("%s: %s not printed on a page; no question", filing.relpath, spec["concept"])
             continue

@@ -366,8 +366,10 @@ document its figure is read from, and the figure; no entity: not a company of th
 - **names** from the cover's `dei:` facts, each only where a page prints it: the exchanges the company's securities
   trade on and its trading symbols (a company with more than {max_tickers} symbols is not asked); a **name**: its
   state (or country) of incorporation and, in a 10-K, its auditor (`dei:AuditorName`, which these filings carry).
-  Gold pages: the cover page that prints them; for the auditor, every page naming it. Names are matched
-  case-blind without legal forms ("Ernst & Young LLP" is "Ernst and Young"), a list as a set.
+  Gold pages: the first of the first five pages that prints them, the cover (the state only where the page says
+  it is the state of incorporation: on the cover, or in Item 1 when the cover's cell is not among the page's text
+  as the index reads it); for the auditor, every page naming it. Names are matched case-blind without legal
+  forms ("Ernst & Young LLP" is "Ernst and Young"), a list as a set.
 - **comparison**: 3-5 companies of one split with filings of one form, the lowest or highest figure of a family
   each reports for its own period (10-K: fiscal year or year-end balance; 10-Q: quarter or balance); value: the
   winning company's name as the corpus manifest names it (aliases: its short name and others). Variants: `plain`;
