@@ -28,19 +28,36 @@ METRIC_COLUMNS = (
     "quotes_per_section",
     "brevity",
     "scope_note",
+    "value_correct",
+    "number_correct",
+    "boolean_true",
+    "boolean_false",
+    "name_correct",
+    "names_correct",
+    "comparison_correct",
+    "absent_correct",
+    "false_absent",
+    "names_precision",
+    "names_recall",
+    "page_reference",
+    "gold_page_cited",
+    "computed_strict",
+    "computed_lenient",
     "lm_calls",
     "tokens",
 )
 
 
 def results_frame(results: Sequence[ExampleResult]) -> Any:
-    """One row per example (pandas DataFrame): id, case, every metric, composite, failed."""
+    """One row per example (pandas DataFrame): id, case, every metric, the typed value the answer gave (as one
+    string; None: it gave none), composite, failed."""
     import pandas as pd
 
     rows = []
     for r in results:
         row: dict[str, Any] = {"id": r.example.id, "case": r.example.case}
         row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
+        row["typed_value"] = None if r.value is None else ("(absent) " if r.value.absent else "") + r.value.display
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
         rows.append(row)
     return pd.DataFrame(rows)
