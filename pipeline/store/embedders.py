@@ -14,7 +14,8 @@ import hashlib
 import importlib.util
 import json
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,7 +39,9 @@ class Embedder(Protocol):
     """Maps texts to an (n, dim) float32 array of unit-norm rows."""
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int: ...
 
     def __call__(self, texts: Sequence[str]) -> Vectors: ...
 
@@ -213,3 +216,40 @@ def embedder_by_name(name: str, threads: int = 1) -> Embedder:
     if name.startswith("hash-") and name[5:].isdigit():
         return HashEmbedder(int(name[5:]))
     raise EmbedderError(f"unknown embedder '{name}'; known: {', '.join(EMBEDDERS.values())}, hash-N")
+
+
+class DeferredEmbedder:
+    """An embedder made on its first use: opening an index to read its catalog, to search it by BM25 alone or to
+    answer a question without a search never loads a model (the static model's tokenizer alone takes ~1 s,
+    holding the GIL, so loading it in a thread would gain nothing)."""
+
+    def __init__(self, name: str, make: Callable[[], Embedder]) -> None:
+        self.name = name
+        self._make = make
+        self._embedder: Embedder | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model was made (a text was embedded or `dim` read)."""
+        return self._embedder is not None
+
+    @property
+    def dim(self) -> int:
+        return self._ready().dim
+
+    def __call__(self, texts: Sequence[str]) -> Vectors:
+        return self._ready()(texts)
+
+    def _ready(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = self._make()
+            return self._embedder
+
+
+def deferred_embedder(name: str, threads: int = 1) -> Embedder:
+    """`embedder_by_name(name)`, made on its first use (a model-free one at once); an unknown name is refused now."""
+    if name not in (MiniLMEmbedder.name, StaticEmbedder.name):
+        return embedder_by_name(name, threads)
+    return DeferredEmbedder(name, lambda: embedder_by_name(name, threads))
