@@ -40,6 +40,7 @@ from pipeline.program.trace import QuestionTrace
 from pipeline.settings import CoreConfig
 from pipeline.store import Store
 from pipeline.types import SearchMode
+from pipeline.values.typed import TypedValue
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ class ExampleResult:
     error: str | None = None
     # What the score leaves out and why (a labelled document the index build skipped).
     notes: tuple[str, ...] = ()
+    # The answer's typed value (Completed.value, as its trace records it); None when it carries none.
+    value: TypedValue | None = None
 
     @property
     def failed(self) -> bool:
@@ -198,7 +201,13 @@ def score_prediction(
         scope_note=scope_note_correct(example.expect_scope_note, noted(trace)),
     )
     return ExampleResult(
-        example, scores, composite(scores, weights or DEFAULT_WEIGHTS), answer, tuple(sorted(cited_docs)), error
+        example,
+        scores,
+        composite(scores, weights or DEFAULT_WEIGHTS),
+        answer,
+        tuple(sorted(cited_docs)),
+        error,
+        value=trace.value,
     )
 
 
