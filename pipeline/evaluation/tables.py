@@ -35,7 +35,7 @@ METRIC_COLUMNS = (
 
 def results_frame(results: Sequence[ExampleResult]) -> Any:
     """One row per example (pandas DataFrame): id, case, every metric, composite, failed, error, and the answer's
-    typed value as JSON (empty when it carries none)."""
+    typed value as JSON in `typed_value` (empty when it carries none; a stage job's `value` is its metric)."""
     import pandas as pd
 
     rows = []
@@ -43,7 +43,7 @@ def results_frame(results: Sequence[ExampleResult]) -> Any:
         row: dict[str, Any] = {"id": r.example.id, "case": r.example.case}
         row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
-        row["value"] = None if r.value is None else r.value.model_dump_json()
+        row["typed_value"] = None if r.value is None else r.value.model_dump_json()
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -67,9 +68,9 @@ def citation_label(name: str, page: int) -> str:
 
 
 def citation_name(document: Document, entities: Mapping[str, Entity]) -> str:
-    """The document as a reader knows it, for its citations: a filing's company, form and period ("Apple Inc.
-    10-Q, quarter ended July 1, 2023") where its owner and its attributes `form` and `period_end` give them,
-    else its title ("Lease Agreement - 14 Banda Lane"); "" when it has neither (a citation then shows its file
+    """The document as a reader knows it, for its citations: a filing's company, form and period ("Acme Widgets
+    Inc. 10-X, quarter ended July 1, 2023") where its owner and its attributes `form` and `period_end` give them,
+    else its title ("Supply Agreement with Norvane LLC"); "" when it has neither (a citation then shows its file
     name). One line of at most MAX_CITATION_NAME characters."""
     attributes = dict(document.attributes)
     owner = entities.get(document.entity_ids[0]) if document.entity_ids else None
@@ -84,7 +85,7 @@ def citation_name(document: Document, entities: Mapping[str, Entity]) -> str:
             span = "period"
         return short_name(f"{owner.name} {form}, {span} ended {ended}")
     title = short_name(document.title)
-    return "" if title.casefold() in ("", document.filename.casefold()) else title
+    return "" if _from_file_name(title, document.filename) else title
 
 
 def short_name(text: str) -> str:
@@ -96,6 +97,13 @@ def short_name(text: str) -> str:
     cut = line[: MAX_CITATION_NAME - 1]
     words = cut.rsplit(" ", 1)[0] if " " in cut[MAX_CITATION_NAME // 2 :] else cut
     return words.rstrip(" ,;:-") + "…"
+
+
+def _from_file_name(title: str, filename: str) -> bool:
+    """Whether `title` says no more than the file name: empty, or every word of it a word of the name (an index
+    build titles a document without one by its file name, sanitised)."""
+    words = re.findall(r"\w+", title.casefold())
+    return not words or set(words) <= set(re.findall(r"\w+", filename.casefold()))
 
 
 def _written_day(iso: str) -> str:

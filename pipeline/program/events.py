@@ -82,7 +82,7 @@ def with_titles(section: Section, title: Callable[[str], str]) -> Section:
 
 
 def value_text(value: TypedValue) -> str:
-    """A typed value as one line of plain text: "406,100,000 USD (number; period 2023-07-01; page 4)", "True
+    """A typed value as one line of plain text: "406,100,000 EUR (number; period 2023-07-01; page 4)", "True
     (boolean; pages 4, 12)", "N/A (absent: reported in GBP, not the EUR asked for)"."""
     shown = _shown_value(value)
     if value.absent:

