@@ -62,21 +62,23 @@ def environment(code: Path | None) -> dict[str, str]:
     return env
 
 
-def import_seconds(module: str, repeat: int) -> float | None:
-    """Median seconds to import `module` in a fresh interpreter (None: not installed)."""
+def import_seconds(module: str, repeat: int) -> tuple[float, float] | None:
+    """Median wall-clock and CPU seconds to import `module` in a fresh interpreter (None: not installed)."""
     code = (
-        "import time, importlib\nstart = time.perf_counter()\n"
-        f"importlib.import_module({module!r})\nprint(time.perf_counter() - start)"
+        "import time, importlib\nstart, cpu = time.perf_counter(), time.process_time()\n"
+        f"importlib.import_module({module!r})\nprint(time.perf_counter() - start, time.process_time() - cpu)"
     )
-    samples = []
+    walls, cpus = [], []
     for _ in range(repeat):
         done = subprocess.run(
             [sys.executable, "-c", code], env=environment(None), capture_output=True, text=True, check=False
         )
         if done.returncode != 0:
             return None
-        samples.append(float(done.stdout.strip().splitlines()[-1]))
-    return statistics.median(samples)
+        wall, cpu = done.stdout.strip().splitlines()[-1].split()
+        walls.append(float(wall))
+        cpus.append(float(cpu))
+    return statistics.median(walls), statistics.median(cpus)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -158,13 +160,16 @@ def main() -> None:
     record: dict[str, Any] = {"benchmark": "startup", "cores": os.cpu_count(), "load_average": {"start": load}}
 
     if not args.skip_imports:
-        baseline = import_seconds("json", args.repeat) or 0.0
+        base_wall, base_cpu = import_seconds("json", args.repeat) or (0.0, 0.0)
         imports = []
         for module in HEAVY:
-            seconds = import_seconds(module, args.repeat)
-            imports.append({"module": module, "seconds": None if seconds is None else max(0.0, seconds - baseline)})
-            log(f"import {module}: {imports[-1]['seconds']}")
-        print(table("import alone, fresh interpreter (median)", imports, ["module", "seconds"]))
+            measured = import_seconds(module, args.repeat)
+            row: dict[str, Any] = {"module": module, "seconds": None, "cpu_seconds": None}
+            if measured is not None:
+                row.update(seconds=max(0.0, measured[0] - base_wall), cpu_seconds=max(0.0, measured[1] - base_cpu))
+            imports.append(row)
+            log(f"import {module}: {row}")
+        print(table("import alone, fresh interpreter (median)", imports, ["module", "seconds", "cpu_seconds"]))
         record["imports"] = imports
 
     versions: dict[str, Path | None] = {"this checkout": None}

@@ -41,6 +41,7 @@ STOPPING = "stopping: no new question starts; the answers written are kept (Ctrl
 def cmd_ask_questions(args: argparse.Namespace) -> int:
     """Answer every question of `args.questions` not yet answered in `args.out`; 0 when all are answered, 1 when
     some failed, 130 when stopped."""
+    started = time.monotonic()  # loading counts the imports below
     import dspy
 
     from pipeline.cli.interrupt import stopping_on_interrupt
@@ -69,7 +70,6 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
         ignored = ", ".join(repr(name) for name in questions.ignored_fields)
         notices.print(styled((f"not read from {source}: {ignored} (only id, question, property, document_ids)", "dim")))
     resumed = read_answer_file(out)
-    started = time.monotonic()
     with StageLine(notices) as stages:
         stages.stage("opening the index")
         store = open_store(Path(args.index))
