@@ -29,8 +29,8 @@ from pipeline.errors import ScopeRagError, WorkStopped
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pipeline.program.batch import Asked
     from pipeline.program.events import Completed, Failed
+    from pipeline.program.question_file import Asked
 
 log = logging.getLogger(__name__)
 
@@ -48,17 +48,12 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
     from pipeline.cli.progress import StageLine, StageProgress
     from pipeline.evaluation.history import History
     from pipeline.evaluation.parallel import map_in_context
-    from pipeline.program.batch import (
-        AnswerWriter,
-        answer_record,
-        ask_each,
-        read_answer_file,
-        read_question_file,
-        resolve_lines,
-    )
+    from pipeline.program.answer_file import AnswerWriter, read_answer_file
+    from pipeline.program.batch import answer_record, ask_each
     from pipeline.program.calls import LMCallCounter, StopSignal, counting
     from pipeline.program.events import Failed
     from pipeline.program.lm import make_lm
+    from pipeline.program.question_file import read_question_file, resolve_lines
     from pipeline.store import open_store
 
     notices = console()

@@ -10,20 +10,17 @@ from pathlib import Path
 import pytest
 
 from pipeline.intake.scope import NO_SCOPE
-from pipeline.program.batch import (
-    AnswerFileError,
-    AnswerWriter,
+from pipeline.program.answer_file import AnswerFileError, AnswerWriter, read_answer_file
+from pipeline.program.batch import answer_record, ask_each
+from pipeline.program.events import Completed, Failed, Section
+from pipeline.program.question_file import (
     Asked,
     QuestionFileError,
-    answer_record,
-    ask_each,
     line_id,
     question_id,
-    read_answer_file,
     read_question_file,
     resolve_lines,
 )
-from pipeline.program.events import Completed, Failed, Section
 from pipeline.store import Store
 from pipeline.types import SourceRef
 from pipeline.values.typed import TypedValue
