@@ -49,16 +49,16 @@ METRIC_COLUMNS = (
 
 
 def results_frame(results: Sequence[ExampleResult]) -> Any:
-    """One row per example (pandas DataFrame): id, case, every metric, the typed value the answer gave (as one
-    string; None: it gave none), composite, failed."""
+    """One row per example (pandas DataFrame): id, case, every metric, composite, failed, error, and the answer's
+    typed value as JSON in `typed_value` (empty when it gave none; a stage job's `value` is its metric)."""
     import pandas as pd
 
     rows = []
     for r in results:
         row: dict[str, Any] = {"id": r.example.id, "case": r.example.case}
         row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
-        row["typed_value"] = None if r.value is None else ("(absent) " if r.value.absent else "") + r.value.display
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
+        row["typed_value"] = None if r.value is None else r.value.model_dump_json()
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -27,10 +27,13 @@ Extreme = Literal["lowest", "highest"]
 
 # "If data is not available, return 'N/A'", "If there is no mention, return False", "If not mentioned,
 # answer None", "Return 'N/A' if the data is not disclosed."
-_ABSENT_VALUE = r"(?P<value>'[^']{1,20}'|\"[^\"]{1,20}\"|“[^”]{1,20}”|‘[^’]{1,20}’|[A-Za-z/]{1,12}\b|\d+)"
+_ABSENT_VALUE = (
+    r"(?P<value>'[^']{1,20}'|\"[^\"]{1,20}\"|“[^”]{1,20}”|‘[^’]{1,20}’"
+    r"|(?i:false|true|none|null|nil|n/a|na|zero|not\s+available|unknown)\b|\d+)"
+)
 _CONDITION = (
     r"if\s+(?:the\s+)?(?:data|information|value|figure|answer|it|this|that|there\s+is\s+no|there\s+are\s+no|no|none|"
-    r"not|nothing|the\s+(?:report|document|company)\s+does\s+not)[^.?!]{0,120}?"
+    r"not|nothing|(?:annual\s+)?(?:report|document|filing|company|statement)s?\s+(?:does|do)\s+not)[^.?!]{0,120}?"
 )
 _RETURN = r"(?:return|answer|respond\s+with|reply\s+with|reply|say|write|output|give|state|use)"
 _ABSENT_PATTERNS = (
@@ -40,7 +43,7 @@ _ABSENT_PATTERNS = (
         re.IGNORECASE,
     ),
     re.compile(
-        rf"(?:^|(?<=[.?!])\s+)(?:please\s+)?{_RETURN}\s*:?\s*{_ABSENT_VALUE}\s+(?:{_CONDITION})[^.?!]*(?:[.!]|$)",
+        rf"(?:^|(?<=[.?!)])\s+)(?:please\s+)?{_RETURN}\s*:?\s*{_ABSENT_VALUE}\s+(?:{_CONDITION})[^.?!]*(?:[.!]|$)",
         re.IGNORECASE,
     ),
 )
@@ -89,7 +92,7 @@ _REPORT_REFERENCE = re.compile(
     re.IGNORECASE,
 )
 # A unit in brackets after a metric: "(%)", "(TB)", "(MW)", "(in EUR)", "(GBP)", "(in EUR millions)".
-_BRACKET_UNIT = re.compile(r"\s*\(\s*(?:in\s+|as\s+)?(?P<unit>%|[A-Za-z$€£¥][\w$€£¥ .'’/-]{0,30}?)\s*\)")
+_BRACKET_UNIT = re.compile(r"\s+\(\s*(?:in\s+|as\s+)?(?P<unit>%|[A-Za-z$€£¥][\w$€£¥ .'’/-]{0,30}?)\s*\)")
 _INLINE_CURRENCY = re.compile(
     rf"\s+in\s+(?P<code>{'|'.join(sorted(CODES))})\b(?:\s+(?P<scale>thousands?|millions?|billions?))?", re.IGNORECASE
 )
@@ -129,6 +132,8 @@ _OPEN_ASK = re.compile(
     r"(?:does|do|did|is|are|was|were|has|have|will|would|can|could|should))\b",
     re.IGNORECASE,
 )
+# A lead this short before a colon names the question's topic ("Acme 10-K: revenue in 2023?"): it stays.
+MAX_TOPIC_WORDS = 6
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"“(])")
 
 
@@ -188,7 +193,12 @@ def read_contract(text: str) -> Contract:
         if colon and rest.strip() and _PREAMBLE.match(lead.strip()) and not _asks(rest):
             context.append(sentence)
             continue
-        if colon and rest.strip() and (_PREAMBLE.match(lead.strip()) or (_asks(rest) and not _asks(lead))):
+        long_lead = len(lead.split()) > MAX_TOPIC_WORDS
+        if (
+            colon
+            and rest.strip()
+            and (_PREAMBLE.match(lead.strip()) or (long_lead and _asks(rest) and not _asks(lead)))
+        ):
             context.append(f"{lead.strip()}:")
             sentence = rest.strip()
         if (_DEFINITION.search(sentence) and not sentence.rstrip().endswith("?")) or (

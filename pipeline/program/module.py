@@ -19,7 +19,7 @@ from pipeline.execution.acceptance import missing_sub_questions, name_terms
 from pipeline.execution.direct import direct_answer
 from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.execution.tools import query_within
-from pipeline.guards.citations import citation_label
+from pipeline.guards.citations import citation_label, citation_name
 from pipeline.guards.relevance import GroupVerdict, apply_scores, keep_without_scores
 from pipeline.guards.sanitise import (
     MAX_ANSWER_BYTES,
@@ -53,6 +53,7 @@ from pipeline.program.events import (
     Section,
     cap_answer,
     render_markdown,
+    with_titles,
 )
 from pipeline.program.trace import (
     Intervention,
@@ -170,6 +171,7 @@ class ScopedQA(dspy.Module):
             yield Failed(message=f"language model failed: {exc.public}", trace=trace)
             return
         trace.timings["total"] = time.perf_counter() - started
+        sections_out = [with_titles(section, self.citation_name) for section in sections_out]
         sections_out, over = cap_answer(sections_out, MAX_ANSWER_BYTES)
         if over:
             reason = f"{over} evidence quotes dropped from the end: the answer was over {MAX_ANSWER_BYTES} bytes"
@@ -185,7 +187,7 @@ class ScopedQA(dspy.Module):
         trace.answer = answer
         trace.sections = [s.model_dump(mode="json") for s in sections_out]
         fit_trace(trace)
-        yield Completed(
+        completed = Completed(
             answer=answer,
             sections=tuple(sections_out),
             value=sections_out[0].value if len(sections_out) == 1 else None,
@@ -200,6 +202,13 @@ class ScopedQA(dspy.Module):
             implicit_scope=tuple(self.store.catalog.entities[e].name for e in scoped.implicit_entity_ids),
             trace=trace,
         )
+        trace.value = completed.value
+        yield completed
+
+    def citation_name(self, document_id: str) -> str:
+        """How citations name the document (pipeline.guards.citations.citation_name); "" when it has no title."""
+        document = self.store.catalog.documents.get(document_id)
+        return "" if document is None else citation_name(document, self.store.catalog.entities)
 
     def scope_note(self, run: QuestionRun) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""

@@ -12,6 +12,7 @@ from pipeline.guards.citations import citation_label
 from pipeline.guards.sanitise import MAX_TRACE_BYTES, Sanitised, display_record, valid_text
 from pipeline.guards.sections import GuardedSection
 from pipeline.types import Strict
+from pipeline.values.typed import TypedValue
 
 if TYPE_CHECKING:
     from pipeline.execution.direct import DirectAnswer
@@ -179,6 +180,8 @@ class QuestionTrace(Strict):
     steps: dict[str, str] = Field(default_factory=dict)
     answer: str = ""
     sections: list[dict[str, Any]] = Field(default_factory=list)
+    # The question's answer typed as it asked for it (Completed.value); each section's own is in `sections`.
+    value: TypedValue | None = None
 
     @property
     def tokens(self) -> int:

@@ -21,7 +21,7 @@ from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex
 from pipeline.retrieval.fusion import reciprocal_rank_fusion
 from pipeline.store.catalog import Catalog
-from pipeline.store.embedders import Embedder, embedder_by_name
+from pipeline.store.embedders import Embedder, deferred_embedder
 from pipeline.store.generations import IndexManifest, open_generation
 from pipeline.store.pages import PageIndex
 from pipeline.text import bm25_tokens, normalise
@@ -262,10 +262,11 @@ class Store:
 
 
 def open_store(index_dir: Path, embedder: Embedder | None = None, verify_hashes: bool = False) -> Store:
-    """Open the published generation; IndexCorruptError if files disagree with the manifest."""
+    """Open the published generation; IndexCorruptError if files disagree with the manifest. The index's own
+    embedder (when `embedder` is None) is loaded on its first use."""
     manifest, root = open_generation(index_dir, verify_hashes=verify_hashes)
     if embedder is None:
-        embedder = embedder_by_name(manifest.embedder)
+        embedder = deferred_embedder(manifest.embedder)
     elif embedder.name != manifest.embedder:
         raise EmbedderError(
             f"index at {index_dir} was built with embedder '{manifest.embedder}', not '{embedder.name}'"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import dspy
 import pytest
 
@@ -153,8 +155,13 @@ def _rent(expected: ExpectedValue) -> LabelledExample:
 
 def test_an_answer_without_a_typed_value_is_scored_wrong_not_skipped(demo_store: Store) -> None:
     example = _rent(ExpectedValue(kind="number", value=285000))
+    resolved = resolve_example(example, demo_store)
     with dspy.context(lm=scripted_lm(cooperative())):
-        (result,) = evaluate([example], demo_store, program=ScopedQA(demo_store))
+        events = list(ScopedQA(demo_store).stream(example.question, resolved.scope))
+    done = events[-1]
+    assert isinstance(done, Completed) and done.trace is not None
+    bare = tuple(s.model_copy(update={"value": None}) for s in done.sections)
+    result = score_prediction(demo_store, resolved, answer=done.answer, sections=bare, trace=done.trace, value=None)
     scores = result.scores
     assert (scores.value_correct, scores.number_correct, scores.false_absent) == (0.0, 0.0, 1.0)
     assert scores.page_reference == 0.0 and scores.gold_page_cited == 0.0 and scores.boolean_true is None
@@ -178,6 +185,6 @@ def test_a_typed_value_is_scored_with_the_pages_it_cites(demo_store: Store) -> N
 
     right = scored(TypedValue(kind="number", value=285000, pages=(SourceRef(document_id=lease, filename="l", page=1),)))
     assert (right.scores.value_correct, right.scores.page_reference, right.scores.false_absent) == (1.0, 1.0, 0.0)
-    assert results_frame([right]).loc[0, "typed_value"] == "285000"
+    assert json.loads(results_frame([right]).loc[0, "typed_value"])["value"] == 285000
     wrong = scored(TypedValue(kind="number", value=12, pages=(SourceRef(document_id=lease, filename="l", page=2),)))
     assert wrong.scores.value_correct == 0.0 and wrong.scores.page_reference == -0.25 and wrong.failed
