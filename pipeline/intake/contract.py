@@ -59,7 +59,8 @@ _PREAMBLE = re.compile(
     r"|your\s+(?:only\s+)?(?:resource|source|task|job|goal)s?\b|please\s+answer\b|answer\s+the\s+following\b"
     r"|give\s+a\s+response\b|base\s+your\b|rely\s+on\b|relying\s+on\b|using\s+(?:only\s+)?the\b|use\s+(?:only\s+)?the\b"
     r"|refer\s+to\b|only\s+use\b|consider\s+only\b|focus\s+on\b|note\s*:|context\s*:|here\s+is\s+the\s+question\b"
-    r"|here'?s\s+the\s+question\b|the\s+question\s+is\b|by\s+(?:primarily\s+)?using\b)",
+    r"|here'?s\s+the\s+question\b|the\s+question\s+is\b|by\s+(?:primarily\s+)?using\b"
+    r"|(?:the\s+)?(?:question|task|query)\s*$)",
     re.IGNORECASE,
 )
 # A definition: "FCF is defined as ...", "Define EBITDA as ...", "Definition: ...", "where X = ...".
@@ -78,10 +79,11 @@ _KIND_INSTRUCTION = re.compile(
 # reporting period": the latest period the documents cover.
 _LATEST = re.compile(
     r",?\s*\(?\s*(?:(?:with)?in|for|during|at\s+the\s+end\s+of|as\s+(?:of|at)\s+the\s+end\s+of)\s+the\s+"
-    r"(?:last|latest|most\s+recent|current|reporting|reported)?\s*(?:reporting\s+|fiscal\s+|financial\s+)?"
-    r"(?:period|year)(?:\s+(?:or|and)\s+(?:at\s+the\s+end\s+of|in|within)\s+the\s+(?:last|latest)\s+"
+    r"(?:(?:last|latest|most\s+recent|current|reporting|reported)\s+(?:reporting\s+|fiscal\s+|financial\s+)?"
+    r"(?:period|year)|(?:reporting\s+)?period)(?!\s+(?:ended|ending|of|from)\b)"
+    r"(?:\s+(?:or|and)\s+(?:at\s+the\s+end\s+of|in|within)\s+the\s+(?:last|latest)\s+"
     r"(?:reporting\s+)?period)?\s*\)?(?=[\s,.?!;:]|$)"
-    r"|,?\s*\(?\s*at\s+(?:the\s+)?(?:period|year)[- ]end\s*\)?(?=[\s,.?!;:]|$)",
+    r"|,?\s*\(?\s*at\s+(?:the\s+)?period[- ]end\s*\)?(?=[\s,.?!;:]|$)",
     re.IGNORECASE,
 )
 _REPORT_REFERENCE = re.compile(

@@ -260,7 +260,8 @@ class ScopedQA(dspy.Module):
         planner = self.settings.core.planner
         contract = read_contract(trace.question)
         body = contract.question or trace.question
-        intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner)
+        context = " ".join(contract.context)
+        intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner, context)
         trace.planner = plan.model_dump(mode="json")
         trace.format_request = contract.format.text if contract.format else None
         trace.contract = contract_record(contract)
