@@ -1,0 +1,471 @@
+"""Tables of a PDF page as rows, read from where its words stand (pure functions over words with boxes).
+
+A financial statement on a PDF page is words on baselines: a row label at the left, figures in columns
+to the right ("$ 60,584", "(265)", "—"), column headers stacked above the first row of figures ("Three
+Months Ended" over "July 1," over "2023"), a title and a note of units above them ("(In millions, except
+per share amounts)"). `page_rows` groups words into lines by baseline, finds the figure columns by where
+figures stand across the lines of a table, gives each figure the headers above its column (all levels),
+each row its label (a label wrapped onto two lines is one), the label-only lines heading its block
+("Current assets:") and what the table's note says about units. Footnote markers, a note-reference
+column and years in headers are never figures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pipeline.types import RowCell, TableRow
+from pipeline.values.money import currency_of, table_units
+
+# A figure as statements print it: "81,797", "(1,234)", "-12.5", "12.5%", "1.27", "—" (zero).
+_NUMBER = r"\d{1,3}(?:[,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+"
+_FIGURE = re.compile(rf"[(]?[-−–]?[$€£¥]?\s?[(]?(?:{_NUMBER})\s?[)]?\s?%?[)]?|[—–−-]{{1,3}}")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_SIGNS = frozenset({"$", "€", "£", "¥", "US$", "(", "$(", "($"})
+_SUFFIXES = frozenset({")", "%", ")%", "%)"})
+# A footnote marker: "(1)", "(a)", "*", "†", superscript digits; stripped from labels, never a figure.
+_MARKER = re.compile(r"\((?:\d{1,2}|[a-z]|[ivx]{1,4})\)|\*{1,3}|[†‡§]+|[¹²³⁴⁵⁶⁷⁸⁹⁰]+")
+_TRAILING_MARKERS = re.compile(rf"(?:\s*(?:{_MARKER.pattern}))+$")
+_NOTE_HEADER = re.compile(r"(?:notes?|ref\.?)", re.IGNORECASE)
+_PERIOD_WORDS = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b|\bended\b|\bmonths?\b|\bweeks?\b"
+    r"|\bquarters?\b|\byears?\b|\bas\s+(?:of|at)\b|\b(?:19|20)\d\d\b",
+    re.IGNORECASE,
+)
+# Words that leave a label unfinished: the next line goes on with it.
+_OPEN_ENDS = frozenset({"and", "or", "of", "for", "to", "in", "on", "the", "from", "by", "with", "at", "net", "less"})
+_FIGURES_PER_TABLE_PAGE = 6
+MAX_WORDS = 20_000  # a page holding more words than this is not read for tables (no statement has them)
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word on a page: its text and box in PDF units (y grows upwards; `bottom` and `top` from the font's
+    bounds, so that words of one line share them whatever their glyphs)."""
+
+    text: str
+    x0: float
+    x1: float
+    bottom: float
+    top: float
+
+    @property
+    def size(self) -> float:
+        return self.top - self.bottom
+
+
+@dataclass
+class _Cell:
+    text: str
+    x0: float  # with its currency sign
+    fx0: float  # the figure alone
+    x1: float
+    figure: bool
+
+
+@dataclass
+class _Line:
+    words: list[Word]
+    bottom: float
+    top: float
+    phrases: list[list[Word]] = field(default_factory=list)
+    label: str = ""
+    label_x0: float = 0.0
+    label_x1: float = 0.0
+    cells: list[_Cell] = field(default_factory=list)
+
+    @property
+    def x0(self) -> float:
+        return self.words[0].x0
+
+    @property
+    def x1(self) -> float:
+        return max(w.x1 for w in self.words)
+
+    @property
+    def height(self) -> float:
+        return self.top - self.bottom
+
+    @property
+    def is_data(self) -> bool:
+        """Whether the line holds a figure that is not a year (a row of a table, not its header)."""
+        return any(c.figure and not _YEAR.fullmatch(c.text) for c in self.cells)
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+
+@dataclass
+class _Column:
+    x0: float
+    x1: float
+    headers: list[str] = field(default_factory=list)
+
+    def overlaps(self, x0: float, x1: float, slack: float = 0.0) -> bool:
+        return x0 < self.x1 + slack and self.x0 - slack < x1
+
+
+def is_figure(text: str) -> bool:
+    """Whether `text` is a figure as a table prints it ("81,797", "(1,234)", "12.5%", "$1.27", "—")."""
+    return bool(_FIGURE.fullmatch(text))
+
+
+def may_hold_tables(text: str) -> bool:
+    """Whether a page's text has enough figures standing apart to hold a table: a cheap test that spares
+    prose pages the layout reading."""
+    count = 0
+    for line in text.splitlines():
+        figures = sum(1 for token in line.split() if _FIGURE.fullmatch(token) and not _YEAR.fullmatch(token))
+        if figures >= 2:
+            count += figures
+            if count >= _FIGURES_PER_TABLE_PAGE:
+                return True
+    return False
+
+
+def page_rows(words: Sequence[Word], page: int, first_ordinal: int = 0) -> list[TableRow]:
+    """The rows of every table on a page, top to bottom; `table` numbers the page's tables from 0 and
+    `ordinal` counts on from `first_ordinal`."""
+    if not words or len(words) > MAX_WORDS:
+        return []
+    lines = _lines(words)
+    rows: list[TableRow] = []
+    index = 0
+    table = 0
+    while index < len(lines):
+        if not lines[index].is_data:
+            index += 1
+            continue
+        end = _table_end(lines, index)
+        found = _table_rows(lines, index, end, page, table, first_ordinal + len(rows))
+        if found:
+            rows.extend(found)
+            table += 1
+        index = end
+    return rows
+
+
+def _lines(words: Sequence[Word]) -> list[_Line]:
+    """Words grouped into lines (top to bottom) by the overlap of their heights, each line's words left to
+    right and cut into phrases and cells."""
+    lines: list[_Line] = []
+    for word in sorted(words, key=lambda w: (-w.top, w.x0)):
+        if word.size <= 0 or not word.text.strip():
+            continue
+        line = lines[-1] if lines else None
+        if line is not None:
+            overlap = min(line.top, word.top) - max(line.bottom, word.bottom)
+            if overlap >= 0.5 * min(line.height, word.size):
+                line.words.append(word)
+                continue
+        lines.append(_Line([word], word.bottom, word.top))
+    for line in lines:
+        line.words.sort(key=lambda w: w.x0)
+        sizes = sorted(w.size for w in line.words)
+        main = sizes[len(sizes) // 2]
+        # Superscript footnote markers: a smaller font set above the line's baseline.
+        line.words = [w for w in line.words if not (w.size < 0.75 * main and _raised(w, line.words, main))]
+        if not line.words:
+            continue
+        line.bottom = min(w.bottom for w in line.words)
+        line.top = max(w.top for w in line.words)
+        _split(line, main)
+    return [line for line in lines if line.words]
+
+
+def _raised(word: Word, words: Sequence[Word], main: float) -> bool:
+    base = sorted(w.bottom for w in words if w.size >= 0.75 * main)
+    return bool(base) and word.bottom > base[len(base) // 2] + 0.15 * main
+
+
+def _split(line: _Line, size: float) -> None:
+    """The line's phrases (words closer than a column gap) and, from the first phrase that starts with a
+    figure or a currency sign, its cells; what stands left of them is the label."""
+    gap = 0.8 * size
+    phrases: list[list[Word]] = []
+    for word in line.words:
+        if phrases and word.x0 - phrases[-1][-1].x1 < gap:
+            phrases[-1].append(word)
+        else:
+            phrases.append([word])
+    line.phrases = phrases
+    label: list[Word] = []
+    cells: list[_Cell] = []
+    sign = ""
+    sign_x0 = 0.0
+    for phrase in phrases:
+        if not cells and not sign and not all(_cell_word(w.text) for w in phrase):
+            label.extend(phrase)  # words, or a label that starts with a figure ("5.25% Notes due 2030")
+            continue
+        for position, word in enumerate(phrase):
+            text = word.text
+            if cells and position > 0 and _joins(cells[-1], text):
+                cells[-1].text += text if text in _SUFFIXES else " " + text
+                cells[-1].x1 = word.x1
+            elif cells and position > 0 and _MARKER.fullmatch(text):
+                continue  # a footnote marker after a figure
+            elif text in _SIGNS:
+                sign, sign_x0 = sign + text, (sign_x0 if sign else word.x0)
+            else:
+                bare = _TRAILING_MARKERS.sub("", text)
+                text = sign + (bare if bare and is_figure(bare) else text)
+                cells.append(_Cell(text, sign_x0 if sign else word.x0, word.x0, word.x1, is_figure(text)))
+                sign = ""
+    line.cells = [c for c in cells if c.text.strip()]
+    if label:
+        line.label = _TRAILING_MARKERS.sub("", " ".join(w.text for w in label)).strip()
+        line.label_x0 = label[0].x0
+        line.label_x1 = label[-1].x1
+
+
+def _cell_word(text: str) -> bool:
+    return is_figure(text) or text in _SIGNS or text in _SUFFIXES or _MARKER.fullmatch(text) is not None
+
+
+def _joins(cell: _Cell, text: str) -> bool:
+    """Whether a word standing close after a cell belongs to it: a closing bracket or percent sign, or the
+    next group of a figure printed with spaces between thousands ("1 234")."""
+    return text in _SUFFIXES or (bool(re.fullmatch(r"\d{3}(?:[.,]\d+)?", text)) and bool(re.search(r"\d$", cell.text)))
+
+
+def _table_end(lines: Sequence[_Line], start: int) -> int:
+    """The index after the last line of the table whose first row is lines[start]: data lines and the
+    label lines between them, while the lines stay close and none crosses into the figures."""
+    zone = min(c.fx0 for c in lines[start].cells)
+    last = start
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        pitch = lines[index - 1].bottom - line.top
+        if pitch > 3.5 * max(line.height, lines[index - 1].height):
+            break
+        if line.is_data:
+            zone = min(zone, *(c.fx0 for c in line.cells))
+            last = index
+        elif line.cells or line.x1 > zone:
+            break  # a header of the next table, or prose running across the columns
+        index += 1
+    return last + 1
+
+
+def _columns(lines: Sequence[_Line]) -> list[_Column]:
+    """The figure columns of a table: figures of its rows that overlap across lines stand in one column."""
+    spans = sorted((c.fx0, c.x1) for line in lines for c in line.cells if c.figure)
+    columns: list[_Column] = []
+    for x0, x1 in spans:
+        if columns and x0 < columns[-1].x1 + 0.5:
+            columns[-1].x1 = max(columns[-1].x1, x1)
+        else:
+            columns.append(_Column(x0, x1))
+    for line in lines:  # a column reaches over the currency signs of its figures
+        for cell in line.cells:
+            for column in columns:
+                if column.overlaps(cell.fx0, cell.x1):
+                    column.x0 = min(column.x0, cell.x0)
+    return columns
+
+
+def _table_rows(
+    lines: Sequence[_Line], start: int, end: int, page: int, table: int, first_ordinal: int
+) -> list[TableRow]:
+    body = lines[start:end]
+    columns = _columns([line for line in body if line.is_data])
+    if not columns:
+        return []
+    zone = columns[0].x0
+    # Label lines directly above the first row head it (parents) or begin its label; above them, headers.
+    top = start
+    while (
+        top > 0
+        and _label_only(lines[top - 1], zone)
+        and lines[top - 1].bottom - lines[top].top < 2.5 * lines[top].height
+    ):
+        top -= 1
+    header_lines, stub = _headers(lines, top, columns)
+    above = _title_block(lines, top - len(header_lines))
+    notes = " ".join([*above, *stub, *(" ".join(c.headers) for c in columns)])
+    scale, currency = table_units(notes)
+    if currency is None:
+        signs = {currency_of(c.text) for line in body for c in line.cells if c.figure} - {None}
+        currency = signs.pop() if len(signs) == 1 else None
+    period = " ".join(s for s in stub if _PERIOD_WORDS.search(s) and table_units(s) == (None, None))
+    headers = [" ".join(([period] if period else []) + column.headers) for column in columns]
+    keep = [not _note_column(column, i, body) for i, column in enumerate(columns)]
+    title = _title(above)
+    return _rows(lines[top:end], columns, headers, keep, page, table, first_ordinal, (scale, currency, title))
+
+
+def _label_only(line: _Line, zone: float) -> bool:
+    return not line.cells and bool(line.label) and line.x1 < zone
+
+
+def _headers(lines: Sequence[_Line], top: int, columns: list[_Column]) -> tuple[list[_Line], list[str]]:
+    """The header lines above a table's first line (nearest last in the list's order: top to bottom), each
+    phrase given to the columns it stands over; and the phrases left of the columns (the stub's heading)."""
+    zone = columns[0].x0
+    found: list[_Line] = []
+    index = top - 1
+    while index >= 0 and len(found) < 6:
+        line = lines[index]
+        below = lines[index + 1]
+        if line.bottom - below.top > 3.0 * max(line.height, below.height) or line.is_data:
+            break
+        inside = [p for p in line.phrases if p[-1].x1 > zone - 2]
+        if not inside or any(p[0].x0 < zone - 2 for p in inside):
+            break  # a line left of the columns, or one running across them: the title block
+        found.append(line)
+        index -= 1
+    found.reverse()
+    stub: list[str] = []
+    for line in found:
+        phrases = [p for p in line.phrases if p[-1].x1 > zone - 2]
+        stub.extend(" ".join(w.text for w in p) for p in line.phrases if p[-1].x1 <= zone - 2)
+        _place(phrases, columns)
+    return found, stub
+
+
+def _place(phrases: Sequence[Sequence[Word]], columns: list[_Column]) -> None:
+    """Each header phrase of one line to the columns under it: one each when a line has a phrase per
+    column, else every column it overlaps (a spanning header), else the nearest column."""
+    texts = [" ".join(w.text for w in p) for p in phrases]
+    if len(phrases) == len(columns):
+        for column, text in zip(columns, texts, strict=True):
+            column.headers.append(text)
+        return
+    for phrase, text in zip(phrases, texts, strict=True):
+        x0, x1 = phrase[0].x0, phrase[-1].x1
+        under = [c for c in columns if c.overlaps(x0, x1)]
+        if not under:
+            under = [min(columns, key=lambda c: abs((c.x0 + c.x1) / 2 - (x0 + x1) / 2))]
+        for column in under:
+            if not column.headers or column.headers[-1] != text:
+                column.headers.append(text)
+
+
+def _title_block(lines: Sequence[_Line], top: int) -> list[str]:
+    """The text of up to four lines just above a table's headers (its title and note), top to bottom."""
+    block: list[str] = []
+    index = top - 1
+    below = lines[top] if top < len(lines) else None
+    while index >= 0 and len(block) < 4:
+        line = lines[index]
+        if below is not None and line.bottom - below.top > 3.0 * max(line.height, below.height):
+            break
+        if line.is_data:
+            break
+        block.append(line.text)
+        below = line
+        index -= 1
+    block.reverse()
+    return block
+
+
+def _title(block: Sequence[str]) -> str:
+    """The table's title among the lines above it: the nearest line in capitals or naming a statement, else
+    the nearest line that is not a note of units."""
+    candidates = [t for t in block if not t.startswith("(") and table_units(t) == (None, None)]
+    for text in reversed(candidates):
+        letters = [ch for ch in text if ch.isalpha()]
+        if re.search(r"statements?\b|balance sheets?|income|cash flows", text, re.IGNORECASE) or (
+            len(letters) > 8 and sum(ch.isupper() for ch in letters) > 0.8 * len(letters)
+        ):
+            return text[:200]
+    return candidates[-1][:200] if candidates else ""
+
+
+def _note_column(column: _Column, index: int, body: Sequence[_Line]) -> bool:
+    """Whether a column holds note references ("Note" over "5", "12"), not figures: its header says so,
+    or it is the first column, holds small whole numbers only and has figures to its right."""
+    header = " ".join(column.headers).strip()
+    if header and _NOTE_HEADER.fullmatch(header):
+        return True
+    if index != 0 or header:
+        return False
+    texts = [c.text for line in body for c in line.cells if column.overlaps(c.fx0, c.x1)]
+    return (
+        bool(texts)
+        and all(re.fullmatch(r"\d{1,2}(?:\.\d)?", t) for t in texts)
+        and any(c.fx0 > column.x1 for line in body for c in line.cells)
+    )
+
+
+def _rows(
+    lines: Sequence[_Line],
+    columns: list[_Column],
+    headers: list[str],
+    keep: list[bool],
+    page: int,
+    table: int,
+    first_ordinal: int,
+    units: tuple[str | None, str | None, str],
+) -> list[TableRow]:
+    """The table's rows: a label line above a row is its parent or the start of its label."""
+    scale, currency, title = units
+    rows: list[TableRow] = []
+    parents: list[tuple[float, str]] = []
+    pending: list[_Line] = []  # label lines not yet known as parents or the start of a wrapped label
+    for index, line in enumerate(lines):
+        if not line.is_data:
+            if line.label and not line.cells:
+                pending.append(line)
+            continue
+        label, x0 = line.label, line.label_x0 if line.label else line.x0
+        following = lines[index + 1] if index + 1 < len(lines) else None
+        while pending:
+            above = pending[-1]
+            if label and not _wraps(above, line, following):
+                break
+            pending.pop()
+            label = f"{above.label} {label}".strip() if label else above.label
+            x0 = above.label_x0
+        for above in pending:
+            while parents and parents[-1][0] >= above.label_x0 - 1:
+                parents.pop()
+            parents.append((above.label_x0, above.label))
+        pending = []
+        while parents and parents[-1][0] > x0 + 1:
+            parents.pop()  # a row less indented than a heading ends its block
+        while parents and parents[-1][0] >= x0 - 1 and not parents[-1][1].endswith(":"):
+            parents.pop()
+        cells = []
+        for cell in line.cells:
+            for column, header, kept in zip(columns, headers, keep, strict=True):
+                if column.overlaps(cell.fx0, cell.x1, slack=1.0):
+                    if kept:
+                        cells.append(RowCell(cell.text, header))
+                    break
+        if not label or not cells:
+            continue
+        rows.append(
+            TableRow(
+                page,
+                table,
+                first_ordinal + len(rows),
+                label,
+                tuple(cells),
+                tuple(text for _, text in parents),
+                scale,
+                currency,
+                title,
+            )
+        )
+        if label.casefold().startswith("total") and parents:
+            parents.pop()  # a total closes the block it sums
+    return rows
+
+
+def _wraps(above: _Line, line: _Line, following: _Line | None) -> bool:
+    """Whether a label line goes on in the label of the row below it (a label wrapped onto two lines)
+    rather than heading a block: it does not end with a colon and the row's label starts in lower case,
+    or it ends on a word that leaves it open, or the row hangs indented under it alone."""
+    text = above.label
+    if text.endswith(":") or line.bottom < above.bottom - 2.5 * above.height:
+        return False
+    words = text.split()
+    if line.label[:1].islower() or (words and (words[-1].casefold() in _OPEN_ENDS or text.endswith((",", "-", "—")))):
+        return True
+    indented = line.label_x0 > above.label_x0 + 1
+    return indented and following is not None and following.is_data and following.label_x0 < line.label_x0 - 1
