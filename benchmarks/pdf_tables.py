@@ -40,7 +40,7 @@ from measure import log, table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.store.pdf_tables import is_figure  # noqa: E402
+from pipeline.store.pdf_tables import _TRAILING_MARKERS, is_figure  # noqa: E402
 from pipeline.types import RowCell, TableRow  # noqa: E402
 
 DEFAULT_DOCS = next(
@@ -53,6 +53,7 @@ _DATE = re.compile(
     r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2}),?\s+((?:19|20)\d\d)\b", re.I
 )
 _MONTH_DAY = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2},?", re.I)
+_DAY = re.compile(r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)[a-z]*\.?\s+(\d{1,2})", re.I)
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _SPAN = re.compile(r"\b(?:three|six|nine|twelve)\s+months\s+ended|\byears?\s+ended|\bquarter\s+ended", re.I)
 
@@ -76,6 +77,35 @@ def gold_triples(path: Path) -> list[Gold]:
     return sorted(found.values(), key=lambda g: (g.document, g.page, g.label, g.period_end))
 
 
+def edgar_gold(html: Path, document: str) -> list[Gold]:
+    """Gold triples from a filing's inline XBRL: each tagged figure standing in a table row, with the row's
+    label (its first cell of text), its period's end as a date and the figure as shown. Page 0: anywhere in
+    the document."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from pipeline.store.html import _resources
+    from pipeline.store.xbrl import written_date
+
+    tree = LexborHTMLParser(html.read_bytes())
+    contexts, _ = _resources(tree)
+    found: dict[tuple[str, str, str], Gold] = {}
+    for row in tree.css("tr"):
+        facts = row.css("ix\\:nonfraction")
+        if not facts:
+            continue
+        texts = [" ".join(cell.text(deep=True).split()) for cell in row.css("td")]
+        label = next((t for t in texts if t and re.search(r"[A-Za-z]{2}", t)), "")
+        if not label or texts.index(label) > 1:
+            continue
+        for fact in facts:
+            context = contexts.get(fact.attrs.get("contextref") or "")
+            end = written_date(context.end) if context is not None else None
+            shown = " ".join(fact.text(deep=True).split())
+            if end and shown and re.search(r"\d", shown):
+                found[(label, end, shown)] = Gold(document, 0, label, end, shown)
+    return list(found.values())
+
+
 def _fold(text: str) -> str:
     return " ".join(re.sub(r"[^0-9a-z]+", " ", text.casefold()).split())
 
@@ -93,19 +123,32 @@ def names_period(header: str, period_end: str) -> bool:
     dates = [_date_key(*m.groups()) for m in _DATE.finditer(header)]
     if dates:
         return key in dates
-    return not _MONTH_DAY.search(header) and str(key[2]) in _YEAR.findall(header)
+    days = _MONTH_DAY.findall(header)
+    years = _YEAR.findall(header)
+    if len(days) == 1 and len(years) == 1:  # "Year Ended December 31" over "Pension Benefits" over "2023"
+        return _date_key(*_DAY.match(days[0]).groups(), years[0]) == key  # type: ignore[union-attr]
+    return not days and str(key[2]) in years
 
 
 def _value(text: str) -> str:
-    return re.sub(r"[\s$€£¥]", "", text)
+    """A printed figure without currency signs, spaces and brackets (inline XBRL shows no sign)."""
+    return re.sub(r"[\s$€£¥()]", "", text)
+
+
+def _same_label(row: str, gold: str) -> bool:
+    return _fold(_TRAILING_MARKERS.sub("", row)) == _fold(_TRAILING_MARKERS.sub("", gold))
 
 
 def score(rows_by_page: dict[tuple[str, int], list[TableRow]], golds: Sequence[Gold]) -> dict[str, Any]:
-    """Read, wrong and unlabelled gold triples, with the misses named."""
+    """Read, wrong and unlabelled gold triples, with the misses named (a gold of page 0: any page)."""
+    by_document: dict[str, list[TableRow]] = {}
+    for (document, _), rows in sorted(rows_by_page.items()):
+        by_document.setdefault(document, []).extend(rows)
     read = wrong = no_label = 0
     misses: list[str] = []
     for gold in golds:
-        rows = [r for r in rows_by_page.get((gold.document, gold.page), []) if _fold(r.label) == _fold(gold.label)]
+        where = by_document.get(gold.document, []) if gold.page == 0 else rows_by_page.get((gold.document, gold.page))
+        rows = [r for r in where or [] if _same_label(r.label, gold.label)]
         cells = [c for r in rows for c in r.cells if names_period(c.header, gold.period_end)]
         if any(_value(c.text) == _value(gold.printed) for c in cells):
             read += 1
@@ -114,7 +157,7 @@ def score(rows_by_page: dict[tuple[str, int], list[TableRow]], golds: Sequence[G
             no_label += 1
         else:
             wrong += 1
-        shown = "; ".join(f"{c.text} [{c.header}]" for r in rows for c in r.cells) or "no row"
+        shown = "; ".join(f"{c.text} [{c.header}]" for r in rows[:3] for c in r.cells) or "no row"
         misses.append(f"{gold.document} p{gold.page} {gold.label!r} {gold.period_end} {gold.printed}: {shown}")
     return {"gold": len(golds), "read": read, "wrong": wrong, "no_label": no_label, "misses": misses}
 
@@ -224,16 +267,44 @@ def _read(path: Path, method: str) -> tuple[list[list[TableRow]], int]:
 
 
 METHODS = ("text", "lines", "layout", "layout-all")
+EDGAR_TICKERS = ("CSCO", "GD", "HD", "IBM", "JNJ", "KO", "MCD", "NKE", "PG")
 
 
-def run(docs: Path, golds: Sequence[Gold], rounds: int) -> dict[str, Any]:
-    files = sorted(docs.glob("*.pdf"))
+def edgar_pdfs(tickers: Sequence[str], out: Path) -> list[tuple[Path, list[Gold]]]:
+    """Each ticker's 10-K printed to PDF by headless Chromium (once, kept in `out`), with its gold triples."""
+    import shutil
+    import subprocess
+
+    from edgar import ARCHIVE, SCRATCH, unpack
+
+    folder = unpack(ARCHIVE, SCRATCH) / "10-K"
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    out.mkdir(parents=True, exist_ok=True)
+    found = []
+    for ticker in tickers:
+        html = next(iter(sorted((folder / ticker).glob("*/primary-document.html"))), None)
+        pdf = out / f"{ticker}-10-K.pdf"
+        if html is None:
+            log(f"{ticker}: no 10-K in {folder}")
+            continue
+        if not pdf.is_file():
+            if browser is None:
+                log(f"{ticker}: no PDF at {pdf} and no chromium to print one (apt-get install chromium)")
+                continue
+            command = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer"]
+            subprocess.run([*command, f"--print-to-pdf={pdf}", html.as_uri()], check=True, capture_output=True)
+        found.append((pdf, edgar_gold(html, pdf.name)))
+    return found
+
+
+def run(files: Sequence[Path], golds: Sequence[Gold], rounds: int) -> dict[str, Any]:
+    """Each method over every page of `files` (in turns, file by file), scored against `golds`."""
     seconds = dict.fromkeys(METHODS, 0.0)
     pages = 0
     rows: dict[str, dict[tuple[str, int], list[TableRow]]] = {m: {} for m in METHODS}
     for _ in range(rounds):
         for path in files:
-            for method in METHODS:  # in turns, file by file
+            for method in METHODS:
                 start = time.perf_counter()
                 found, count = _read(path, method)
                 seconds[method] += time.perf_counter() - start
@@ -251,34 +322,55 @@ def run(docs: Path, golds: Sequence[Gold], rounds: int) -> dict[str, Any]:
     return out
 
 
+def _print(name: str, result: dict[str, Any], load: tuple[float, float], misses: bool) -> None:
+    shown = [
+        {"method": m, **{k: v for k, v in r.items() if k != "misses"}, "read %": 100 * r["read"] / max(1, r["gold"])}
+        for m, r in result["methods"].items()
+    ]
+    columns = ["method", "gold", "read", "read %", "wrong", "no_label", "rows", "pages_with_rows", "pages_per_s"]
+    title = f"{name}: {result['files']} files, {result['pages']} pages, load {load[0]:.1f} -> {load[1]:.1f}"
+    print(table(title, shown, columns))
+    if misses:
+        for method, measured in result["methods"].items():
+            for miss in measured["misses"]:
+                print(f"{method}: {miss}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
-    parser.add_argument("--rounds", type=int, default=1, help="passes over the corpus (timings summed)")
+    parser.add_argument("--rounds", type=int, default=1, help="passes over the SEC set (timings summed)")
+    parser.add_argument("--edgar", nargs="*", default=list(EDGAR_TICKERS), help="10-K tickers to print and score")
     parser.add_argument("--misses", action="store_true", help="print every gold triple a method missed")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if not args.docs.is_dir():
         print(f"no PDF folder at {args.docs}: pass --docs DIR", file=sys.stderr)
         return 2
+    results: dict[str, Any] = {"python": platform.python_version()}
     golds = gold_triples(GOLD)
-    load_start = os.getloadavg()
-    log(f"{len(golds)} gold triples; reading {args.docs} ({args.rounds} round(s)); load {load_start[0]:.1f}")
-    result = run(args.docs, golds, args.rounds)
-    load_end = os.getloadavg()
-    result.update(load_start=round(load_start[0], 2), load_end=round(load_end[0], 2), python=platform.python_version())
-    shown = [
-        {"method": m, **{k: v for k, v in r.items() if k != "misses"}, "read %": 100 * r["read"] / max(1, r["gold"])}
-        for m, r in result["methods"].items()
-    ]
-    columns = ["method", "gold", "read", "read %", "wrong", "no_label", "rows", "pages_with_rows", "pages_per_s"]
-    print(table(f"PDF tables: {result['pages']} pages, load {load_start[0]:.1f} -> {load_end[0]:.1f}", shown, columns))
-    if args.misses:
-        for method, measured in result["methods"].items():
-            for miss in measured["misses"]:
-                print(f"{method}: {miss}")
+    start = os.getloadavg()[0]
+    log(f"SEC 10-Q: {len(golds)} gold triples; reading {args.docs} ({args.rounds} round(s)); load {start:.1f}")
+    results["sec-10q"] = run(sorted(args.docs.glob("*.pdf")), golds, args.rounds)
+    load = (start, os.getloadavg()[0])
+    results["sec-10q"].update(load_start=round(load[0], 2), load_end=round(load[1], 2))
+    _print("SEC 10-Q (statements of operations)", results["sec-10q"], load, args.misses)
+    if args.edgar:
+        printed = edgar_pdfs(args.edgar, ROOT / ".scoperag" / "pdf-tables")
+        golds = [g for _, found in printed for g in found]
+        start = os.getloadavg()[0]
+        log(f"EDGAR 10-K printed to PDF: {len(printed)} files, {len(golds)} gold triples; load {start:.1f}")
+        results["edgar-10k"] = run([pdf for pdf, _ in printed], golds, 1)
+        load = (start, os.getloadavg()[0])
+        results["edgar-10k"].update(load_start=round(load[0], 2), load_end=round(load[1], 2))
+        results["edgar-10k"]["tickers"] = [pdf.name.split("-")[0] for pdf, _ in printed]
+        _print("EDGAR 10-K printed to PDF (inline XBRL facts in table rows)", results["edgar-10k"], load, args.misses)
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        for result in results.values():
+            if isinstance(result, dict):
+                for measured in result["methods"].values():
+                    measured["misses"] = measured["misses"][:50]
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

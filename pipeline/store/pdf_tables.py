@@ -34,6 +34,7 @@ _PERIOD_WORDS = re.compile(
     r"|\bquarters?\b|\byears?\b|\bas\s+(?:of|at)\b|\b(?:19|20)\d\d\b",
     re.IGNORECASE,
 )
+_DATED = re.compile(r"\b(?:19|20)\d\d\b")
 # Words that leave a label unfinished: the next line goes on with it.
 _OPEN_ENDS = frozenset({"and", "or", "of", "for", "to", "in", "on", "the", "from", "by", "with", "at", "net", "less"})
 _FIGURES_PER_TABLE_PAGE = 6
@@ -135,12 +136,13 @@ def page_rows(words: Sequence[Word], page: int, first_ordinal: int = 0) -> list[
     rows: list[TableRow] = []
     index = 0
     table = 0
+    previous: list[_Column] = []
     while index < len(lines):
         if not lines[index].is_data:
             index += 1
             continue
         end = _table_end(lines, index)
-        found = _table_rows(lines, index, end, page, table, first_ordinal + len(rows))
+        found, previous = _table_rows(lines, index, end, (page, table, first_ordinal + len(rows)), previous)
         if found:
             rows.extend(found)
             table += 1
@@ -245,8 +247,8 @@ def _table_end(lines: Sequence[_Line], start: int) -> int:
         if line.is_data:
             zone = min(zone, *(c.fx0 for c in line.cells))
             last = index
-        elif line.cells or line.x1 > zone:
-            break  # a header of the next table, or prose running across the columns
+        elif line.cells or line.x1 > zone or _period_stub(line):
+            break  # a header of the next table, prose running across the columns, the next period's block
         index += 1
     return last + 1
 
@@ -268,23 +270,36 @@ def _columns(lines: Sequence[_Line]) -> list[_Column]:
     return columns
 
 
+def _period_stub(line: _Line) -> bool:
+    """Whether a line left of the columns names a period with its year ("Ended December 31, 2022"): the
+    heading of the block of rows below it."""
+    return not line.is_data and bool(_DATED.search(line.text)) and bool(_PERIOD_WORDS.search(_DATED.sub("", line.text)))
+
+
 def _table_rows(
-    lines: Sequence[_Line], start: int, end: int, page: int, table: int, first_ordinal: int
-) -> list[TableRow]:
+    lines: Sequence[_Line], start: int, end: int, where: tuple[int, int, int], previous: list[_Column]
+) -> tuple[list[TableRow], list[_Column]]:
+    """The rows of the table whose rows are lines[start:end], and its columns. A table without column
+    headers of its own under a table of the same columns (the next period's block) takes their headers."""
+    page, table, first_ordinal = where
     body = lines[start:end]
     columns = _columns([line for line in body if line.is_data])
     if not columns:
-        return []
+        return [], previous
     zone = columns[0].x0
     # Label lines directly above the first row head it (parents) or begin its label; above them, headers.
     top = start
     while (
         top > 0
         and _label_only(lines[top - 1], zone)
+        and not _period_stub(lines[top - 1])
         and lines[top - 1].bottom - lines[top].top < 2.5 * lines[top].height
     ):
         top -= 1
     header_lines, stub = _headers(lines, top, columns)
+    if not any(c.headers for c in columns) and _same_columns(columns, previous):
+        for column, before in zip(columns, previous, strict=True):
+            column.headers = list(before.headers)
     above = _title_block(lines, top - len(header_lines))
     notes = " ".join([*above, *stub, *(" ".join(c.headers) for c in columns)])
     scale, currency = table_units(notes)
@@ -295,7 +310,12 @@ def _table_rows(
     headers = [" ".join(([period] if period else []) + column.headers) for column in columns]
     keep = [not _note_column(column, i, body) for i, column in enumerate(columns)]
     title = _title(above)
-    return _rows(lines[top:end], columns, headers, keep, page, table, first_ordinal, (scale, currency, title))
+    rows = _rows(lines[top:end], columns, headers, keep, page, table, first_ordinal, (scale, currency, title))
+    return rows, columns
+
+
+def _same_columns(columns: Sequence[_Column], others: Sequence[_Column]) -> bool:
+    return len(columns) == len(others) and all(a.overlaps(b.x0, b.x1) for a, b in zip(columns, others, strict=True))
 
 
 def _label_only(line: _Line, zone: float) -> bool:
@@ -314,8 +334,8 @@ def _headers(lines: Sequence[_Line], top: int, columns: list[_Column]) -> tuple[
         if line.bottom - below.top > 3.0 * max(line.height, below.height) or line.is_data:
             break
         inside = [p for p in line.phrases if p[-1].x1 > zone - 2]
-        if not inside or any(p[0].x0 < zone - 2 for p in inside):
-            break  # a line left of the columns, or one running across them: the title block
+        if (not inside and not _PERIOD_WORDS.search(line.text)) or any(p[0].x0 < zone - 2 for p in inside):
+            break  # a line left of the columns naming no period, or one running across them: the title block
         found.append(line)
         index -= 1
     found.reverse()
