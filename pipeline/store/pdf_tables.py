@@ -39,6 +39,7 @@ _DATED = re.compile(r"\b(?:19|20)\d\d\b")
 _OPEN_ENDS = frozenset({"and", "or", "of", "for", "to", "in", "on", "the", "from", "by", "with", "at", "net", "less"})
 _FIGURES_PER_TABLE_PAGE = 6
 MAX_WORDS = 20_000  # a page holding more words than this is not read for tables (no statement has them)
+MAX_COLUMNS = 40  # more figure columns than this are not a table (and would make placing cells quadratic)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,10 @@ class _Column:
     x1: float
     headers: list[str] = field(default_factory=list)
 
+    @property
+    def centre(self) -> float:
+        return (self.x0 + self.x1) / 2
+
     def overlaps(self, x0: float, x1: float, slack: float = 0.0) -> bool:
         return x0 < self.x1 + slack and self.x0 - slack < x1
 
@@ -168,19 +173,16 @@ def _lines(words: Sequence[Word]) -> list[_Line]:
         line.words.sort(key=lambda w: w.x0)
         sizes = sorted(w.size for w in line.words)
         main = sizes[len(sizes) // 2]
+        bottoms = sorted(w.bottom for w in line.words if w.size >= 0.75 * main)
+        baseline = bottoms[len(bottoms) // 2]
         # Superscript footnote markers: a smaller font set above the line's baseline.
-        line.words = [w for w in line.words if not (w.size < 0.75 * main and _raised(w, line.words, main))]
+        line.words = [w for w in line.words if not (w.size < 0.75 * main and w.bottom > baseline + 0.15 * main)]
         if not line.words:
             continue
         line.bottom = min(w.bottom for w in line.words)
         line.top = max(w.top for w in line.words)
         _split(line, main)
     return [line for line in lines if line.words]
-
-
-def _raised(word: Word, words: Sequence[Word], main: float) -> bool:
-    base = sorted(w.bottom for w in words if w.size >= 0.75 * main)
-    return bool(base) and word.bottom > base[len(base) // 2] + 0.15 * main
 
 
 def _split(line: _Line, size: float) -> None:
@@ -284,7 +286,7 @@ def _table_rows(
     page, table, first_ordinal = where
     body = lines[start:end]
     columns = _columns([line for line in body if line.is_data])
-    if not columns:
+    if not columns or len(columns) > MAX_COLUMNS:
         return [], previous
     zone = columns[0].x0
     # Label lines directly above the first row head it (parents) or begin its label; above them, headers.
@@ -296,7 +298,7 @@ def _table_rows(
         and lines[top - 1].bottom - lines[top].top < 2.5 * lines[top].height
     ):
         top -= 1
-    header_lines, stub = _headers(lines, top, columns)
+    header_lines, stub = _headers(lines, top, end, columns)
     if not any(c.headers for c in columns) and _same_columns(columns, previous):
         for column, before in zip(columns, previous, strict=True):
             column.headers = list(before.headers)
@@ -322,10 +324,19 @@ def _label_only(line: _Line, zone: float) -> bool:
     return not line.cells and bool(line.label) and line.x1 < zone
 
 
-def _headers(lines: Sequence[_Line], top: int, columns: list[_Column]) -> tuple[list[_Line], list[str]]:
+def _across(phrase: Sequence[Word], zone: float, left: float) -> bool:
+    """Whether a phrase reaching over the columns comes from the left (a title or prose running across
+    them) rather than standing over a column (a header wider than its figures)."""
+    x0, x1 = phrase[0].x0, phrase[-1].x1
+    size = max(w.size for w in phrase)
+    return x0 < zone - 2 and (x0 <= left + 2 * size or (x0 + x1) / 2 < zone)
+
+
+def _headers(lines: Sequence[_Line], top: int, end: int, columns: list[_Column]) -> tuple[list[_Line], list[str]]:
     """The header lines above a table's first line (nearest last in the list's order: top to bottom), each
     phrase given to the columns it stands over; and the phrases left of the columns (the stub's heading)."""
     zone = columns[0].x0
+    left = min(line.x0 for line in lines[top:end])
     found: list[_Line] = []
     index = top - 1
     while index >= 0 and len(found) < 6:
@@ -334,7 +345,7 @@ def _headers(lines: Sequence[_Line], top: int, columns: list[_Column]) -> tuple[
         if line.bottom - below.top > 3.0 * max(line.height, below.height) or line.is_data:
             break
         inside = [p for p in line.phrases if p[-1].x1 > zone - 2]
-        if (not inside and not _PERIOD_WORDS.search(line.text)) or any(p[0].x0 < zone - 2 for p in inside):
+        if (not inside and not _PERIOD_WORDS.search(line.text)) or any(_across(p, zone, left) for p in inside):
             break  # a line left of the columns naming no period, or one running across them: the title block
         found.append(line)
         index -= 1
@@ -349,20 +360,42 @@ def _headers(lines: Sequence[_Line], top: int, columns: list[_Column]) -> tuple[
 
 def _place(phrases: Sequence[Sequence[Word]], columns: list[_Column]) -> None:
     """Each header phrase of one line to the columns under it: one each when a line has a phrase per
-    column, else every column it overlaps (a spanning header), else the nearest column."""
+    column; else every column it overlaps, or the nearest one; a column left without a phrase on the line
+    takes the nearest one when that phrase is centred between it and a column it stands over (a spanning
+    header shorter than the columns it spans: "Year ended" over "2023" and "2022")."""
     texts = [" ".join(w.text for w in p) for p in phrases]
     if len(phrases) == len(columns):
         for column, text in zip(columns, texts, strict=True):
             column.headers.append(text)
         return
-    for phrase, text in zip(phrases, texts, strict=True):
+
+    def centre(x0: float, x1: float) -> float:
+        return (x0 + x1) / 2
+
+    placed: list[list[int]] = []
+    for phrase in phrases:
         x0, x1 = phrase[0].x0, phrase[-1].x1
-        under = [c for c in columns if c.overlaps(x0, x1)]
-        if not under:
-            under = [min(columns, key=lambda c: abs((c.x0 + c.x1) / 2 - (x0 + x1) / 2))]
-        for column in under:
-            if not column.headers or column.headers[-1] != text:
-                column.headers.append(text)
+        under = [i for i, c in enumerate(columns) if c.overlaps(x0, x1)]
+        placed.append(under or [min(range(len(columns)), key=lambda i: abs(columns[i].centre - centre(x0, x1)))])
+    taken = {i for under in placed for i in under}
+    for index, column in enumerate(columns):
+        if index in taken or not phrases:
+            continue
+        nearest = min(
+            range(len(phrases)), key=lambda p: abs(centre(phrases[p][0].x0, phrases[p][-1].x1) - column.centre)
+        )
+        middle = centre(phrases[nearest][0].x0, phrases[nearest][-1].x1)
+        if any(_centred(middle, column.centre, columns[i].centre) for i in placed[nearest]):
+            placed[nearest].append(index)
+    for text, under in zip(texts, placed, strict=True):
+        for index in sorted(under):
+            if not columns[index].headers or columns[index].headers[-1] != text:
+                columns[index].headers.append(text)
+
+
+def _centred(middle: float, a: float, b: float) -> bool:
+    """Whether `middle` stands about halfway between `a` and `b`."""
+    return abs(middle - (a + b) / 2) < 0.25 * abs(a - b)
 
 
 def _title_block(lines: Sequence[_Line], top: int) -> list[str]:
