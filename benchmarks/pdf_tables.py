@@ -135,20 +135,18 @@ def _value(text: str) -> str:
     return re.sub(r"[\s$€£¥()]", "", text)
 
 
-def _same_label(row: str, gold: str) -> bool:
-    return _fold(_TRAILING_MARKERS.sub("", row)) == _fold(_TRAILING_MARKERS.sub("", gold))
-
-
 def score(rows_by_page: dict[tuple[str, int], list[TableRow]], golds: Sequence[Gold]) -> dict[str, Any]:
     """Read, wrong and unlabelled gold triples, with the misses named (a gold of page 0: any page)."""
-    by_document: dict[str, list[TableRow]] = {}
-    for (document, _), rows in sorted(rows_by_page.items()):
-        by_document.setdefault(document, []).extend(rows)
+    labelled: dict[tuple[str, int, str], list[TableRow]] = {}
+    for (document, page), rows in sorted(rows_by_page.items()):
+        for row in rows:
+            label = _fold(_TRAILING_MARKERS.sub("", row.label))
+            labelled.setdefault((document, page, label), []).append(row)
+            labelled.setdefault((document, 0, label), []).append(row)
     read = wrong = no_label = 0
     misses: list[str] = []
     for gold in golds:
-        where = by_document.get(gold.document, []) if gold.page == 0 else rows_by_page.get((gold.document, gold.page))
-        rows = [r for r in where or [] if _same_label(r.label, gold.label)]
+        rows = labelled.get((gold.document, gold.page, _fold(_TRAILING_MARKERS.sub("", gold.label))), [])
         cells = [c for r in rows for c in r.cells if names_period(c.header, gold.period_end)]
         if any(_value(c.text) == _value(gold.printed) for c in cells):
             read += 1

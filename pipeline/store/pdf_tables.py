@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipeline.types import RowCell, TableRow
-from pipeline.values.money import currency_of, table_units
+from pipeline.values.money import Scale, currency_of, table_units
 
 # A figure as statements print it: "81,797", "(1,234)", "-12.5", "12.5%", "1.27", "—" (zero).
 _NUMBER = r"\d{1,3}(?:[,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+"
@@ -34,6 +34,7 @@ _PERIOD_WORDS = re.compile(
     r"|\bquarters?\b|\byears?\b|\bas\s+(?:of|at)\b|\b(?:19|20)\d\d\b",
     re.IGNORECASE,
 )
+_MARKER_TEXT = re.compile(rf"\d{{1,2}}|[a-z]|{_MARKER.pattern}")
 _DATED = re.compile(r"\b(?:19|20)\d\d\b")
 # Words that leave a label unfinished: the next line goes on with it.
 _OPEN_ENDS = frozenset({"and", "or", "of", "for", "to", "in", "on", "the", "from", "by", "with", "at", "net", "less"})
@@ -141,7 +142,7 @@ def page_rows(words: Sequence[Word], page: int, first_ordinal: int = 0) -> list[
     rows: list[TableRow] = []
     index = 0
     table = 0
-    previous: list[_Column] = []
+    previous: _Previous = ([], (None, None, ""))
     while index < len(lines):
         if not lines[index].is_data:
             index += 1
@@ -175,14 +176,26 @@ def _lines(words: Sequence[Word]) -> list[_Line]:
         main = sizes[len(sizes) // 2]
         bottoms = sorted(w.bottom for w in line.words if w.size >= 0.75 * main)
         baseline = bottoms[len(bottoms) // 2]
-        # Superscript footnote markers: a smaller font set above the line's baseline.
-        line.words = [w for w in line.words if not (w.size < 0.75 * main and w.bottom > baseline + 0.15 * main)]
+        # Footnote markers: a smaller font set above the line's baseline, or marks ("2", "a") in a smaller
+        # font that a line took in from between two lines.
+        line.words = [
+            w
+            for w in line.words
+            if not (w.size < 0.75 * main and (w.bottom > baseline + 0.15 * main or _MARKER_TEXT.fullmatch(w.text)))
+        ]
         if not line.words:
             continue
         line.bottom = min(w.bottom for w in line.words)
         line.top = max(w.top for w in line.words)
         _split(line, main)
-    return [line for line in lines if line.words]
+    sizes = sorted(w.size for line in lines for w in line.words)
+    body = sizes[len(sizes) // 2] if sizes else 0.0
+    # A line of footnote markers alone, set small between two lines of a row ("2" over two figures).
+    return [
+        line
+        for line in lines
+        if line.words and not all(w.size < 0.75 * body and _MARKER_TEXT.fullmatch(w.text) for w in line.words)
+    ]
 
 
 def _split(line: _Line, size: float) -> None:
@@ -278,11 +291,16 @@ def _period_stub(line: _Line) -> bool:
     return not line.is_data and bool(_DATED.search(line.text)) and bool(_PERIOD_WORDS.search(_DATED.sub("", line.text)))
 
 
+# The table above on the page: its columns, and its scale, currency and title.
+_Previous = tuple[list["_Column"], tuple[Scale | None, str | None, str]]
+
+
 def _table_rows(
-    lines: Sequence[_Line], start: int, end: int, where: tuple[int, int, int], previous: list[_Column]
-) -> tuple[list[TableRow], list[_Column]]:
-    """The rows of the table whose rows are lines[start:end], and its columns. A table without column
-    headers of its own under a table of the same columns (the next period's block) takes their headers."""
+    lines: Sequence[_Line], start: int, end: int, where: tuple[int, int, int], previous: _Previous
+) -> tuple[list[TableRow], _Previous]:
+    """The rows of the table whose rows are lines[start:end], with its columns and units for the next. A
+    table without column headers of its own under a table of the same columns (the next period's block)
+    takes their headers, and its units and title when it states none."""
     page, table, first_ordinal = where
     body = lines[start:end]
     columns = _columns([line for line in body if line.is_data])
@@ -299,21 +317,23 @@ def _table_rows(
     ):
         top -= 1
     header_lines, stub = _headers(lines, top, end, columns)
-    if not any(c.headers for c in columns) and _same_columns(columns, previous):
-        for column, before in zip(columns, previous, strict=True):
-            column.headers = list(before.headers)
     above = _title_block(lines, top - len(header_lines))
     notes = " ".join([*above, *stub, *(" ".join(c.headers) for c in columns)])
     scale, currency = table_units(notes)
+    title = _title(above)
+    if not any(c.headers for c in columns) and _same_columns(columns, previous[0]):
+        for column, before in zip(columns, previous[0], strict=True):
+            column.headers = list(before.headers)
+        if scale is None and currency is None:
+            scale, currency, title = previous[1]
     if currency is None:
         signs = {currency_of(c.text) for line in body for c in line.cells if c.figure} - {None}
         currency = signs.pop() if len(signs) == 1 else None
     period = " ".join(s for s in stub if _PERIOD_WORDS.search(s) and table_units(s) == (None, None))
     headers = [" ".join(([period] if period else []) + column.headers) for column in columns]
     keep = [not _note_column(column, i, body) for i, column in enumerate(columns)]
-    title = _title(above)
     rows = _rows(lines[top:end], columns, headers, keep, page, table, first_ordinal, (scale, currency, title))
-    return rows, columns
+    return rows, (columns, (scale, currency, title))
 
 
 def _same_columns(columns: Sequence[_Column], others: Sequence[_Column]) -> bool:
@@ -339,7 +359,7 @@ def _headers(lines: Sequence[_Line], top: int, end: int, columns: list[_Column])
     left = min(line.x0 for line in lines[top:end])
     found: list[_Line] = []
     index = top - 1
-    while index >= 0 and len(found) < 6:
+    while index >= 0 and len(found) < 10:
         line = lines[index]
         below = lines[index + 1]
         if line.bottom - below.top > 3.0 * max(line.height, below.height) or line.is_data:
@@ -419,7 +439,7 @@ def _title_block(lines: Sequence[_Line], top: int) -> list[str]:
 def _title(block: Sequence[str]) -> str:
     """The table's title among the lines above it: the nearest line in capitals or naming a statement, else
     the nearest line that is not a note of units."""
-    candidates = [t for t in block if not t.startswith("(") and table_units(t) == (None, None)]
+    candidates = [t for t in block if not t.startswith("(") and (len(t) > 60 or table_units(t) == (None, None))]
     for text in reversed(candidates):
         letters = [ch for ch in text if ch.isalpha()]
         if re.search(r"statements?\b|balance sheets?|income|cash flows", text, re.IGNORECASE) or (
@@ -453,7 +473,7 @@ def _rows(
     page: int,
     table: int,
     first_ordinal: int,
-    units: tuple[str | None, str | None, str],
+    units: tuple[Scale | None, str | None, str],
 ) -> list[TableRow]:
     """The table's rows: a label line above a row is its parent or the start of its label."""
     scale, currency, title = units
