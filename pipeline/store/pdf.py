@@ -3,7 +3,6 @@ PDFium's layout of the words (pipeline.store.pdf_tables)."""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import re
 from dataclasses import dataclass
@@ -85,19 +84,20 @@ def page_words(text_page: Any, text: str) -> list[Word]:
     import pypdfium2.raw as pdfium_c
 
     aligned = len(text) == text_page.count_chars()
+    handle = text_page.raw  # the raw handle: each call then skips pypdfium2's conversion
     rect = pdfium_c.FS_RECTF()
     words: list[Word] = []
     for match in re.finditer(r"\S+", text):
         first, last = match.start(), match.end() - 1
         if not aligned:  # characters PDFium added or left out of the text: map text indices to characters
-            first = pdfium_c.FPDFText_GetCharIndexFromTextIndex(text_page, first)
-            last = pdfium_c.FPDFText_GetCharIndexFromTextIndex(text_page, last)
+            first = pdfium_c.FPDFText_GetCharIndexFromTextIndex(handle, first)
+            last = pdfium_c.FPDFText_GetCharIndexFromTextIndex(handle, last)
             if first < 0 or last < first:
                 continue
-        if not pdfium_c.FPDFText_GetLooseCharBox(text_page, first, ctypes.byref(rect)):
+        if not pdfium_c.FPDFText_GetLooseCharBox(handle, first, rect):
             continue
         x0, bottom, top = rect.left, rect.bottom, rect.top
-        if not pdfium_c.FPDFText_GetLooseCharBox(text_page, last, ctypes.byref(rect)):
+        if not pdfium_c.FPDFText_GetLooseCharBox(handle, last, rect):
             continue
         words.append(Word(match.group().translate(_PDFIUM_TEXT), x0, max(x0, rect.right), bottom, top))
     return words

@@ -53,10 +53,10 @@ class Word:
     x1: float
     bottom: float
     top: float
+    size: float = field(init=False, compare=False, repr=False)  # top - bottom, read many times
 
-    @property
-    def size(self) -> float:
-        return self.top - self.bottom
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "size", self.top - self.bottom)
 
 
 @dataclass
