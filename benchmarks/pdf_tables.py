@@ -40,7 +40,7 @@ from measure import log, table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.store.pdf_tables import _TRAILING_MARKERS, is_figure  # noqa: E402
+from pipeline.store.pdf_lines import TRAILING_MARKERS, is_figure  # noqa: E402
 from pipeline.types import RowCell, TableRow  # noqa: E402
 
 DEFAULT_DOCS = next(
@@ -140,13 +140,13 @@ def score(rows_by_page: dict[tuple[str, int], list[TableRow]], golds: Sequence[G
     labelled: dict[tuple[str, int, str], list[TableRow]] = {}
     for (document, page), rows in sorted(rows_by_page.items()):
         for row in rows:
-            label = _fold(_TRAILING_MARKERS.sub("", row.label))
+            label = _fold(TRAILING_MARKERS.sub("", row.label))
             labelled.setdefault((document, page, label), []).append(row)
             labelled.setdefault((document, 0, label), []).append(row)
     read = wrong = no_label = 0
     misses: list[str] = []
     for gold in golds:
-        rows = labelled.get((gold.document, gold.page, _fold(_TRAILING_MARKERS.sub("", gold.label))), [])
+        rows = labelled.get((gold.document, gold.page, _fold(TRAILING_MARKERS.sub("", gold.label))), [])
         cells = [c for r in rows for c in r.cells if names_period(c.header, gold.period_end)]
         if any(_value(c.text) == _value(gold.printed) for c in cells):
             read += 1

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import InputFileError
-from pipeline.store.pdf_tables import Word, may_hold_tables, page_rows
+from pipeline.store.pdf_lines import Word, may_hold_tables
+from pipeline.store.pdf_tables import page_rows
 from pipeline.types import TableRow
 
 log = logging.getLogger(__name__)

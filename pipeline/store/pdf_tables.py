@@ -16,89 +16,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pipeline.store.pdf_lines import Line, Word, page_lines
 from pipeline.types import RowCell, TableRow
 from pipeline.values.money import Scale, currency_of, table_units
 
-# A figure as statements print it: "81,797", "(1,234)", "-12.5", "12.5%", "1.27", "—" (zero).
-_NUMBER = r"\d{1,3}(?:[,.\u00a0\u202f]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?|[.,]\d+"
-_FIGURE = re.compile(rf"[(]?[-−–]?[$€£¥]?\s?[(]?(?:{_NUMBER})\s?[)]?\s?%?[)]?|[—–−-]{{1,3}}")
-_YEAR = re.compile(r"(?:19|20)\d\d")
-_SIGNS = frozenset({"$", "€", "£", "¥", "US$", "(", "$(", "($"})
-_SUFFIXES = frozenset({")", "%", ")%", "%)"})
-# A footnote marker: "(1)", "(a)", "*", "†", superscript digits; stripped from labels, never a figure.
-_MARKER = re.compile(r"\((?:\d{1,2}|[a-z]|[ivx]{1,4})\)|\*{1,3}|[†‡§]+|[¹²³⁴⁵⁶⁷⁸⁹⁰]+")
-_TRAILING_MARKERS = re.compile(rf"(?:\s*(?:{_MARKER.pattern}))+$")
 _NOTE_HEADER = re.compile(r"(?:notes?|ref\.?)", re.IGNORECASE)
 _PERIOD_WORDS = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\b|\bended\b|\bmonths?\b|\bweeks?\b"
     r"|\bquarters?\b|\byears?\b|\bas\s+(?:of|at)\b|\b(?:19|20)\d\d\b",
     re.IGNORECASE,
 )
-_MARKER_TEXT = re.compile(rf"\d{{1,2}}|[a-z]|{_MARKER.pattern}")
 _DATED = re.compile(r"\b(?:19|20)\d\d\b")
 # Words that leave a label unfinished: the next line goes on with it.
 _OPEN_ENDS = frozenset({"and", "or", "of", "for", "to", "in", "on", "the", "from", "by", "with", "at", "net", "less"})
-_FIGURES_PER_TABLE_PAGE = 6
 MAX_WORDS = 20_000  # a page holding more words than this is not read for tables (no statement has them)
 MAX_COLUMNS = 40  # more figure columns than this are not a table (and would make placing cells quadratic)
-
-
-@dataclass(frozen=True)
-class Word:
-    """A word on a page: its text and box in PDF units (y grows upwards; `bottom` and `top` from the font's
-    bounds, so that words of one line share them whatever their glyphs)."""
-
-    text: str
-    x0: float
-    x1: float
-    bottom: float
-    top: float
-    size: float = field(init=False, compare=False, repr=False)  # top - bottom, read many times
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "size", self.top - self.bottom)
-
-
-@dataclass
-class _Cell:
-    text: str
-    x0: float  # with its currency sign
-    fx0: float  # the figure alone
-    x1: float
-    figure: bool
-
-
-@dataclass
-class _Line:
-    words: list[Word]
-    bottom: float
-    top: float
-    phrases: list[list[Word]] = field(default_factory=list)
-    label: str = ""
-    label_x0: float = 0.0
-    label_x1: float = 0.0
-    cells: list[_Cell] = field(default_factory=list)
-
-    @property
-    def x0(self) -> float:
-        return self.words[0].x0
-
-    @property
-    def x1(self) -> float:
-        return max(w.x1 for w in self.words)
-
-    @property
-    def height(self) -> float:
-        return self.top - self.bottom
-
-    @property
-    def is_data(self) -> bool:
-        """Whether the line holds a figure that is not a year (a row of a table, not its header)."""
-        return any(c.figure and not _YEAR.fullmatch(c.text) for c in self.cells)
-
-    @property
-    def text(self) -> str:
-        return " ".join(w.text for w in self.words)
 
 
 @dataclass
@@ -115,30 +47,12 @@ class _Column:
         return x0 < self.x1 + slack and self.x0 - slack < x1
 
 
-def is_figure(text: str) -> bool:
-    """Whether `text` is a figure as a table prints it ("81,797", "(1,234)", "12.5%", "$1.27", "—")."""
-    return bool(_FIGURE.fullmatch(text))
-
-
-def may_hold_tables(text: str) -> bool:
-    """Whether a page's text has enough figures standing apart to hold a table: a cheap test that spares
-    prose pages the layout reading."""
-    count = 0
-    for line in text.splitlines():
-        figures = sum(1 for token in line.split() if _FIGURE.fullmatch(token) and not _YEAR.fullmatch(token))
-        if figures >= 2:
-            count += figures
-            if count >= _FIGURES_PER_TABLE_PAGE:
-                return True
-    return False
-
-
 def page_rows(words: Sequence[Word], page: int, first_ordinal: int = 0) -> list[TableRow]:
     """The rows of every table on a page, top to bottom; `table` numbers the page's tables from 0 and
     `ordinal` counts on from `first_ordinal`."""
     if not words or len(words) > MAX_WORDS:
         return []
-    lines = _lines(words)
+    lines = page_lines(words)
     rows: list[TableRow] = []
     index = 0
     table = 0
@@ -156,99 +70,7 @@ def page_rows(words: Sequence[Word], page: int, first_ordinal: int = 0) -> list[
     return rows
 
 
-def _lines(words: Sequence[Word]) -> list[_Line]:
-    """Words grouped into lines (top to bottom) by the overlap of their heights, each line's words left to
-    right and cut into phrases and cells."""
-    lines: list[_Line] = []
-    for word in sorted(words, key=lambda w: (-w.top, w.x0)):
-        if word.size <= 0 or not word.text.strip():
-            continue
-        line = lines[-1] if lines else None
-        if line is not None:
-            overlap = min(line.top, word.top) - max(line.bottom, word.bottom)
-            if overlap >= 0.5 * min(line.height, word.size):
-                line.words.append(word)
-                continue
-        lines.append(_Line([word], word.bottom, word.top))
-    for line in lines:
-        line.words.sort(key=lambda w: w.x0)
-        sizes = sorted(w.size for w in line.words)
-        main = sizes[len(sizes) // 2]
-        bottoms = sorted(w.bottom for w in line.words if w.size >= 0.75 * main)
-        baseline = bottoms[len(bottoms) // 2]
-        # Footnote markers: a smaller font set above the line's baseline, or marks ("2", "a") in a smaller
-        # font that a line took in from between two lines.
-        line.words = [
-            w
-            for w in line.words
-            if not (w.size < 0.75 * main and (w.bottom > baseline + 0.15 * main or _MARKER_TEXT.fullmatch(w.text)))
-        ]
-        if not line.words:
-            continue
-        line.bottom = min(w.bottom for w in line.words)
-        line.top = max(w.top for w in line.words)
-        _split(line, main)
-    sizes = sorted(w.size for line in lines for w in line.words)
-    body = sizes[len(sizes) // 2] if sizes else 0.0
-    # A line of footnote markers alone, set small between two lines of a row ("2" over two figures).
-    return [
-        line
-        for line in lines
-        if line.words and not all(w.size < 0.75 * body and _MARKER_TEXT.fullmatch(w.text) for w in line.words)
-    ]
-
-
-def _split(line: _Line, size: float) -> None:
-    """The line's phrases (words closer than a column gap) and, from the first phrase that starts with a
-    figure or a currency sign, its cells; what stands left of them is the label."""
-    gap = 0.8 * size
-    phrases: list[list[Word]] = []
-    for word in line.words:
-        if phrases and word.x0 - phrases[-1][-1].x1 < gap:
-            phrases[-1].append(word)
-        else:
-            phrases.append([word])
-    line.phrases = phrases
-    label: list[Word] = []
-    cells: list[_Cell] = []
-    sign = ""
-    sign_x0 = 0.0
-    for phrase in phrases:
-        if not cells and not sign and not all(_cell_word(w.text) for w in phrase):
-            label.extend(phrase)  # words, or a label that starts with a figure ("5.25% Notes due 2030")
-            continue
-        for position, word in enumerate(phrase):
-            text = word.text
-            if cells and position > 0 and _joins(cells[-1], text):
-                cells[-1].text += text if text in _SUFFIXES else " " + text
-                cells[-1].x1 = word.x1
-            elif cells and position > 0 and _MARKER.fullmatch(text):
-                continue  # a footnote marker after a figure
-            elif text in _SIGNS:
-                sign, sign_x0 = sign + text, (sign_x0 if sign else word.x0)
-            else:
-                bare = _TRAILING_MARKERS.sub("", text)
-                text = sign + (bare if bare and is_figure(bare) else text)
-                cells.append(_Cell(text, sign_x0 if sign else word.x0, word.x0, word.x1, is_figure(text)))
-                sign = ""
-    line.cells = [c for c in cells if c.text.strip()]
-    if label:
-        line.label = _TRAILING_MARKERS.sub("", " ".join(w.text for w in label)).strip()
-        line.label_x0 = label[0].x0
-        line.label_x1 = label[-1].x1
-
-
-def _cell_word(text: str) -> bool:
-    return is_figure(text) or text in _SIGNS or text in _SUFFIXES or _MARKER.fullmatch(text) is not None
-
-
-def _joins(cell: _Cell, text: str) -> bool:
-    """Whether a word standing close after a cell belongs to it: a closing bracket or percent sign, or the
-    next group of a figure printed with spaces between thousands ("1 234")."""
-    return text in _SUFFIXES or (bool(re.fullmatch(r"\d{3}(?:[.,]\d+)?", text)) and bool(re.search(r"\d$", cell.text)))
-
-
-def _table_end(lines: Sequence[_Line], start: int) -> int:
+def _table_end(lines: Sequence[Line], start: int) -> int:
     """The index after the last line of the table whose first row is lines[start]: data lines and the
     label lines between them, while the lines stay close and none crosses into the figures."""
     zone = min(c.fx0 for c in lines[start].cells)
@@ -268,7 +90,7 @@ def _table_end(lines: Sequence[_Line], start: int) -> int:
     return last + 1
 
 
-def _columns(lines: Sequence[_Line]) -> list[_Column]:
+def _columns(lines: Sequence[Line]) -> list[_Column]:
     """The figure columns of a table: figures of its rows that overlap across lines stand in one column."""
     spans = sorted((c.fx0, c.x1) for line in lines for c in line.cells if c.figure)
     columns: list[_Column] = []
@@ -285,7 +107,7 @@ def _columns(lines: Sequence[_Line]) -> list[_Column]:
     return columns
 
 
-def _period_stub(line: _Line) -> bool:
+def _period_stub(line: Line) -> bool:
     """Whether a line left of the columns names a period with its year ("Ended December 31, 2022"): the
     heading of the block of rows below it."""
     return not line.is_data and bool(_DATED.search(line.text)) and bool(_PERIOD_WORDS.search(_DATED.sub("", line.text)))
@@ -296,7 +118,7 @@ _Previous = tuple[list["_Column"], tuple[Scale | None, str | None, str]]
 
 
 def _table_rows(
-    lines: Sequence[_Line], start: int, end: int, where: tuple[int, int, int], previous: _Previous
+    lines: Sequence[Line], start: int, end: int, where: tuple[int, int, int], previous: _Previous
 ) -> tuple[list[TableRow], _Previous]:
     """The rows of the table whose rows are lines[start:end], with its columns and units for the next. A
     table without column headers of its own under a table of the same columns (the next period's block)
@@ -340,7 +162,7 @@ def _same_columns(columns: Sequence[_Column], others: Sequence[_Column]) -> bool
     return len(columns) == len(others) and all(a.overlaps(b.x0, b.x1) for a, b in zip(columns, others, strict=True))
 
 
-def _label_only(line: _Line, zone: float) -> bool:
+def _label_only(line: Line, zone: float) -> bool:
     return not line.cells and bool(line.label) and line.x1 < zone
 
 
@@ -352,12 +174,12 @@ def _across(phrase: Sequence[Word], zone: float, left: float) -> bool:
     return x0 < zone - 2 and (x0 <= left + 2 * size or (x0 + x1) / 2 < zone)
 
 
-def _headers(lines: Sequence[_Line], top: int, end: int, columns: list[_Column]) -> tuple[list[_Line], list[str]]:
+def _headers(lines: Sequence[Line], top: int, end: int, columns: list[_Column]) -> tuple[list[Line], list[str]]:
     """The header lines above a table's first line (nearest last in the list's order: top to bottom), each
     phrase given to the columns it stands over; and the phrases left of the columns (the stub's heading)."""
     zone = columns[0].x0
     left = min(line.x0 for line in lines[top:end])
-    found: list[_Line] = []
+    found: list[Line] = []
     index = top - 1
     while index >= 0 and len(found) < 10:
         line = lines[index]
@@ -418,7 +240,7 @@ def _centred(middle: float, a: float, b: float) -> bool:
     return abs(middle - (a + b) / 2) < 0.25 * abs(a - b)
 
 
-def _title_block(lines: Sequence[_Line], top: int) -> list[str]:
+def _title_block(lines: Sequence[Line], top: int) -> list[str]:
     """The text of up to four lines just above a table's headers (its title and note), top to bottom."""
     block: list[str] = []
     index = top - 1
@@ -449,7 +271,7 @@ def _title(block: Sequence[str]) -> str:
     return candidates[-1][:200] if candidates else ""
 
 
-def _note_column(column: _Column, index: int, body: Sequence[_Line]) -> bool:
+def _note_column(column: _Column, index: int, body: Sequence[Line]) -> bool:
     """Whether a column holds note references ("Note" over "5", "12"), not figures: its header says so,
     or it is the first column, holds small whole numbers only and has figures to its right."""
     header = " ".join(column.headers).strip()
@@ -466,7 +288,7 @@ def _note_column(column: _Column, index: int, body: Sequence[_Line]) -> bool:
 
 
 def _rows(
-    lines: Sequence[_Line],
+    lines: Sequence[Line],
     columns: list[_Column],
     headers: list[str],
     keep: list[bool],
@@ -479,7 +301,7 @@ def _rows(
     scale, currency, title = units
     rows: list[TableRow] = []
     parents: list[tuple[float, str]] = []
-    pending: list[_Line] = []  # label lines not yet known as parents or the start of a wrapped label
+    pending: list[Line] = []  # label lines not yet known as parents or the start of a wrapped label
     for index, line in enumerate(lines):
         if not line.is_data:
             if line.label and not line.cells:
@@ -530,7 +352,7 @@ def _rows(
     return rows
 
 
-def _wraps(above: _Line, line: _Line, following: _Line | None) -> bool:
+def _wraps(above: Line, line: Line, following: Line | None) -> bool:
     """Whether a label line goes on in the label of the row below it (a label wrapped onto two lines)
     rather than heading a block: it does not end with a colon and the row's label starts in lower case,
     or it ends on a word that leaves it open, or the row hangs indented under it alone."""
