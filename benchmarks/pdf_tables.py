@@ -240,7 +240,8 @@ def _read(path: Path, method: str) -> tuple[list[list[TableRow]], int]:
     import pypdfium2
 
     from pipeline.store.pdf import page_words
-    from pipeline.store.pdf_tables import may_hold_tables, page_rows
+    from pipeline.store.pdf_lines import may_hold_tables
+    from pipeline.store.pdf_tables import page_rows
 
     document = pypdfium2.PdfDocument(path)
     out: list[list[TableRow]] = []

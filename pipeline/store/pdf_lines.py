@@ -17,7 +17,7 @@ _SIGNS = frozenset({"$", "€", "£", "¥", "US$", "(", "$(", "($"})
 _SUFFIXES = frozenset({")", "%", ")%", "%)"})
 # A footnote marker: "(1)", "(a)", "*", "†", superscript digits; stripped from labels, never a figure.
 MARKER = re.compile(r"\((?:\d{1,2}|[a-z]|[ivx]{1,4})\)|\*{1,3}|[†‡§]+|[¹²³⁴⁵⁶⁷⁸⁹⁰]+")
-TRAILINGMARKERS = re.compile(rf"(?:\s*(?:{MARKER.pattern}))+$")
+TRAILING_MARKERS = re.compile(rf"(?:\s*(?:{MARKER.pattern}))+$")
 MARKER_TEXT = re.compile(rf"\d{{1,2}}|[a-z]|{MARKER.pattern}")
 _FIGURES_PER_TABLE_PAGE = 6
 
@@ -169,13 +169,13 @@ def _split(line: Line, size: float) -> None:
             elif text in _SIGNS:
                 sign, sign_x0 = sign + text, (sign_x0 if sign else word.x0)
             else:
-                bare = TRAILINGMARKERS.sub("", text)
+                bare = TRAILING_MARKERS.sub("", text)
                 text = sign + (bare if bare and is_figure(bare) else text)
                 cells.append(Cell(text, sign_x0 if sign else word.x0, word.x0, word.x1, is_figure(text)))
                 sign = ""
     line.cells = [c for c in cells if c.text.strip()]
     if label:
-        line.label = TRAILINGMARKERS.sub("", " ".join(w.text for w in label)).strip()
+        line.label = TRAILING_MARKERS.sub("", " ".join(w.text for w in label)).strip()
         line.label_x0 = label[0].x0
         line.label_x1 = label[-1].x1
 
