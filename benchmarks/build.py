@@ -62,7 +62,7 @@ def _read_old(files: list[tuple[Path, str]]) -> list[tuple[str, ...]]:
     from pipeline.store.pdf import _read_with_pypdf
     from pipeline.text import strip_hidden
 
-    return [tuple(strip_hidden(page)[0] for page in _read_with_pypdf(path)[0]) for path, _ in files]
+    return [tuple(strip_hidden(page)[0] for page in _read_with_pypdf(path).pages) for path, _ in files]
 
 
 def _read_new(files: list[tuple[Path, str]], workers: int) -> list[tuple[str, ...]]:

@@ -113,8 +113,9 @@ def _read_text(path: Path, relpath: str) -> SourceFile:
 
 
 def _read_pdf(path: Path, relpath: str) -> SourceFile:
-    pages, title, summary = read_pdf(path, relpath)
-    return SourceFile(relpath=relpath, pages=pages, own=FrontMatter(title=title, summary=summary))
+    read = read_pdf(path, relpath)
+    own = FrontMatter(title=read.title, summary=read.subject)
+    return SourceFile(relpath=relpath, pages=read.pages, own=own, rows=read.rows)
 
 
 def _read_html(path: Path, relpath: str) -> SourceFile:
