@@ -105,6 +105,8 @@ class MetricAsk:
     sources: tuple[str, ...] = ()
     # The stemmed words of the names of the entities in scope (a label naming its own company says no more).
     names: frozenset[str] = frozenset()
+    # Any row that names the metric answers, per share or percentage alike (whether it happened, not how much).
+    any_kind: bool = False
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,7 @@ def row_figures(
     found: list[tuple[tuple[float, ...], Figure]] = []
     for row in rows:
         per_share, percent_row = _row_kind(row)
-        if per_share != ask.per_share:
+        if per_share != ask.per_share and not ask.any_kind:
             continue
         own = label_terms(row.label)
         # a short label says what it is with the headings above it ("Basic" under "Earnings per share:")
@@ -268,7 +270,7 @@ def row_figures(
             number, percent_cell = read
             number = abs(number) if outflow else number
             percent = percent_cell or percent_row
-            if ask.percent != percent:
+            if ask.percent != percent and not ask.any_kind:
                 continue
             currency = currency_of(cell.text) or row.currency
             if ask.count and currency is not None:

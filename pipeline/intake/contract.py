@@ -75,6 +75,12 @@ _KIND_INSTRUCTION = re.compile(
     r"(?:only\s+|just\s+)?(?:the|a|an|their|its)\s+(?P<what>[\w\s'-]{1,40}?)(?:\s+only)?\s*[.!]?$",
     re.IGNORECASE,
 )
+# "Answer True or False.", "Reply with yes or no.": a yes/no question's kind, said outright.
+_BOOLEAN_INSTRUCTION = re.compile(
+    r"(?:^|(?<=[.?!)])\s+)(?:please\s+)?(?:answer|reply|respond|return)\s+(?:with\s+|only\s+)?"
+    r"(?:(?:true|yes)\s+or\s+(?:false|no)|a\s+boolean)\b[^.?!]*(?:[.!]|$)",
+    re.IGNORECASE,
+)
 # "(within the last period or at the end of the last period)", "at the end of the period", "in the last
 # reporting period": the latest period the documents cover.
 _LATEST = re.compile(
@@ -107,11 +113,15 @@ _UNIT_WORDS = re.compile(
     r"(?:square\s+)?(?:feet|metres|meters|kilometres|kilometers|miles)|litres|liters|barrels|boe|"
     r"(?:kilo|mega|giga|tera)?(?:watts?|watt-hours|bytes))$"
 )
-_COMPARISON = re.compile(
-    r"^(?P<lead>which|what)\s+(?:of\s+(?:the|these|those)\s+)?(?:\w+\s+){0,2}?"
-    r"(?:companies|company|entities|entity|firms|firm|properties|property|banks|issuers|corporations)\b"
-    r"[^?:]*?\b(?:the\s+)?(?P<extreme>lowest|highest|largest|smallest|biggest|greatest|most|least|fewest|"
-    r"maximum|minimum|top|bottom)\b(?P<metric>[^?:]*?)\s*[:?]?\s*(?P<names>(?:[\"“][^\"”]{1,120}[\"”]\s*(?:,|and|or)?\s*){2,})",
+# The extreme a comparison asks for, and the metric after it ("the lowest total assets").
+_EXTREME = re.compile(
+    r"\b(?P<extreme>lowest|highest|largest|smallest|biggest|greatest|most|least|fewest|maximum|minimum)\b"
+    r"(?P<metric>[^?:\"“]*)",
+    re.IGNORECASE,
+)
+# Where a comparison's metric ends: its currency, period or the list of entities.
+_METRIC_END = re.compile(
+    r"\s+(?:in|at|as\s+of|within|according|among|for|during|of\s+(?:these|those|the)\s+\w+)\b|[,(;]",
     re.IGNORECASE,
 )
 _QUOTED_NAME = re.compile(r"[\"“]([^\"”]{1,120})[\"”]")
@@ -187,6 +197,10 @@ def read_contract(text: str) -> Contract:
         taken += pieces
     text, pieces = _cut(_EXCLUDE, text)
     taken += pieces
+    text, pieces = _cut(_BOOLEAN_INSTRUCTION, text)
+    taken += pieces
+    if pieces and absent is None:
+        absent = False
     context: list[str] = []
     kept: list[str] = []
     kind_words: list[str] = []
@@ -195,7 +209,7 @@ def read_contract(text: str) -> Contract:
         if colon and rest.strip() and _PREAMBLE.match(lead.strip()) and not _asks(rest):
             context.append(sentence)
             continue
-        long_lead = len(lead.split()) > MAX_TOPIC_WORDS
+        long_lead = len(lead.split()) > MAX_TOPIC_WORDS and not _QUOTED_NAME.search(lead)
         if (
             colon
             and rest.strip()
@@ -329,14 +343,13 @@ def _tidy(text: str) -> str:
 
 
 def _comparison(question: str) -> Comparison | None:
-    """The comparison `question` asks for, if it names two or more entities in quotes."""
-    m = _COMPARISON.search(question)
-    if m is None:
+    """The comparison `question` asks for: two or more entities in quotes and an extreme ("the lowest X")."""
+    names = tuple(dict.fromkeys(n.strip() for n in _QUOTED_NAME.findall(question) if n.strip()))
+    m = _EXTREME.search(question)
+    if len(names) < 2 or m is None:
         return None
-    names = tuple(dict.fromkeys(n.strip() for n in _QUOTED_NAME.findall(m.group("names")) if n.strip()))
-    if len(names) < 2:
-        return None
-    metric = " ".join(m.group("metric").split()).strip(" ,:") or "value"
+    metric = _METRIC_END.split(m.group("metric"), maxsplit=1)[0]
+    metric = " ".join(metric.split()).strip(" ,:") or "value"
     extreme: Extreme = "lowest" if m.group("extreme").casefold() in _LOW else "highest"
     return Comparison(extreme, metric, names)
 

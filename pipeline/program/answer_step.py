@@ -29,7 +29,7 @@ from pipeline.answering.compute import (
     format_figure,
     operand_label,
 )
-from pipeline.answering.figure_answers import TableSource, figure_evidence, figure_for, metric_ask
+from pipeline.answering.figure_answers import TableSource
 from pipeline.answering.floors import Draft
 from pipeline.answering.lines import (
     SectionInputs,
@@ -41,18 +41,18 @@ from pipeline.answering.lines import (
 )
 from pipeline.answering.sentences import OfferedSentence, numbered
 from pipeline.answering.spans import scale_note
-from pipeline.answering.typed_answers import absent, figure_value, line_value
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract, section_kind
 from pipeline.program.events import Evidence, Section
 from pipeline.program.trace import Intervention, LineTrace, record_line
+from pipeline.program.typed_sections import TypedSections, line_typed_value
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
 from pipeline.types import ChunkHit, SourceRef
 from pipeline.values.quantities import figures_outside_dates, find_quantities, same_figure
-from pipeline.values.typed import TypedValue, ValueKind
+from pipeline.values.typed import TypedValue
 from signatures.models import AnswerLine, FigureComputation, LineSentences
 from signatures.shapes import exact_computations_type, exact_lines_type
 
@@ -109,17 +109,21 @@ class AnswerStep:
         values: dict[int, TypedValue] = {}
         # a computed figure whose operands are found rests on them: it needs no other support
         computed = self._computations(run, [i for i in items if not i.empty and i.request is not None])
+        typed = TypedSections(self.tables, self.generic, settings.max_chunk_chars)
         for item in items:
-            if kinds[item.index] != "number" or item.index in computed or item.request is not None:
+            kind = kinds[item.index]
+            if kind not in ("number", "boolean") or item.index in computed or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
-            read = self._figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
+            read: tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None
+            if kind == "boolean":
+                query = queries[item.index]
+                read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
+            else:
+                read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
             if read is not None:
-                guarded[item.index], values[item.index], lines[item.index] = (
-                    read[0],
-                    read[1],
-                    read[2](lines[item.index]),
-                )
+                guarded[item.index], values[item.index], traced = read
+                lines[item.index] = traced(lines[item.index])
         for item in items:
             if item.empty and item.index not in guarded:
                 guarded[item.index] = not_found("no chunk was kept for it")
@@ -163,56 +167,11 @@ class AnswerStep:
         for item in items:
             section = guarded[item.index]
             record_line(run.trace, lines[item.index], section)
-            typed = values.get(item.index) or self._value(kinds[item.index], item, section, contract)
-            sections.append(_section(item.index, item.sub_question, section, typed))
+            value = values.get(item.index) or line_typed_value(kinds[item.index], item, section, contract)
+            sections.append(_section(item.index, item.sub_question, section, value))
         return sections
 
     # -- typed values ----------------------------------------------------------------------------
-
-    def _figure(
-        self,
-        item: SectionInputs,
-        asked: str,
-        contract: Contract | None,
-        hits: Sequence[ChunkHit],
-        kept: Sequence[ChunkHit],
-        allowed: Collection[str] | None,
-    ) -> tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None:
-        """A section answered by a figure read from the tables of the retrieved documents, its value and how
-        its line trace reads; None when no row names what is asked (the sentences then answer)."""
-        if self.tables is None or not hits:
-            return None
-        ask = metric_ask(item.sub_question, asked, contract, self.generic)
-        figure = figure_for(ask, hits, self.tables)
-        if figure is None:
-            return None
-        filename = next((h.filename for h in hits if h.chunk.document_id == figure.document_id), "")
-        draft, evidence, page_hits = figure_evidence(figure, self.tables, filename)
-        section = guard_section(
-            item.index, draft, evidence, [*kept, *page_hits], allowed, None, self.generic, item.sub_question
-        )
-        if section.status != "answered":
-            return None
-        value = figure_value(figure, filename, contract)
-
-        def traced(line: LineTrace) -> LineTrace:
-            proposed = f"{figure.row.label} = {figure.cell.text} (label score {figure.label_score:.2f})"
-            return line.model_copy(update={"step": "figure:rows", "proposed": proposed, "basis": "extracted"})
-
-        return section, value, traced
-
-    def _value(
-        self, kind: ValueKind, item: SectionInputs, section: GuardedSection, contract: Contract | None
-    ) -> TypedValue:
-        """The typed value of a section answered from sentences (or not found)."""
-        if section.status != "answered":
-            return absent(kind, contract, section.reason)
-        pages = tuple(
-            SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in section.line_sources
-        )
-        quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
-        scale = scale_note(quoted.hit.chunk.text) if quoted else None
-        return line_value(kind, section.line, pages, contract, scale)
 
     # -- answer lines ------------------------------------------------------------------------
 

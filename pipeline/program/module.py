@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,13 +33,14 @@ from pipeline.guards.sanitise import (
     valid_text,
 )
 from pipeline.guards.sub_questions import check_sub_questions
-from pipeline.intake.contract import Contract, contract_record, read_contract
+from pipeline.intake.contract import Comparison, Contract, contract_record, read_contract
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import QuestionScope, Scope, ScopeNote
 from pipeline.program.answer_step import AnswerStep
 from pipeline.program.calls import call_once
+from pipeline.program.comparing import compared_sections, comparison_of
 from pipeline.program.events import (
     Completed,
     Decomposed,
@@ -96,6 +97,14 @@ class QuestionRun:
     contract: Contract | None = None
 
 
+class _Compared(Exception):
+    """Carries a comparison's sections past the single-question steps."""
+
+    def __init__(self, sections: list[Section]) -> None:
+        super().__init__("compared")
+        self.sections = sections
+
+
 class ScopedQA(dspy.Module):
     """Scoped, sectioned question answering with citations checked against what was shown.
 
@@ -137,30 +146,20 @@ class ScopedQA(dspy.Module):
             yield Failed(message="the question is empty once markup and control characters are removed", trace=trace)
             return
         run = self._plan(trace, scope)
-        plan, config = run.plan, self.settings.core
+        plan = run.plan
         scoped = run.scope
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        note = self.scope_note(run)
+        comparison = comparison_of(run)
+        note = self.scope_note(run) if comparison is None else None
         steps = self.settings.program.steps
-        yield Decomposing(lm=steps.uses_lm("decompose"))
+        yield Decomposing(lm=steps.uses_lm("decompose") and comparison is None)
         try:
-            passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
-            sub_questions = self.decompose_step(run)
-            yield Decomposed(sub_questions=tuple(sub_questions))
-            yield Retrieving()
-            retrieval = QuestionRetrieval(
-                self.store, scoped, plan, config, passage=passage, clock=self.clock, started=arrived
-            )
-            groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
-            record_tool_loop(trace, retrieval)
-            yield Filtering(lm=steps.uses_lm("score"))
-            kept = self.score_step(run, sub_questions, groups)
-            yield Generating(lm=steps.uses_lm("answer"))
-            sections_out = self.answer_sections(run, sub_questions, kept, groups)
-            for section in sections_out:
-                yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
+            if comparison is not None:
+                sections_out, notice = yield from self._compared(run, comparison, arrived)
+            else:
+                sections_out, notice = yield from self._answered(run, arrived)
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
             failure = Intervention(guard="lm", target="call", reason=str(exc))
@@ -190,20 +189,53 @@ class ScopedQA(dspy.Module):
         completed = Completed(
             answer=answer,
             sections=tuple(sections_out),
-            value=sections_out[0].value if len(sections_out) == 1 else None,
+            value=sections_out[-1].value if len(sections_out) == 1 or comparison is not None else None,
             lm_calls=trace.lm_calls,
             cached_calls=trace.cached_calls,
             tokens=trace.tokens,
             seconds=round(trace.timings["total"], 3),
             strategy=plan.strategy,
             clarifying_questions=tuple(q.question for q in plan.clarifying_questions),
-            notice=retrieval.user_message,
+            notice=notice,
             scope_note=note,
             implicit_scope=tuple(self.store.catalog.entities[e].name for e in scoped.implicit_entity_ids),
             trace=trace,
         )
         trace.value = completed.value
         yield completed
+
+    def _answered(self, run: QuestionRun, arrived: float) -> Generator[Event, None, tuple[list[Section], str | None]]:
+        """The steps of one question (HyDE if planned, decompose, retrieve, score, answer) as events; returns its
+        sections and the tool loop's notice."""
+        plan, trace, steps = run.plan, run.trace, self.settings.program.steps
+        passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
+        sub_questions = self.decompose_step(run)
+        yield Decomposed(sub_questions=tuple(sub_questions))
+        yield Retrieving()
+        retrieval = QuestionRetrieval(
+            self.store, run.scope, plan, self.settings.core, passage=passage, clock=self.clock, started=arrived
+        )
+        groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
+        record_tool_loop(trace, retrieval)
+        yield Filtering(lm=steps.uses_lm("score"))
+        kept = self.score_step(run, sub_questions, groups)
+        yield Generating(lm=steps.uses_lm("answer"))
+        sections = self.answer_sections(run, sub_questions, kept, groups)
+        for section in sections:
+            yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
+        return sections, retrieval.user_message
+
+    def _compared(
+        self, run: QuestionRun, comparison: Comparison, arrived: float
+    ) -> Generator[Event, None, tuple[list[Section], str | None]]:
+        """A comparison's steps as events (pipeline.program.comparing); returns its sections."""
+        yield Retrieving()
+        sub_questions, sections = compared_sections(self, run, comparison, arrived)
+        yield Decomposed(sub_questions=tuple(sub_questions))
+        yield Generating(lm=False)
+        for section in sections:
+            yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
+        return sections, None
 
     def citation_name(self, document_id: str) -> str:
         """How citations name the document (pipeline.guards.citations.citation_name); "" when it has no title."""
@@ -241,6 +273,11 @@ class ScopedQA(dspy.Module):
         )
 
     # -- steps (each learned step is also run alone by stage-wise optimisation) ----------------
+
+    @property
+    def doc_types(self) -> frozenset[str]:
+        """The document types of the catalog (what a question may name as the kind it asks about)."""
+        return self._doc_types
 
     def start(self, question: str, scope: Scope) -> QuestionRun:
         """The plan and a fresh trace for `question` in `scope` (every step below continues them)."""
