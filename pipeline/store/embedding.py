@@ -16,6 +16,9 @@ from pipeline.store.vector_cache import VectorCache, text_key
 # (done, total) of the texts that have a vector so far
 EmbedProgress = Callable[[int, int], None]
 _END = None
+# Texts that may wait for the embedder: past them `add` waits (reading goes no faster than embedding, so what
+# waits in memory is bounded, not the rest of the corpus's chunks).
+MAX_WAITING = 16_384
 
 
 class IncrementalEmbedding:
@@ -25,13 +28,22 @@ class IncrementalEmbedding:
     the tokenizers release the GIL). Texts whose sha256 the cache holds for this embedder are not
     embedded again, and identical texts are embedded once. Whatever has arrived is sorted by
     length (so a batch pads little) and embedded `batch` at a time; each batch is stored in the
-    cache as soon as it is computed, so a build killed halfway keeps what it embedded.
+    cache as soon as it is computed, so a build killed halfway keeps what it embedded. At most
+    `max_waiting` texts wait at a time: `add` blocks until the embedder has caught up.
     """
 
     def __init__(
-        self, embedder: Embedder, cache: VectorCache | None, batch: int, progress: EmbedProgress | None = None
+        self,
+        embedder: Embedder,
+        cache: VectorCache | None,
+        batch: int,
+        progress: EmbedProgress | None = None,
+        max_waiting: int = MAX_WAITING,
     ) -> None:
         self.embedder = embedder
+        self.max_waiting = max_waiting
+        self._waiting = 0
+        self._caught_up = threading.Condition()
         self.cache = cache
         self.batch = batch
         self.progress = progress
@@ -57,6 +69,12 @@ class IncrementalEmbedding:
 
     def add(self, texts: Sequence[str]) -> None:
         """Queue `texts` for embedding; raises what the embedding thread raised, if it failed."""
+        if self._error is not None:
+            raise self._error
+        with self._caught_up:
+            while self._waiting > 0 and self._waiting + len(texts) > self.max_waiting and self._worker.is_alive():
+                self._caught_up.wait(0.5)
+            self._waiting += len(texts)
         if self._error is not None:
             raise self._error
         keys = [text_key(t) for t in texts]
@@ -85,6 +103,9 @@ class IncrementalEmbedding:
                 received = [pair for part in items if part is not None for pair in part]
                 self._embed_round(received, seen)
                 seen += len(received)
+                with self._caught_up:
+                    self._waiting -= len(received)
+                    self._caught_up.notify_all()
         except BaseException as exc:  # handed to the caller by add() and finish()
             self._error = exc
 
