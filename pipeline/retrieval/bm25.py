@@ -22,6 +22,8 @@ K1 = 1.5
 B = 0.75
 # The term an empty row holds, so that row ids stay aligned (bm25s cannot index an empty row).
 EMPTY_ROW = "\u2400"
+# Rows scored at a time when a builder makes its matrix (the memory it needs beyond the matrix itself).
+BUILD_ROWS = 16_384
 
 
 class BM25Index:
@@ -116,27 +118,47 @@ class BM25Builder:
 
     def build(self) -> BM25Index:
         """The BM25 index of every row added (BM25 Okapi as bm25s's "robertson" computes it, stored the way
-        bm25s stores it: a CSC matrix of scores, rows by term)."""
+        bm25s stores it: a CSC matrix of scores, rows by term). Built in blocks of rows, so that beyond the
+        finished matrix it needs memory for one block only."""
         rows, size = len(self._lengths), len(self.vocabulary)
-        terms = np.frombuffer(self._terms, dtype=np.uint32).astype(np.int64)
-        counts = np.frombuffer(self._counts, dtype=np.uint32).astype(np.float32)
-        lengths = np.frombuffer(self._lengths, dtype=np.uint32).astype(np.float64)
-        pair_rows = np.repeat(np.arange(rows, dtype=np.int64), np.frombuffer(self._pairs, dtype=np.uint32))
-        frequencies = np.bincount(terms, minlength=size)
+        terms = np.frombuffer(self._terms, dtype=np.uint32)
+        counts = np.frombuffer(self._counts, dtype=np.uint32)
+        pairs = np.frombuffer(self._pairs, dtype=np.uint32)
+        lengths = np.frombuffer(self._lengths, dtype=np.uint32).astype(np.float32)
+        ends = np.cumsum(pairs, dtype=np.int64)
+        blocks = [(r, min(r + BUILD_ROWS, rows)) for r in range(0, rows, BUILD_ROWS)]
+        frequencies = np.zeros(size, dtype=np.int64)
+        for first, last in blocks:
+            frequencies += np.bincount(terms[_span(ends, first, last)], minlength=size)
         # Robertson's idf, floored at 0 as bm25s floors it (a term in over half the rows weighs nothing)
         idf = np.log(np.maximum((rows - frequencies + 0.5) / (frequencies + 0.5), 1.0)).astype(np.float32)
-        norm = K1 * ((1 - B) + B * lengths / lengths.mean()) if rows else lengths
-        scores = idf[terms] * (counts / (norm[pair_rows] + counts))
-        order = np.lexsort((pair_rows, terms))  # by term, then row
+        norm = (K1 * ((1 - B) + B * lengths / lengths.mean())).astype(np.float32) if rows else lengths
+        indptr = np.concatenate([[0], np.cumsum(frequencies)]).astype(np.int64)
+        data = np.empty(int(indptr[-1]), dtype=np.float32)
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        fill = indptr[:-1].copy()  # where each term's next row goes
+        for first, last in blocks:
+            span = _span(ends, first, last)
+            block_terms = terms[span].astype(np.int64)
+            block_rows = np.repeat(np.arange(first, last, dtype=np.int32), pairs[first:last])
+            tf = counts[span].astype(np.float32)
+            scores = idf[block_terms] * (tf / (norm[block_rows] + tf))
+            order = np.argsort(block_terms, kind="stable")  # by term, rows ascending within each
+            sorted_terms = block_terms[order]
+            starts = np.searchsorted(sorted_terms, sorted_terms, side="left")
+            positions = fill[sorted_terms] + (np.arange(len(order)) - starts)
+            data[positions] = scores[order]
+            indices[positions] = block_rows[order]
+            fill += np.bincount(block_terms, minlength=size)
         retriever = bm25s.BM25(method="robertson", k1=K1, b=B)
-        retriever.scores = {
-            "data": scores[order].astype(np.float32),
-            "indices": pair_rows[order].astype(np.int32),
-            "indptr": np.concatenate([[0], np.cumsum(frequencies)]).astype(np.int64),
-            "num_docs": rows,
-        }
+        retriever.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": rows}
         vocabulary = dict(self.vocabulary)
         vocabulary.setdefault("", size)  # as bm25s's own index() adds it
         retriever.vocab_dict = vocabulary
         retriever.nonoccurrence_array = None
         return BM25Index(retriever, rows)
+
+
+def _span(ends: npt.NDArray[np.int64], first: int, last: int) -> slice:
+    """The pairs of rows first..last-1 (`ends`: where each row's pairs end)."""
+    return slice(int(ends[first - 1]) if first else 0, int(ends[last - 1]) if last else 0)

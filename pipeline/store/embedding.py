@@ -49,7 +49,9 @@ class IncrementalEmbedding:
         self.progress = progress
         self.keys: list[bytes] = []
         self.embedded = 0  # texts computed by the embedder (the rest came from the cache or a twin)
-        self._vectors: dict[bytes, Vectors] = {}
+        # each distinct text's row in one growing matrix (not an array object per text)
+        self._row: dict[bytes, int] = {}
+        self._store = np.zeros((1024, embedder.dim), dtype=np.float32)
         self._inbox: queue.Queue[list[tuple[bytes, str]] | None] = queue.Queue()
         self._error: BaseException | None = None
         self._stop = threading.Event()
@@ -89,7 +91,10 @@ class IncrementalEmbedding:
             raise self._error
         if not self.keys:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
-        return np.stack([self._vectors[k] for k in self.keys]).astype(np.float32, copy=False)
+        rows = np.fromiter((self._row[k] for k in self.keys), dtype=np.int64, count=len(self.keys))
+        vectors = self._store[rows]
+        self._store = np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return vectors
 
     def _work(self) -> None:
         seen = 0  # texts received in earlier rounds (every one of them has its vector)
@@ -110,10 +115,10 @@ class IncrementalEmbedding:
             self._error = exc
 
     def _embed_round(self, received: list[tuple[bytes, str]], seen: int) -> None:
-        pending = {k: t for k, t in received if k not in self._vectors}
+        pending = {k: t for k, t in received if k not in self._row}
         if self.cache is not None and pending:
             for key, vector in self.cache.get(list(pending)).items():
-                self._vectors[key] = vector
+                self._keep(key, vector)
                 del pending[key]
         waiting = Counter(k for k, _ in received if k in pending)
         total = seen + len(received)
@@ -129,8 +134,18 @@ class IncrementalEmbedding:
             if self.cache is not None:
                 self.cache.put([k for k, _ in part], vectors)
             for (key, _), vector in zip(part, vectors, strict=True):
-                self._vectors[key] = vector
+                self._keep(key, vector)
                 done += waiting[key]
             self.embedded += len(part)
             if self.progress:
                 self.progress(done, total)
+
+    def _keep(self, key: bytes, vector: Vectors) -> None:
+        """Store `key`'s vector in the next free row (the matrix doubles when full)."""
+        row = len(self._row)
+        if row == len(self._store):
+            grown = np.zeros((2 * len(self._store), self._store.shape[1]), dtype=np.float32)
+            grown[:row] = self._store
+            self._store = grown
+        self._store[row] = vector
+        self._row[key] = row

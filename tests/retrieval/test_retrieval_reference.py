@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from pipeline.retrieval import bm25
 from pipeline.retrieval.bm25 import K1, B, BM25Builder, BM25Index
 from pipeline.retrieval.dense import DenseIndex
 from pipeline.retrieval.fusion import reciprocal_rank_fusion
@@ -57,13 +58,17 @@ def test_bm25_built_row_by_row_equals_bm25s_and_rank_bm25(query: str, tmp_path) 
     assert streamed.vocabulary_size == whole.vocabulary_size
 
 
-def test_bm25_built_row_by_row_on_a_larger_corpus_equals_bm25s() -> None:
+@pytest.mark.parametrize("block", [7, 500, 16_384])
+def test_bm25_built_row_by_row_on_a_larger_corpus_equals_bm25s(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25, "BUILD_ROWS", block)  # the matrix made in blocks of rows, as at scale
     rng = np.random.default_rng(3)
     words = [f"w{i}" for i in range(300)]
     tokens = [list(rng.choice(words, size=int(rng.integers(0, 60)))) for _ in range(2_000)]
     streamed, whole = _streamed(tokens), BM25Index.build_from_tokens(tokens)
     for query in ("w1 w2 w3", "w250 w7", "w0", "w299 w298 w1 w1"):
         np.testing.assert_allclose(streamed.scores(query), whole.scores(query), rtol=1e-5, atol=1e-6)
+        for term in query.split():
+            assert streamed.rows_with(term).tolist() == whole.rows_with(term).tolist()
 
 
 def test_bm25_filtered_search_stays_inside_rows() -> None:
