@@ -21,6 +21,7 @@ from pipeline.answering.asks import ComputeRequest, FormatRequest, Operation
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import scale_note
 from pipeline.answering.terms import held_terms, ordered_terms
+from pipeline.deadline import Deadline, unbounded
 from pipeline.errors import ArithmeticRefused
 from pipeline.values.arithmetic import evaluate_arithmetic
 from pipeline.values.quantities import SCALES, Quantity, figures_outside_dates, same_figure
@@ -91,7 +92,9 @@ def operand_label(sentence: OfferedSentence, figure: Quantity) -> str:
     return " ".join(words[-12:]).strip(" :,;") or sentence.text[:60]
 
 
-def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int]) -> OfferedSentence | None:
+def _best_row(
+    sentences: Sequence[OfferedSentence], phrase: str, used: set[int], deadline: Deadline
+) -> OfferedSentence | None:
     """The offered sentence whose words hold `phrase` best and that holds a figure (best-ranked on ties)."""
     terms = ordered_terms(phrase)
     if not terms:
@@ -99,6 +102,7 @@ def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int])
     wanted = frozenset(terms)
     best: tuple[float, int, OfferedSentence] | None = None
     for rank, sentence in enumerate(sentences):
+        deadline.check("computing (rows floor)")
         if sentence.sentence_id in used or not digit_figures(sentence.text):
             continue
         first = digit_figures(sentence.text)[0]
@@ -113,12 +117,15 @@ def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int])
     return best[2] if best and best[0] >= 0.5 else None
 
 
-def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence]) -> list[Operand]:
+def find_operands(
+    request: ComputeRequest, sentences: Sequence[OfferedSentence], deadline: Deadline | None = None
+) -> list[Operand]:
     """The operands of `request` read from the offered sentences as table rows (see the module docstring);
-    empty when any of them is not found."""
+    empty when any of them is not found. Past the question's `deadline` DeadlinePassed stops it."""
+    deadline = deadline or unbounded()
     operands: list[Operand] = []
     if request.operation in ("change", "difference", "percent_change") and len(request.operands) == 1:
-        row = _best_row(sentences, request.operands[0], set())
+        row = _best_row(sentences, request.operands[0], set(), deadline)
         figures = digit_figures(row.text) if row else []
         if row is None or len(figures) < 2:
             return []
@@ -130,7 +137,9 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
             by_document.setdefault(sentence.hit.chunk.document_id, sentence)
         rows = []
         for document in by_document:
-            row = _best_row([s for s in sentences if s.hit.chunk.document_id == document], request.operands[0], set())
+            row = _best_row(
+                [s for s in sentences if s.hit.chunk.document_id == document], request.operands[0], set(), deadline
+            )
             if row is not None:
                 rows.append(row)
         if len(rows) < 2:
@@ -141,7 +150,7 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
         ]
     used: set[int] = set()
     for name, phrase in zip(NAMES, request.operands, strict=False):
-        row = _best_row(sentences, phrase, used)
+        row = _best_row(sentences, phrase, used, deadline)
         if row is None:
             return []
         used.add(row.sentence_id)

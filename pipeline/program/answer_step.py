@@ -142,7 +142,7 @@ class AnswerStep:
         rest: list[SectionInputs] = []
         for item in (i for i in items if i.index not in guarded):
             if steps.abstain == "support":
-                held = support_of(item)
+                held = support_of(item, run.deadline)
                 lines[item.index] = lines[item.index].model_copy(update={"support": round(held, 3)})
                 if held < settings.support_threshold:
                     reason = f"the best sentences hold {held:.2f} of its key terms, below {settings.support_threshold}"
@@ -151,6 +151,7 @@ class AnswerStep:
             rest.append(item)
         drafts = self._drafts(run, rest)
         for item in rest:
+            run.deadline.check("answering")
             draft = drafts.get(item.index)
             if draft is None:
                 guarded[item.index] = not_found("the LM found no sentence that answers it")
@@ -181,7 +182,7 @@ class AnswerStep:
         if not items:
             return {}
         if steps.answer != "lm":
-            return {i.index: floor_draft(i, steps.answer) for i in items}
+            return {i.index: floor_draft(i, steps.answer, run.deadline) for i in items}
         shown = {i.index: i.sentences[: self.settings.line_sentences] for i in items}
         contexts = _contexts(items, shown)
         shape = exact_lines_type([(i.index, len(shown[i.index])) for i in items])
@@ -209,7 +210,7 @@ class AnswerStep:
                     guard="answer", target=target, reason="no answer line in the LM's output: the span floor answered"
                 )
             )
-            return floor_draft(item, "span")
+            return floor_draft(item, "span", run.deadline)
         offered = {s.sentence_id: s for s in shown}
         unknown = [i for i in line.sentence_ids if i not in offered]
         if unknown:
@@ -222,7 +223,7 @@ class AnswerStep:
                 return None
             reason = "the LM found no answer but abstaining is the support floor's call: the span floor answered"
             run.trace.fallbacks.append(Intervention(guard="answer", target=target, reason=reason))
-            return floor_draft(item, "span")
+            return floor_draft(item, "span", run.deadline)
         if not ids:
             ids = tuple(s.sentence_id for s in shown if normalise(text) in normalise(s.text))[:1]
         copied = any(normalise(text) in normalise(offered[i].text) for i in ids)
@@ -264,7 +265,7 @@ class AnswerStep:
             return {}
         request = run.format_request
         if self.settings.steps.compute != "lm":
-            found = {i.index: floor_computation(i, request) for i in items}
+            found = {i.index: floor_computation(i, request, run.deadline) for i in items}
             return {k: v for k, v in found.items() if v is not None}
         shown = {i.index: i.sentences[:COMPUTE_SENTENCES] for i in items}
         figures = {
@@ -286,7 +287,7 @@ class AnswerStep:
             if computation is None:
                 reason = "the LM's computation could not be used: the rows floor computed it"
                 run.trace.fallbacks.append(Intervention(guard="compute", target=f"section:{item.index}", reason=reason))
-                computation = floor_computation(item, request)
+                computation = floor_computation(item, request, run.deadline)
             if computation is not None:
                 out[item.index] = computation
         return out

@@ -7,12 +7,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
 
 from pipeline.answering.asks import FormatRequest
+from pipeline.deadline import Deadline, DeadlinePassed, unbounded
 from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
@@ -95,20 +96,15 @@ class QuestionRun:
     format_request: FormatRequest | None = None
     # What the question's instructions ask of the answer, read before planning (never searched for).
     contract: Contract | None = None
-
-
-class _Compared(Exception):
-    """Carries a comparison's sections past the single-question steps."""
-
-    def __init__(self, sections: list[Section]) -> None:
-        super().__init__("compared")
-        self.sections = sections
+    # The question's time bound, checked by every stage (a step run alone, as stage jobs do, has none).
+    deadline: Deadline = field(default_factory=unbounded)
 
 
 class ScopedQA(dspy.Module):
     """Scoped, sectioned question answering with citations checked against what was shown.
 
-    `clock` (seconds, monotonic) measures the plan's latency budget; tests pass a fake one.
+    `clock` (seconds, monotonic) measures the plan's latency budget and the question's time bound
+    (`settings.question.seconds`); tests pass a fake one.
     """
 
     def __init__(self, store: Store, settings: Settings | None = None, clock: Clock = time.monotonic) -> None:
@@ -141,11 +137,13 @@ class ScopedQA(dspy.Module):
         carries the question's trace."""
         started = time.perf_counter()
         arrived = self.clock()
+        deadline = Deadline(self.settings.question.seconds, self.clock, started=arrived)
         trace = self._new_trace(question, scope)
         if not trace.question.strip():
             yield Failed(message="the question is empty once markup and control characters are removed", trace=trace)
             return
         run = self._plan(trace, scope)
+        run.deadline = deadline
         plan = run.plan
         scoped = run.scope
         if plan.strategy != "retrieve_then_answer":
@@ -154,12 +152,19 @@ class ScopedQA(dspy.Module):
         comparison = comparison_of(run)
         note = self.scope_note(run) if comparison is None else None
         steps = self.settings.program.steps
-        yield Decomposing(lm=steps.uses_lm("decompose") and comparison is None)
+        hyde = steps.uses_lm("hyde") and any(r.use_hyde for r in plan.retrieval_rounds)
+        # The line says "LM" whenever a call is made in this stage: HyDE's, before any sub-question, counts.
+        yield Decomposing(lm=(steps.uses_lm("decompose") or hyde) and comparison is None)
+        asked: list[str] = []
         try:
+            deadline.check("planning")
             if comparison is not None:
                 sections_out, notice = yield from self._compared(run, comparison, arrived)
             else:
-                sections_out, notice = yield from self._answered(run, arrived)
+                sections_out, notice = yield from self._answered(run, arrived, hyde, asked)
+        except DeadlinePassed as stop:
+            yield self._stopped(run, asked, stop, started)
+            return
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
             failure = Intervention(guard="lm", target="call", reason=str(exc))
@@ -204,22 +209,34 @@ class ScopedQA(dspy.Module):
         trace.value = completed.value
         yield completed
 
-    def _answered(self, run: QuestionRun, arrived: float) -> Generator[Event, None, tuple[list[Section], str | None]]:
-        """The steps of one question (HyDE if planned, decompose, retrieve, score, answer) as events; returns its
-        sections and the tool loop's notice."""
-        plan, trace, steps = run.plan, run.trace, self.settings.program.steps
-        passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
+    def _answered(
+        self, run: QuestionRun, arrived: float, hyde: bool, asked: list[str]
+    ) -> Generator[Event, None, tuple[list[Section], str | None]]:
+        """The steps of one question (HyDE when `hyde`, decompose, retrieve, score, answer) as events, its
+        sub-questions appended to `asked` once known; returns its sections and the tool loop's notice."""
+        plan, trace, steps, deadline = run.plan, run.trace, self.settings.program.steps, run.deadline
+        passage = self._hyde(run) if hyde else None
         sub_questions = self.decompose_step(run)
+        asked.extend(sub_questions)
         yield Decomposed(sub_questions=tuple(sub_questions))
         yield Retrieving()
         retrieval = QuestionRetrieval(
-            self.store, run.scope, plan, self.settings.core, passage=passage, clock=self.clock, started=arrived
+            self.store,
+            run.scope,
+            plan,
+            self.settings.core,
+            passage=passage,
+            clock=self.clock,
+            started=arrived,
+            deadline=deadline,
         )
         groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
         record_tool_loop(trace, retrieval)
         yield Filtering(lm=steps.uses_lm("score"))
+        deadline.check("scoring")
         kept = self.score_step(run, sub_questions, groups)
         yield Generating(lm=steps.uses_lm("answer"))
+        deadline.check("answering")
         sections = self.answer_sections(run, sub_questions, kept, groups)
         for section in sections:
             yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
@@ -241,6 +258,38 @@ class ScopedQA(dspy.Module):
         """How citations name the document (pipeline.guards.citations.citation_name); "" when it has no title."""
         document = self.store.catalog.documents.get(document_id)
         return "" if document is None else citation_name(document, self.store.catalog.entities)
+
+    def _stopped(
+        self, run: QuestionRun, sub_questions: Sequence[str], stop: DeadlinePassed, started: float
+    ) -> Completed:
+        """The question ended at its time bound: what it has (the plan, what retrieval found, the calls made, all
+        in its trace) and one error section per sub-question (the question itself before it had any) naming the
+        stage it stopped in."""
+        trace = run.trace
+        trace.timings["total"] = time.perf_counter() - started
+        trace.fallbacks.append(Intervention(guard="deadline", target=stop.stage, reason=str(stop)))
+        log.warning("question stopped: %s", stop)
+        message = f"Not answered: {stop}."
+        asked = list(sub_questions) or [run.plan.goal]
+        sections = [
+            Section(index=i, sub_question=sq, status="error", error=str(stop), answer=message)
+            for i, sq in enumerate(asked)
+        ]
+        answer = render_markdown(sections)
+        trace.answer = answer
+        trace.sections = [s.model_dump(mode="json") for s in sections]
+        fit_trace(trace)
+        return Completed(
+            answer=answer,
+            sections=tuple(sections),
+            lm_calls=trace.lm_calls,
+            cached_calls=trace.cached_calls,
+            tokens=trace.tokens,
+            seconds=round(trace.timings["total"], 3),
+            strategy=run.plan.strategy,
+            notice=message,
+            trace=trace,
+        )
 
     def scope_note(self, run: QuestionRun) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""
@@ -341,7 +390,7 @@ class ScopedQA(dspy.Module):
             trace.fallbacks.append(Intervention(guard="budget", target=name, reason=reason))
             max_tokens = remaining
         try:
-            outcome = call_once(name, predictor, max_tokens, self.settings.lm_requests, **inputs)
+            outcome = call_once(name, predictor, max_tokens, self.settings.lm_requests, run.deadline, **inputs)
         except LMFailure as exc:
             record_attempts(trace, name, exc.calls, exc.retried)
             raise
@@ -381,6 +430,8 @@ class ScopedQA(dspy.Module):
         return sub_questions
 
     def _hyde(self, run: QuestionRun) -> str | None:
+        """The LM's hypothetical passage for dense search (the step "hyde" = "lm"; its floor "none" searches with
+        the question itself)."""
         result = self._call("hyde", self.hyde, run, question=run.plan.goal)
         passage = getattr(result, "passage", None)
         return valid_text(passage.strip()) if isinstance(passage, str) and passage.strip() else None
@@ -389,8 +440,10 @@ class ScopedQA(dspy.Module):
         self, index: int, sub_question: str, retrieval: QuestionRetrieval, trace: QuestionTrace
     ) -> list[ChunkHit]:
         started = time.perf_counter()
-        result = retrieval.retrieve(sub_question)
-        trace.timings["retrieve"] = trace.timings.get("retrieve", 0.0) + time.perf_counter() - started
+        try:
+            result = retrieval.retrieve(sub_question)
+        finally:
+            trace.timings["retrieve"] = trace.timings.get("retrieve", 0.0) + time.perf_counter() - started
         record_retrieval(trace, index, result)
         return list(result.chunks)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import re
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from pipeline.types import RowCell, TableRow
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".html", ".htm", ".xhtml")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 # Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
+# Files each reading process may have read ahead of the build writing them.
+READ_AHEAD = 2
 _PAGE_BREAK = re.compile(r"\f|^\s*<!--\s*page\s*break\s*-->\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -143,9 +146,18 @@ def read_sources(files: Sequence[tuple[Path, str]], workers: int) -> Iterator[So
         yield from (read_or_error(path, rel) for path, rel in files)
         return
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(files)), mp_context=context)
+    workers = min(workers, len(files))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    # At most READ_AHEAD files per process are read ahead of the caller: what waits to be written is a few
+    # files' pages, whatever the corpus's size (Executor.map would read every file ahead and hold them all).
+    ahead: deque[Future[SourceFile | InputFileError]] = deque()
     try:
-        yield from pool.map(read_or_error, [p for p, _ in files], [r for _, r in files])
+        for path, rel in files:
+            ahead.append(pool.submit(read_or_error, path, rel))
+            if len(ahead) >= workers * READ_AHEAD:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # a caller that stops early reads no further
 

@@ -81,9 +81,10 @@ class DeferredModel(LocalModel):
         """Whether the weights are loaded (a chat was made)."""
         return self._model is not None
 
-    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The loaded model's chat completion for `body`; the first call loads the model."""
-        return self._ready().chat(body)
+    def chat(self, body: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
+        """The loaded model's chat completion for `body` (within `seconds`, LocalModel.chat); the first call
+        loads the model."""
+        return self._ready().chat(body, seconds)
 
     def _ready(self) -> LocalModel:
         with self._loading:
