@@ -146,6 +146,8 @@ _OPEN_ASK = re.compile(
 )
 # A lead this short before a colon names the question's topic ("Acme 10-K: revenue in 2023?"): it stays.
 MAX_TOPIC_WORDS = 6
+# "On which exchange(s) ...", "Which subsidiaries ...": several names asked for.
+_PLURAL_ASK = re.compile(r"^(?:on\s+|in\s+|at\s+)?(?:which|what)\s+(?:\w+\s+){0,2}\w+\(s\)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"“(])")
 
 
@@ -367,7 +369,11 @@ def _kind(
         return "name"
     if isinstance(absent, bool):
         return "boolean"
-    if _NAMES_ASK.search(question) or any(re.search(r"\b(?:names|titles|list)\b", w, re.I) for w in kind_words):
+    if (
+        _NAMES_ASK.search(question)
+        or _PLURAL_ASK.search(question)
+        or any(re.search(r"\b(?:names|titles|list)\b", w, re.I) for w in kind_words)
+    ):
         return "names"
     if any(re.search(r"\b(?:name|title)\b", w, re.I) for w in kind_words):
         return "name"

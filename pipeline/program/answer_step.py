@@ -12,6 +12,7 @@ Which way each step ran, and why a section is not found, goes into the trace.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
@@ -112,13 +113,16 @@ class AnswerStep:
         typed = TypedSections(self.tables, self.generic, settings.max_chunk_chars)
         for item in items:
             kind = kinds[item.index]
-            if kind not in ("number", "boolean") or item.index in computed or item.request is not None:
+            if kind not in ("number", "boolean", "names") or item.index in computed or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
             read: tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None
             if kind == "boolean":
                 query = queries[item.index]
                 read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
+            elif kind == "names":
+                avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
+                read = typed.names(item, contract, hits, kept[item.index], allowed, queries[item.index], avoid)
             else:
                 read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
             if read is not None:

@@ -13,6 +13,7 @@ from typing import Any
 import dspy
 
 from pipeline.answering.asks import FormatRequest
+from pipeline.answering.typed_answers import absent
 from pipeline.deadline import Deadline, DeadlinePassed, unbounded
 from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
@@ -73,6 +74,7 @@ from pipeline.program.trace import (
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
+from pipeline.values.typed import TypedValue
 from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, ScoreRelevance
 from signatures.models import ChunkForScoring, ScoringGroup
 from signatures.shapes import exact_scores_type
@@ -194,7 +196,7 @@ class ScopedQA(dspy.Module):
         completed = Completed(
             answer=answer,
             sections=tuple(sections_out),
-            value=sections_out[-1].value if len(sections_out) == 1 or comparison is not None else None,
+            value=self._answer_value(run, sections_out, note, comparison is not None),
             lm_calls=trace.lm_calls,
             cached_calls=trace.cached_calls,
             tokens=trace.tokens,
@@ -253,6 +255,17 @@ class ScopedQA(dspy.Module):
         for section in sections:
             yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
         return sections, None
+
+    def _answer_value(
+        self, run: QuestionRun, sections: Sequence[Section], note: ScopeNote | None, compared: bool
+    ) -> TypedValue | None:
+        """The answer's typed value: a comparison's, the one section's, or, when the scope holds only other
+        entities' documents, the question's absent value (with the note's words); None for several parts."""
+        if note is not None and note.kind == "other_entity" and run.contract is not None:
+            return absent(run.contract.kind, run.contract, note.message[:400])
+        if compared or len(sections) == 1:
+            return sections[-1].value if sections else None
+        return None
 
     def citation_name(self, document_id: str) -> str:
         """How citations name the document (pipeline.guards.citations.citation_name); "" when it has no title."""

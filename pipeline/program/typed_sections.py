@@ -15,6 +15,8 @@ from pipeline.answering.figures import Figure
 from pipeline.answering.floors import Draft, first_words
 from pipeline.answering.lines import SectionInputs
 from pipeline.answering.metric_labels import alternatives
+from pipeline.answering.name_lists import READ as NAMES_READ
+from pipeline.answering.name_lists import listed_names
 from pipeline.answering.sentences import offered_sentences
 from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import absent, figure_value, line_value
@@ -90,6 +92,31 @@ class TypedSections:
                 return section, value, _traced("claim:sentence", f"holds {claim.share:.2f} of {list(terms)}")
         reason = f"none of the {min(len(sentences), READ)} sentences read states it ({', '.join(terms)})"
         return not_found(reason), absent("boolean", contract, reason), _traced("claim:none", None)
+
+    def names(
+        self,
+        item: SectionInputs,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+        query: str,
+        avoid: AbstractSet[str],
+    ) -> Read:
+        """A section listing names (pipeline.answering.name_lists), each resting on its sentence; the question's
+        absent value when none is found."""
+        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        found = listed_names(item.sub_question, sentences, item.terms, item.focus, avoid)
+        if found:
+            evidence = list({id(f.sentence): f.sentence for f in found}.values())
+            draft = Draft("; ".join(f.name for f in found), tuple(s.sentence_id for s in evidence), "extracted")
+            section = guard_section(item.index, draft, evidence, [*kept, *hits], allowed, None, self.generic)
+            if section.status == "answered" and section.basis == "extracted":
+                names = [f.name for f in found]
+                value = TypedValue(kind="names", value=names, as_written=section.line[:600], pages=_refs(section))
+                return section, value, _traced("names:sentences", "; ".join(names))
+        reason = f"no name found in the {min(len(sentences), NAMES_READ)} sentences read"
+        return not_found(reason), absent("names", contract, reason), _traced("names:none", None)
 
     def _guarded(
         self,
