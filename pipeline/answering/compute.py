@@ -232,3 +232,19 @@ def compute(
     shown = {o.name: _shown(o.figure) for o in operands}
     formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
     return Computation(operation, expression, tuple(operands), value, text, formula)
+
+
+def computed_figure(
+    operation: Operation | None,
+    expression: str,
+    operands: Sequence[Operand],
+    percent: bool,
+    request: FormatRequest | None,
+) -> Computation:
+    """The worked-out figure of operands read from tables as figures (their values in units, each quoted from
+    its row): the expression evaluated over the values, written as the question's format asks."""
+    value = evaluate(expression, operands)
+    text = format_figure(value, percent, request)
+    shown = {o.name: _shown(o.figure) for o in operands}
+    formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
+    return Computation(operation, expression, tuple(operands), value, text, formula)

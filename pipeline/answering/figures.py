@@ -64,6 +64,7 @@ _SECTION_WORDS = frozenset(
 )
 # Label words of an outflow a statement prints in brackets but a question asks as an amount ("Purchases of
 # property and equipment (1,234)" is capital expenditure of 1,234).
+_GAIN = frozenset(bm25_tokens("income earnings profit gain gains"))
 _OUTFLOW = frozenset(bm25_tokens("purchases payments additions acquisition acquisitions repurchases expenditures paid"))
 _PER_SHARE = re.compile(r"\bper\s+(?:common\s+|ordinary\s+|basic\s+|diluted\s+)?shares?\b|\beps\b", re.IGNORECASE)
 _PERCENT_LABEL = re.compile(r"%|\bpercent|\bratio\b|\bmargin\b|\brate\b|\bbps\b", re.IGNORECASE)
@@ -107,6 +108,8 @@ class MetricAsk:
     names: frozenset[str] = frozenset()
     # Any row that names the metric answers, per share or percentage alike (whether it happened, not how much).
     any_kind: bool = False
+    # The kind of report asked for ("annual", "quarterly"), if any: an annual figure spans twelve months.
+    report: str | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,9 @@ def row_figures(
         heading = [t for t in parents if t not in _SECTION_WORDS]
         segment = bool(heading) and not any(related(a, w) for a in ask.terms for w in heading)
         outflow = bool(_OUTFLOW & set(label_terms(row.label)))
+        own_terms = set(own)
+        # "Net loss 2,242" answers for net income as -2,242 (unless a loss is what is asked)
+        loss = "loss" in own_terms and not own_terms & _GAIN and "loss" not in ask.terms
         segment_hint = any(t in _SEGMENT_HINT for t in [*parents, *label_terms(row.title)])
         columns = [(cell, column_period(cell.header)) for cell in row.cells]
         for rank, (cell, period) in enumerate(_column_order(columns, ask, document_matches)):
@@ -268,7 +274,7 @@ def row_figures(
             if read is None:
                 continue
             number, percent_cell = read
-            number = abs(number) if outflow else number
+            number = abs(number) if outflow else -abs(number) if loss else number
             percent = percent_cell or percent_row
             if ask.percent != percent and not ask.any_kind:
                 continue

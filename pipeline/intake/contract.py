@@ -180,6 +180,8 @@ class Contract:
     format: FormatRequest | None = None
     # Where the question says to look ("the cash flow statement"), from its preamble.
     sources: tuple[str, ...] = field(default_factory=tuple)
+    # The kind of report the question names ("annual report", "10-K": annual; "10-Q": quarterly), if any.
+    report: Literal["annual", "quarterly"] | None = None
 
     @property
     def has_absent(self) -> bool:
@@ -190,6 +192,7 @@ class Contract:
 def read_contract(text: str) -> Contract:
     """The contract of `text` (see the module docstring): the question proper and what its instructions ask."""
     text = " ".join(text.split())
+    report = _report_kind(text)
     taken: list[str] = []
     absent: Plain = None
     for pattern in _ABSENT_PATTERNS:
@@ -288,7 +291,18 @@ def read_contract(text: str) -> Contract:
         comparison=comparison,
         format=request,
         sources=sources,
+        report=report,
     )
+
+
+_ANNUAL = re.compile(r"\bannual\s+(?:report|filing|accounts)s?\b|\b10-K\b|\bform\s+20-F\b|\b20-F\b", re.IGNORECASE)
+_QUARTERLY = re.compile(r"\bquarterly\s+(?:report|filing)s?\b|\b10-Q\b|\binterim\s+report", re.IGNORECASE)
+
+
+def _report_kind(text: str) -> Literal["annual", "quarterly"] | None:
+    """The kind of report a question names, when it names one kind only."""
+    annual, quarterly = bool(_ANNUAL.search(text)), bool(_QUARTERLY.search(text))
+    return "annual" if annual and not quarterly else "quarterly" if quarterly and not annual else None
 
 
 def _cut(pattern: re.Pattern[str], text: str) -> tuple[str, list[str]]:

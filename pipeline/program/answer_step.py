@@ -108,12 +108,21 @@ class AnswerStep:
         lines = {i.index: LineTrace(index=i.index, kind=i.kind, step=steps.answer) for i in items}
         guarded: dict[int, GuardedSection] = {}
         values: dict[int, TypedValue] = {}
-        # a computed figure whose operands are found rests on them: it needs no other support
-        computed = self._computations(run, [i for i in items if not i.empty and i.request is not None])
         typed = TypedSections(self.tables, self.generic, settings.max_chunk_chars)
+        # a figure the question asks to be computed: from figures read from the tables where they are found
+        for item in (i for i in items if i.request is not None and steps.compute != "lm"):
+            hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
+            worked = typed.computed(item, contract, hits, kept[item.index], allowed)
+            if worked is not None:
+                guarded[item.index], values[item.index], traced = worked
+                lines[item.index] = traced(lines[item.index])
+        # a computed figure whose operands are found rests on them: it needs no other support
+        pending = [i for i in items if not i.empty and i.request is not None and i.index not in guarded]
+        computed = self._computations(run, pending)
         for item in items:
             kind = kinds[item.index]
-            if kind not in ("number", "boolean", "names") or item.index in computed or item.request is not None:
+            done = item.index in computed or item.index in guarded
+            if kind not in ("number", "boolean", "names") or done or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
             read: tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None

@@ -10,7 +10,15 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from pipeline.answering.claims import READ, claim_terms, stated_claim
-from pipeline.answering.figure_answers import TableSource, figure_evidence, figure_for, metric_ask
+from pipeline.answering.compute import computed_figure, expression_for
+from pipeline.answering.figure_answers import (
+    TableSource,
+    figure_evidence,
+    figure_for,
+    figure_operands,
+    metric_ask,
+    operand_figures,
+)
 from pipeline.answering.figures import Figure
 from pipeline.answering.floors import Draft, first_words
 from pipeline.answering.lines import SectionInputs
@@ -19,7 +27,8 @@ from pipeline.answering.name_lists import READ as NAMES_READ
 from pipeline.answering.name_lists import listed_names
 from pipeline.answering.sentences import offered_sentences
 from pipeline.answering.spans import scale_note
-from pipeline.answering.typed_answers import absent, figure_value, line_value
+from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
+from pipeline.errors import ArithmeticRefused
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract
 from pipeline.program.trace import LineTrace
@@ -117,6 +126,46 @@ class TypedSections:
                 return section, value, _traced("names:sentences", "; ".join(names))
         reason = f"no name found in the {min(len(sentences), NAMES_READ)} sentences read"
         return not_found(reason), absent("names", contract, reason), _traced("names:none", None)
+
+    def computed(
+        self,
+        item: SectionInputs,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> Read | None:
+        """A computed figure whose operands are read from the tables as figures (each row naming its operand,
+        its column the period asked), worked out by code; None when an operand is not found."""
+        request = item.request
+        if self.tables is None or request is None or not hits:
+            return None
+        figures = operand_figures(request, item.sub_question, contract, self.generic, hits, self.tables)
+        names = {h.chunk.document_id: h.filename for h in hits}
+        operands = figure_operands(figures, lambda d: names.get(d, ""), self.tables)
+        if not operands:
+            return None
+        percent = request.percent or bool(contract and contract.unit == "%")
+        expression = expression_for(request.operation, len(operands), percent)
+        try:
+            request_format = contract.format if contract else None
+            computation = computed_figure(request.operation, expression, operands, percent, request_format)
+        except ArithmeticRefused:
+            return None
+        shown = [o.sentence.hit for o in operands]
+        evidence = [o.sentence for o in operands]
+        section = guard_section(item.index, None, evidence, [*kept, *shown], allowed, computation, self.generic)
+        if section.status != "answered":
+            return None
+        value = TypedValue(
+            kind="number",
+            value=plain_number(computation.value),
+            unit="%" if percent else None,
+            currency=None if percent else figures[0].currency,
+            as_written=section.line[:600],
+            pages=_refs(section),
+        )
+        return section, value, _traced("compute:figures", computation.formula)
 
     def _guarded(
         self,
