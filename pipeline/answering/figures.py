@@ -146,8 +146,8 @@ def metric_terms(question: str, generic: frozenset[str] = frozenset()) -> tuple[
             continue
         if not any(c.isalpha() for c in term):
             continue
-        if re.fullmatch(r"(?:fy|q[1-4])\d*", term):
-            continue
+        if re.fullmatch(r"(?:fy|q[1-4])\d*|\d+-[a-z]|[a-z]", term):
+            continue  # a period ("FY23", "Q2") or a form ("10-K") says which report, not which figure
         out.append(term)
     return tuple(dict.fromkeys(out))
 

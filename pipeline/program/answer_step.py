@@ -259,6 +259,8 @@ class AnswerStep:
         if not figure.scaled:
             quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
             scale = scale_note(quoted.hit.chunk.text) if quoted else None
+            if scale is None and request.scale is not None and not figure.percent:
+                return section  # a bare figure of no known scale is not rescaled by guess: shown as reported
         value = figure.value if figure.scaled else figure.mantissa
         text = format_figure(value, figure.percent, request, scale)
         if normalise(text) == normalise(section.line):
