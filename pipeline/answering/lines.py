@@ -23,8 +23,17 @@ from pipeline.deadline import Deadline
 from pipeline.errors import ArithmeticRefused
 from pipeline.intake.parts import question_parts
 from pipeline.settings import AnswerStep
+from pipeline.text import bm25_tokens
 from pipeline.types import ChunkHit
 from pipeline.values.quantities import missing_values
+
+# Nouns that say which kind of name a question asks for ("which firm", "what company"), not what it is about.
+CLASS_NOUNS = frozenset(
+    bm25_tokens(
+        "firm firms company companies person people party parties entity entities individual organisation "
+        "organization name"
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -64,17 +73,19 @@ def section_inputs(
     sentences = offered_sentences(chunks, max_chars, ranking_query) if chunks else []
     asked = ranking_query if asked is None else asked
     kind = answer_kind(question_parts(sub_question)[0])
-    terms = ordered_terms(asked, generic)
+    # "which firm", "what company": the kind of name asked for, which the name itself does not write
+    ignored = generic | CLASS_NOUNS if kind == "name" else generic
+    terms = ordered_terms(asked, ignored)
     first = question_parts(asked)[0]
     # a yes/no question names what it asks about after its verb: all its terms are the focus
-    focus = ordered_terms(first, generic) if kind == "yes_no" else None
+    focus = ordered_terms(first, ignored) if kind == "yes_no" else None
     return SectionInputs(
         index=index,
         sub_question=sub_question,
         sentences=tuple(sentences),
         kind=kind,
         terms=tuple(terms),
-        focus=tuple(focus or focus_terms(first, generic)),
+        focus=tuple(focus or focus_terms(first, ignored)),
         request=compute_request(sub_question),
         over_time=over_time(sub_question),
     )

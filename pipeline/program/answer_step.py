@@ -42,6 +42,7 @@ from pipeline.answering.lines import (
 )
 from pipeline.answering.sentences import OfferedSentence, numbered
 from pipeline.answering.spans import scale_note
+from pipeline.answering.typed_answers import states_figure
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
@@ -100,6 +101,11 @@ class AnswerStep:
         before scoring (whose documents' tables a figure is read from)."""
         settings, steps = self.settings, self.settings.steps
         contract: Contract | None = getattr(run, "contract", None)
+        # a name is a value one sentence holds anywhere retrieval found it: every retrieved chunk is read for it
+        kept = [
+            _with_retrieved(kept[i], retrieved[i]) if retrieved and section_kind(sq, contract) == "name" else kept[i]
+            for i, sq in enumerate(sub_questions)
+        ]
         items = [
             section_inputs(i, sq, kept[i], queries[i], settings.max_chunk_chars, self.generic, asked[i])
             for i, sq in enumerate(sub_questions)
@@ -176,6 +182,13 @@ class AnswerStep:
             section = guard_section(
                 item.index, draft, evidence, kept[item.index], allowed, None, self.generic, item.sub_question
             )
+            if (
+                kinds[item.index] == "number"
+                and section.status == "answered"
+                and not states_figure(section.line, item.kind == "count")
+            ):
+                reason = f"the line states no figure of what is asked ({section.line[:80]!r})"
+                section = not_found(reason)
             guarded[item.index] = self._formatted(section, run.format_request, item)
         sections = []
         for item in items:
@@ -335,6 +348,12 @@ class AnswerStep:
             return compute(asked.operation, given.expression.strip(), operands, percent, request)
         except ArithmeticRefused:
             return None
+
+
+def _with_retrieved(kept: Sequence[ChunkHit], retrieved: Sequence[ChunkHit]) -> list[ChunkHit]:
+    """The kept chunks, then the other retrieved ones, each once."""
+    rows = {h.chunk.row for h in kept}
+    return [*kept, *(h for h in retrieved if h.chunk.row not in rows)]
 
 
 def _contexts(items: Sequence[SectionInputs], shown: Mapping[int, Sequence[OfferedSentence]]) -> list[LineSentences]:
