@@ -36,7 +36,7 @@ from pipeline.intake.contract import Contract
 from pipeline.types import ChunkHit, TableRow
 from pipeline.values.columns import column_period
 from pipeline.values.money import currency_sign, table_units
-from pipeline.values.periods import Period, find_periods
+from pipeline.values.periods import AskedPeriods, Period, find_periods
 from pipeline.values.quantities import Quantity
 
 # Documents of the retrieved chunks whose tables are read, best-ranked first.
@@ -176,6 +176,14 @@ def operand_figures(
         return MetricAsk(terms, alternatives(terms), periods, latest, months, report=report)
 
     if request.operation in ("change", "difference", "percent_change") and len(request.operands) == 1:
+        named = sorted(periods.periods, key=lambda p: p.end)
+        if len(named) >= 2:
+            # "between the quarter ended July 30 and the quarter ended October 29": the later against the earlier
+            def at(period: Period) -> Figure | None:
+                return figure_for(replace(ask(request.operands[0]), periods=AskedPeriods((period,))), hits, tables)
+
+            later, earlier = at(named[-1]), at(named[0])
+            return [later, earlier] if later is not None and earlier is not None else []
         current = figure_for(ask(request.operands[0]), hits, tables)
         prior = None if current is None else prior_figure(current)
         return [current, prior] if current is not None and prior is not None else []

@@ -255,9 +255,11 @@ def row_figures(
         if per_share != ask.per_share and not ask.any_kind:
             continue
         own = label_terms(row.label)
-        # a short label says what it is with the headings above it ("Basic" under "Earnings per share:")
-        with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
-        score = max(best_label_score(ask, own), best_label_score(ask, with_parents))
+        score = best_label_score(ask, own)
+        if len([t for t in own if t not in _NEUTRAL]) <= 1:
+            # a one-word label says what it is with the headings above it ("Basic" under "Earnings per share:")
+            with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
+            score = max(score, best_label_score(ask, with_parents))
         if score < MIN_LABEL_SCORE:
             continue
         parents = [t for p in row.parents for t in label_terms(p)]
