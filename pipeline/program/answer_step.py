@@ -61,6 +61,8 @@ from signatures.shapes import exact_computations_type, exact_lines_type
 log = logging.getLogger(__name__)
 
 Call = Callable[..., "dspy.Prediction | None"]
+# A currency written beside a figure ("KSH 285,000", "$5"): a figure in prose, in units.
+_MONEY_WORD = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥]")
 # Sentences (table rows) a compute call is shown per section: a statement's rows need more than prose.
 COMPUTE_SENTENCES = 16
 
@@ -182,8 +184,10 @@ class AnswerStep:
             section = guard_section(
                 item.index, draft, evidence, kept[item.index], allowed, None, self.generic, item.sub_question
             )
+            # the floor's pick for a figure asked must be one (the LM's line is its own claim, measured as such)
             if (
                 kinds[item.index] == "number"
+                and steps.answer != "lm"
                 and section.status == "answered"
                 and not states_figure(section.line, item.kind == "count")
             ):
@@ -272,7 +276,8 @@ class AnswerStep:
         if not figure.scaled:
             quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
             scale = scale_note(quoted.hit.chunk.text) if quoted else None
-            if scale is None and request.scale is not None and not figure.percent:
+            unknown = scale is None and not _MONEY_WORD.search(section.line)
+            if unknown and request.scale is not None and not figure.percent:
                 return section  # a bare figure of no known scale is not rescaled by guess: shown as reported
         value = figure.value if figure.scaled else figure.mantissa
         text = format_figure(value, figure.percent, request, scale)
