@@ -313,9 +313,10 @@ def _references(text: str, spans: Iterable[tuple[int, int]]) -> set[str]:
     return {t for t in tokens("".join(blanked)) if any(c.isdigit() for c in t)}
 
 
-def missing_values(claim: str, support: str) -> list[str]:
+def missing_values(claim: str, support: str, figures_too: bool = True) -> list[str]:
     """The figures, dates and references (numbered tokens such as "2327/30") that `claim` states and
-    `support` does not, as written in `claim`; empty when `support` states every one of them.
+    `support` does not, as written in `claim`; empty when `support` states every one of them. Without
+    `figures_too`, only dates and references (the caller compares figures itself, as pipeline.values.figures does).
 
     Figures compare as values to the claim's precision (`same_figure`), dates by the days they can mean.
     """
@@ -324,8 +325,9 @@ def missing_values(claim: str, support: str) -> list[str]:
     missing = [claim[s:e] for s, e, days in claim_days if not dates_match(days, support_days)]
     date_spans = [(s, e) for s, e, _ in claim_days]
     figures = [q for q in find_quantities(claim) if not any(s <= q.start < e for s, e in date_spans)]
-    written = find_quantities(support)
-    missing += [q.text for q in figures if not figure_stated(q, written)]
+    if figures_too:
+        written = find_quantities(support)
+        missing += [q.text for q in figures if not figure_stated(q, written)]
     spans = date_spans + [(q.start, q.end) for q in figures]
     support_refs = _references(support, [])
     missing += sorted(_references(claim, spans) - support_refs)
