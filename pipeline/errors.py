@@ -25,6 +25,15 @@ class InputFileError(ScopeRagError):
         return InputFileError, (self.path, self.reason)  # crosses from reading processes intact
 
 
+class FactRefused(ScopeRagError):
+    """An inline XBRL fact that is not kept (a scale out of range, a value of too many digits); carries why."""
+
+    def __init__(self, concept: str, reason: str) -> None:
+        super().__init__(f"{concept}: {reason}")
+        self.concept = concept
+        self.reason = reason
+
+
 class ManifestError(ScopeRagError):
     """A corpus manifest (corpus.toml) or front matter is invalid."""
 
