@@ -1,6 +1,7 @@
 """File-system helpers shared by index builds, the embedder check, exports, profiles and labels: hashing,
-fsync, atomic writes, advisory locks (flock: one writer at a time, released when the holder exits or is killed)
-and whether the process that left something behind (a scratch directory, a RUNNING run) still lives."""
+fsync, atomic writes, locked appends in place, advisory locks (flock: one writer at a time, released when the
+holder exits or is killed) and whether the process that left something behind (a scratch directory, a RUNNING
+run) still lives."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import re
 import socket
 import tempfile
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
@@ -71,6 +72,63 @@ def write_file_atomic(path: Path, data: bytes) -> None:
     """`path` holds `data` or its previous content, never a mix (temp file + fsync + rename)."""
     with atomic_output(path) as handle:
         handle.write(data)
+
+
+def append_locked(path: Path, extend: Callable[[bytes], bytes]) -> bytes:
+    """Append to the file `path` names the bytes `extend(what it holds)` returns, under an exclusive lock (flock)
+    held from the read to the write; returns what the file held before.
+
+    The file is the one a symlink points to, written in place: its other hard links, its mode and its owner stay
+    as they are (a new file is created 0644 less the umask). Two writers, threads or processes, never interleave
+    or lose one another's bytes. `extend` raising appends nothing; a write that fails (a full disk) is cut back,
+    so the file holds what it held, and a file this call created is removed again.
+    """
+    target = path.resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        created = False
+        try:
+            fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+            created = True
+        except FileExistsError:
+            fd = os.open(target, os.O_RDWR | os.O_APPEND)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not _still_at(fd, target):  # removed or replaced while we waited for the lock: open it again
+                continue
+            current = _read_all(fd)
+            try:
+                data = extend(current)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except BaseException:
+                os.ftruncate(fd, len(current))
+                if created and not current:
+                    target.unlink(missing_ok=True)
+                raise
+            return current
+        finally:
+            os.close(fd)
+
+
+def _still_at(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path`."""
+    try:
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    parts = []
+    while block := os.read(fd, 1 << 20):
+        parts.append(block)
+    return b"".join(parts)
 
 
 @contextlib.contextmanager

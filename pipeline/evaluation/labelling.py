@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from pipeline.errors import DuplicateExampleError, LabellingError
 from pipeline.evaluation.examples import Case, GoldPage, LabelledExample, Split, load_examples, make_example
 from pipeline.evaluation.history import HistoryEntry
-from pipeline.files import write_file_atomic
+from pipeline.files import append_locked
 from pipeline.store.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -158,24 +158,26 @@ def example_from_history(
 
 
 def append_example(path: Path, example: LabelledExample) -> int:
-    """Append `example` to a JSONL trace file atomically; returns its line number.
+    """Append `example` to a JSONL trace file; returns its line number.
 
-    The file is validated first (ExamplesError names a bad line) and DuplicateExampleError is
-    raised when it already holds the example's id. The new file is written beside the old one
-    and renamed over it, so a crash leaves the old file or the new one, never half a line.
+    The file is validated first (ExamplesError names a bad line) and DuplicateExampleError is raised when it
+    already holds the example's id. Reading, checking and appending happen under one lock on the file
+    (pipeline.files.append_locked), so two processes labelling at once each add their line; the line is appended
+    in place to the file a symlink names, keeping its hard links and mode, and a failed write leaves the file as
+    it was. The example's facts were sanitised when it was made (make_example).
     """
-    existing = b""
-    lines = 0
-    if path.exists():
-        load_examples(path)  # the whole file must be valid before anything is added to it
-        existing = path.read_bytes()
+    line: list[int] = []
+
+    def checked_line(existing: bytes) -> bytes:
+        if existing:
+            load_examples(path)  # the whole file must be valid before anything is added to it
         for number, raw in enumerate(existing.splitlines(), start=1):
             if raw.strip() and json.loads(raw)["id"] == example.id:
                 raise DuplicateExampleError(path, example.id, number)
-        if existing and not existing.endswith(b"\n"):
-            existing += b"\n"
-        lines = existing.count(b"\n")
-    data = existing + (example.model_dump_json(exclude_defaults=True) + "\n").encode("utf-8")
-    write_file_atomic(path, data)
+        separator = b"\n" if existing and not existing.endswith(b"\n") else b""
+        line.append((existing + separator).count(b"\n") + 1)
+        return separator + (example.model_dump_json(exclude_defaults=True) + "\n").encode("utf-8")
+
+    append_locked(path, checked_line)
     log.info("appended example %s to %s", example.id, path)
-    return lines + 1
+    return line[0]
