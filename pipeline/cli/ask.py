@@ -233,6 +233,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                         "id": e.history_id,
                         "created_at": e.created_at,
                         "question": e.question,
+                        "status": e.status,
                         "lm_calls": e.lm_calls,
                         "tokens": e.tokens,
                         "seconds": e.seconds,
@@ -244,13 +245,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         )
         return 0
     table = Table(title="recent questions")
-    for column in ("id", "when", "question", "LM calls", "tokens", "s"):
+    for column in ("id", "when", "question", "status", "LM calls", "tokens", "s"):
         table.add_column(column)
     for e in entries:
         table.add_row(
             styled(e.history_id[:8]),
             styled(e.created_at),
             styled(e.question[:70]),
+            styled(e.status),
             styled(str(e.lm_calls)),
             styled(str(e.tokens)),
             styled(f"{e.seconds:.1f}"),
