@@ -18,9 +18,13 @@ from pipeline.errors import DuplicateExampleError, LabellingError
 from pipeline.evaluation.examples import Case, GoldPage, LabelledExample, Split, load_examples, make_example
 from pipeline.evaluation.history import HistoryEntry
 from pipeline.files import append_locked
+from pipeline.guards.sanitise import sanitised_text
 from pipeline.store.catalog import Catalog
 
 log = logging.getLogger(__name__)
+
+# Characters a labelled fact keeps (a fact is a figure, a name or a short phrase).
+MAX_FACT_CHARS = 500
 
 # Which recorded scope kinds each case may be labelled from (wrong_property: any).
 CASE_SCOPES: dict[str, frozenset[str]] = {
@@ -29,6 +33,15 @@ CASE_SCOPES: dict[str, frozenset[str]] = {
     "property": frozenset({"property"}),
     "wrong_property": frozenset({"no_scope", "chip", "property"}),
 }
+
+
+def labelled_facts(facts: Sequence[str]) -> tuple[str, ...]:
+    """The facts a user gave for a label as they are stored: sanitised as every text a user writes is (no terminal
+    escapes, controls, invisible or bidi characters, markup, links or DSPy field markers: the facts reach the fact
+    metric and an optimiser's feedback to the reflection LM), at most MAX_FACT_CHARS each, blanks and repeats
+    left out."""
+    kept = (sanitised_text(fact, MAX_FACT_CHARS) for fact in facts)
+    return tuple(dict.fromkeys(fact for fact in kept if fact))
 
 
 def _relpaths(catalog: Catalog, document_ids: Sequence[str], what: str) -> list[str]:
@@ -145,7 +158,7 @@ def example_from_history(
             scope=scope,
             gold_documents=tuple(gold),
             gold_pages=tuple(dict.fromkeys(pages)),
-            answer_facts=tuple(f.strip() for f in answer_facts if f.strip()),
+            answer_facts=labelled_facts(answer_facts),
             forbidden_documents=tuple(_as_relpaths(catalog, forbidden_documents)),
             expect_not_found=expect_not_found,
             expected_plan="one_step" if scope else "two_step",
