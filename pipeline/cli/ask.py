@@ -89,7 +89,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     from pipeline.cli.common import read_settings
     from pipeline.cli.progress import StageLine
+    from pipeline.errors import StorageError
     from pipeline.evaluation.history import History
+    from pipeline.files import storage_errors
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed
     from pipeline.program.lm import make_lm
@@ -123,9 +125,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
             return 130
     history_id = None
     if final is not None and final.trace is not None:
-        history = History(Path(args.history))
-        history_id = history.record(final.trace, status="failed" if isinstance(final, Failed) else "done")
-        history.close()
+        try:
+            with storage_errors("the question history", args.history):
+                history = History(Path(args.history))
+                history_id = history.record(final.trace, status="failed" if isinstance(final, Failed) else "done")
+                history.close()
+        except StorageError as exc:  # the answer is shown all the same
+            notices.print(styled(("warning: ", "yellow"), f"{exc}; this answer is not recorded"), soft_wrap=True)
     if isinstance(final, Failed) or final is None:
         notices.print(styled(("error: ", "red"), final.message if final else "no answer"))
         return 1
@@ -267,6 +273,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     from pipeline.errors import LabellingError
     from pipeline.evaluation.history import History
     from pipeline.evaluation.labelling import append_example, example_from_history
+    from pipeline.files import storage_errors
     from pipeline.store import open_store
 
     entry = History(Path(args.history)).get(args.id)
@@ -301,6 +308,7 @@ def cmd_label(args: argparse.Namespace) -> int:
         if input("append it? [y/N] ").strip().lower() not in ("y", "yes"):
             notices.print("nothing was appended")
             return 1
-    line = append_example(Path(args.traces), example)
+    with storage_errors("the label", args.traces, "the traces file is as it was"):
+        line = append_example(Path(args.traces), example)
     print(f"labelled {entry.history_id[:8]} as {args.case} example {example.id} ({args.traces}, line {line})")
     return 0

@@ -76,6 +76,7 @@ def register(commands: Commands) -> None:
 def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.cli.progress import StageProgress
     from pipeline.cluster import ray_session
+    from pipeline.files import storage_errors
     from pipeline.settings import BuildSettings
     from pipeline.store.build import build_index
     from pipeline.store.embedder_pool import EmbedderPool
@@ -112,6 +113,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         else:
             embedder = MiniLMEmbedder(threads=1)
         bar = resources.enter_context(StageProgress(notices))
+        kept = "nothing was published: the index there is as it was"
+        resources.enter_context(storage_errors("the index", args.out, kept))
         report = build_index(
             Path(args.source),
             Path(args.out),
