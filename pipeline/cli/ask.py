@@ -16,7 +16,7 @@ from pipeline.cli.common import (
     history_option,
     index_option,
     json_option,
-    lm_api_key,
+    lm_keys,
     lm_option,
     lm_threads_option,
     load_program,
@@ -112,7 +112,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 cache_dir=model_cache_dir(),
                 threads=args.threads,
                 requests=settings.lm_requests,
-                api_key=lm_api_key(),
+                keys=lm_keys(),
             )
             with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
                 for event in program.stream(args.question, scope):
