@@ -59,6 +59,21 @@ def _said(done: subprocess.CompletedProcess[str]) -> str:
     return " ".join(done.stderr.split())
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The demo corpus indexed once, in a folder of its own (made read-only by the tests that need it), and its
+    generation."""
+    index = tmp_path_factory.mktemp("kept") / "index"
+    done = subprocess.run(
+        [*scoperag_command(), "index", str(DEMO_DIR), "--out", str(index), "--embedder", "hash", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    return index, json.loads(done.stdout)["generation"]
+
+
 def test_a_build_onto_a_full_disk_says_so_and_publishes_nothing(tmp_path: Path) -> None:
     full = tmp_path / "full"
     full.mkdir()
@@ -73,23 +88,15 @@ def test_a_build_onto_a_full_disk_says_so_and_publishes_nothing(tmp_path: Path) 
     assert "nothing was published: the index there is as it was" in said
 
 
-def test_a_build_onto_a_read_only_disk_says_so_and_the_index_there_still_opens(tmp_path: Path) -> None:
-    kept = tmp_path / "kept"
-    built = subprocess.run(
-        [*scoperag_command(), "index", str(DEMO_DIR), "--out", str(kept / "index"), "--embedder", "hash", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
-    generation = json.loads(built.stdout)["generation"]
+def test_a_build_onto_a_read_only_disk_says_so_and_the_index_there_still_opens(built: tuple[Path, str]) -> None:
+    index, generation = built
     done = in_namespace(
-        read_only(kept), ["index", str(DEMO_DIR), "--out", str(kept / "index"), "--embedder", "hash", "--yes"]
+        read_only(index.parent), ["index", str(DEMO_DIR), "--out", str(index), "--embedder", "hash", "--yes"]
     )
     said = _said(done)
     assert done.returncode == 2 and "the file system is read-only; write to a writable place" in said, said
-    assert f"cannot write the index at {kept / 'index'}" in said
-    assert open_store(kept / "index").manifest.generation == generation
+    assert f"cannot write the index at {index}" in said
+    assert open_store(index).manifest.generation == generation
 
 
 @pytest.fixture
@@ -98,15 +105,11 @@ def lm_url() -> Iterator[str]:
         yield url
 
 
-def test_ask_and_label_on_a_read_only_disk_say_so_and_the_answer_is_still_shown(tmp_path: Path, lm_url: str) -> None:
-    index, locked = tmp_path / "index", tmp_path / "locked"
+def test_ask_and_label_on_a_read_only_disk_say_so_and_the_answer_is_still_shown(
+    tmp_path: Path, lm_url: str, built: tuple[Path, str]
+) -> None:
+    index, locked = built[0], tmp_path / "locked"
     locked.mkdir()
-    subprocess.run(
-        [*scoperag_command(), "index", str(DEMO_DIR), "--out", str(index), "--embedder", "hash"],
-        capture_output=True,
-        cwd=ROOT,
-        check=True,
-    )
     env = {"DSPY_CACHEDIR": str(tmp_path / "dspy"), "SCOPERAG_CACHE_DIR": str(tmp_path / "cache")}
     question = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(index)]
     asked = in_namespace(read_only(locked), [*question, "--lm", lm_url, "--history", str(locked / "h.sqlite")], env)
@@ -137,15 +140,11 @@ def test_ask_and_label_on_a_read_only_disk_say_so_and_the_answer_is_still_shown(
     assert "(the traces file is as it was)" in said and traces.read_text() == ""
 
 
-def test_any_command_that_meets_a_read_only_disk_names_it_without_a_traceback(tmp_path: Path) -> None:
-    index, locked = tmp_path / "index", tmp_path / "locked"
+def test_any_command_that_meets_a_read_only_disk_names_it_without_a_traceback(
+    tmp_path: Path, built: tuple[Path, str]
+) -> None:
+    index, locked = built[0], tmp_path / "locked"
     locked.mkdir()
-    subprocess.run(
-        [*scoperag_command(), "index", str(DEMO_DIR), "--out", str(index), "--embedder", "hash"],
-        capture_output=True,
-        cwd=ROOT,
-        check=True,
-    )
     evaluate = ["evaluate", "--traces", "datasets/demo-traces", "--split", "dev", "--retrieval-only", "--mode", "bm25"]
     done = in_namespace(
         read_only(locked), [*evaluate, "--limit", "4", "--index", str(index), "--out", str(locked / "out")]
