@@ -86,10 +86,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After every fixture is torn down: a process of this session still alive fails the run (then it is ended)."""
     deadline = time.monotonic() + END_WAIT_SECONDS
-    alive = reaper.marked_processes(SESSION)
+    alive = reaper.outliving(SESSION)
     while alive and time.monotonic() < deadline:
         time.sleep(0.5)
-        alive = reaper.marked_processes(SESSION)
+        alive = reaper.outliving(SESSION)
     if alive:
         named = "\n  ".join(reaper.describe(pid) for pid in alive)
         _say(session, f"processes the tests started are still running after the session ({len(alive)}):\n  {named}")

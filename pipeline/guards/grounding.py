@@ -1,8 +1,8 @@
 """Grounding: an answer line may state only what its evidence states, in the same sense.
 
 Every figure of the line must be stated by one of its evidence sentences with the same number, sign, scale,
-currency and period (pipeline.values.figures: "KSH -285,000", "(285,000)", "285,000 million", "USD 285,000" or
-"285,000 per year" are not "KSH 285,000 per month"); every date and reference as a value, every proper name's
+currency and period (pipeline.values.figures: "EUR -2,500", "(2,500)", "2,500 million", "GBP 2,500" or "2,500 per
+year" are not "EUR 2,500 per month"); every date and reference as a value, every proper name's
 words, every number word ("twice", "half", "million") and most of its other words must be there too. The line
 may not add a negation its evidence lacks ("shall not pay"), name a party role (landlord, tenant, buyer, ...)
 that the sentence stating its figure does not name, or make another party the one who acts ("The Landlord shall

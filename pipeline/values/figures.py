@@ -1,7 +1,7 @@
 """A figure as its sentence means it: the number with its sign, its scale, its currency and the period it is
 counted per (pure functions). Two figures state the same thing only when all of these agree, not when their
-digits do: "KSH -285,000", "(285,000)", "a loss of 285,000", "285,000 million", "USD 285,000" and "285,000 per
-year" each say something else than "KSH 285,000 per month".
+digits do: "EUR -2,500", "(2,500)", "a loss of 2,500", "2,500 million", "GBP 2,500" and "2,500 per year" each say
+something else than "EUR 2,500 per month".
 
 - Sign: a minus, accounting brackets, or a loss word ("loss", "deficit") before the figure in its clause (or
   just after it) makes it negative; a label that names both ways ("Net income (loss)") leaves the sign to the
@@ -9,7 +9,7 @@ year" each say something else than "KSH 285,000 per month".
 - Scale: a figure's own scale word ("million", "bn", "1.2m"), else the scale its table's note states for bare
   figures ("(In millions)"). A bare figure matches another bare figure as written (a table copied as printed),
   never one that states its own scale ("$81,797" is not "$81,797 million").
-- Currency: a sign or code next to the figure ("$", "US$", "EUR", "KSH"), a currency word after it ("euros"),
+- Currency: a sign or code next to the figure ("$", "US$", "EUR", "NGN"), a currency word after it ("euros"),
   else its table's note ("(in thousands of euros)"), else the one currency its passage names throughout.
 - Period: "per month", "a year", "monthly", "p.a." after the figure, or "monthly", "annual" before it.
 
@@ -31,7 +31,7 @@ from pipeline.values.quantities import SCALES, Quantity, find_days, find_quantit
 # Words that make a figure a loss; a clause holding one of the others as well names both ways ("income (loss)").
 _LOSS = re.compile(r"\b(?:loss(?:es)?|deficits?|negative|shortfalls?)\b", re.IGNORECASE)
 _GAIN = re.compile(r"\b(?:income|incomes|profits?|gains?|earnings|surplus(?:es)?|positive)\b", re.IGNORECASE)
-# Words that may stand between a loss word and its figure ("loss was $", "deficit of KSH", "loss for the year").
+# Words that may stand between a loss word and its figure ("loss was $", "deficit of EUR", "loss for the year").
 _LINKING = re.compile(
     r"^(?:\(?(?:of|was|were|is|are|amounted|amounting|totaled|totalled|totalling|totaling|to|a|an|the|net|for|in|at|"
     r"reported|approximately|about|around|some|year|period|quarter|\$|[A-Z]{3}|[$€£¥]|[-–—|:])\)?[,:]?)$",
@@ -44,28 +44,12 @@ BEFORE_WORDS = 8
 AFTER_WORDS = 4
 _SIGNS = ("US$", "U.S.$", "A$", "AU$", "C$", "CA$", "HK$", "NZ$", "S$", "NT$", "R$", "MX$", "$", "€", "£", "¥", "₹")
 _SIGN_BEFORE = re.compile(r"(?:" + "|".join(re.escape(s) for s in _SIGNS) + r")\s?\(?$")
-# A three-letter code written in capitals right before a figure ("KSH 285,000", "USD 1.2 million"): any such
-# code is a currency there, whether or not it is an ISO code ("KSH" is how leases write Kenya's shilling).
+# A three-letter code written in capitals right before a figure ("EUR 2,500", "GBP 1.2 million"): any such code is
+# a currency there, whether or not it is an ISO code (contracts write local abbreviations that ISO 4217 lacks).
 _CODE_BEFORE = re.compile(r"(?<![A-Za-z])([A-Z]{3})\.?\s?\(?$")
 _CODE_AFTER = re.compile(r"^\)?\s?([A-Z]{3})\b")
-_CURRENCY_WORDS = {
-    "dollar": "USD",
-    "dollars": "USD",
-    "euro": "EUR",
-    "euros": "EUR",
-    "pound": "GBP",
-    "pounds": "GBP",
-    "sterling": "GBP",
-    "yen": "JPY",
-    "yuan": "CNY",
-    "renminbi": "CNY",
-    "francs": "CHF",
-    "rupees": "INR",
-    "rand": "ZAR",
-    "shilling": "SHILLING",
-    "shillings": "SHILLING",
-}
-_WORD_AFTER = re.compile(r"^\)?\s?(?:[A-Z][a-z]+\s)?(" + "|".join(_CURRENCY_WORDS) + r")\b", re.IGNORECASE)
+# The words just after a figure that may name its currency ("285,000 euros", "1.2 million Swiss francs").
+_WORDS_AFTER = re.compile(r"^\)?\s?((?:[A-Z][a-z]+\s)?[A-Za-z]+)")
 _PERIOD_WORDS = {
     "month": "month",
     "monthly": "month",
@@ -176,7 +160,7 @@ def _clause_before(text: str, start: int, floor: int) -> str:
 
 def _loss_word(before: str, after: str) -> bool | None:
     """True when a loss word governs the figure: it stands just before it, with only linking words, currency and
-    scale words between ("net loss was $", "a deficit of KSH", "Operating loss"), or just after it ("$5 million
+    scale words between ("net loss was $", "a deficit of EUR", "Operating loss"), or just after it ("$5 million
     loss"), and its clause does not name the other way too ("Net income (loss)"); False when the clause names only
     the other way; None when it holds neither."""
     following = " ".join(re.split(r"[;:.!?,]", after, maxsplit=1)[0].split()[:2])
@@ -196,7 +180,8 @@ def _currency_near(text: str, q: Quantity) -> str | None:
     """The currency written next to figure `q` of `text`: a sign or code before it, a code or word after it."""
     before = text[max(0, q.start - 8) : q.start]
     if _SIGN_BEFORE.search(before):
-        return currency_of(before.strip(" (")) or "USD"
+        sign = before.strip(" (")
+        return currency_of(sign) or sign
     code = _CODE_BEFORE.search(before)
     if code and reference_kind(text, q) is None:
         return _iso(code.group(1))
@@ -204,8 +189,8 @@ def _currency_near(text: str, q: Quantity) -> str | None:
     code = _CODE_AFTER.match(after)
     if code and code.group(1) in CODES:
         return code.group(1)
-    word = _WORD_AFTER.match(after)
-    return _CURRENCY_WORDS[word.group(1).casefold()] if word else None
+    words = _WORDS_AFTER.match(after)
+    return currency_of(words.group(1)) if words else None
 
 
 def _iso(code: str) -> str:

@@ -146,7 +146,10 @@ def test_lm_serve_writes_its_key_for_clients_alone_and_says_how_to_use_it(
     monkeypatch.setenv("SCOPERAG_LM_KEY", "chosen")
     assert main(["lm-serve", "--port", "8124", "--key-file", str(key_file), "--host", "0.0.0.0"]) == 0
     assert key_file.read_text() == "chosen" == started["key"]
-    assert "reachable from other machines" in capsys.readouterr().err
+    said = " ".join(capsys.readouterr().err.split())
+    assert "reachable from other machines" in said
+    # SCOPERAG_LM_KEY is for loopback servers: clients of this address use its own variable
+    assert f"SCOPERAG_LM_KEY_0_0_0_0_8124=$(cat {key_file}) scoperag ask" in said
 
 
 @pytest.mark.live_lm

@@ -70,6 +70,26 @@ def marked_processes(session: str | None = None) -> dict[int, str]:
     return found
 
 
+# Helpers multiprocessing starts for the process that uses it, which end when that process ends.
+_OWN_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+
+
+def outliving(session: str) -> list[int]:
+    """The processes of `session` that would outlive its pytest: every marked one but the multiprocessing helpers
+    of pytest itself (they end with it)."""
+    left = []
+    for pid in marked_processes(session):
+        try:
+            command = (Path(f"/proc/{pid}") / "cmdline").read_bytes().decode(errors="replace")
+            parent = int((Path(f"/proc/{pid}") / "stat").read_text().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid() and any(helper in command for helper in _OWN_HELPERS):
+            continue
+        left.append(pid)
+    return left
+
+
 def describe(pid: int) -> str:
     """A process as a reader names it: its pid and command line."""
     try:
