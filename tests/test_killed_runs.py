@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.reaper import SESSION_ENV, describe
+from tests.support.reaper import SESSION_ENV, describe, start_time, with_descendants
 from tests.support.team_server import why_not
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,16 +73,23 @@ def test_a_stopped_or_killed_scale_out_run_leaves_no_process_or_folder(tmp_path:
     # a short TMPDIR of its own: Ray's socket paths under it must stay within 107 bytes
     temp, ready = Path(tempfile.mkdtemp(prefix="sk-", dir="/tmp")), tmp_path / "ready"
     temp.chmod(0o755)  # PostgreSQL's own user makes its cluster inside
+    tree: dict[int, str | None] = {}
     try:
-        _stop_and_look(tmp_path, temp, ready, how)
+        _stop_and_look(tmp_path, temp, ready, how, tree)
     finally:
-        for pid in _held(ready):  # what a failing run left is ended here, not left to the machine
+        for pid in _left(ready, tree):  # what a failing run left is ended here, not left to the machine
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def _stop_and_look(tmp_path: Path, temp: Path, ready: Path, how: str) -> None:
+def _left(ready: Path, tree: dict[int, str | None]) -> list[int]:
+    """The run's processes still alive: those holding its variable, and those seen in its tree before it was stopped
+    (some rewrite their environment: Ray's agents), the same processes by their start time."""
+    return sorted({*_held(ready), *(pid for pid, start in tree.items() if start and start_time(pid) == start)})
+
+
+def _stop_and_look(tmp_path: Path, temp: Path, ready: Path, how: str, tree: dict[int, str | None]) -> None:
     env = {k: v for k, v in os.environ.items() if k != SESSION_ENV}
     env.update(TMPDIR=str(temp), HELD_READY=str(ready))
     run = [
@@ -99,6 +106,8 @@ def _stop_and_look(tmp_path: Path, temp: Path, ready: Path, how: str) -> None:
             assert time.monotonic() < deadline, (tmp_path / "run.log").read_text()[-3000:]
             time.sleep(0.5)
         pytest_pid = _children(started.pid)[0] if how == "timeout -s TERM" else started.pid
+        tree.update((pid, start_time(pid)) for pid in with_descendants([pytest_pid, *_held(ready)]))
+        tree.pop(pytest_pid, None)
         commands = " ".join(describe(pid) for pid in _held(ready))
         assert "mlflow" in commands and "postgres" in commands and "raylet" in commands, commands
         assert any(temp.iterdir())  # the cluster's and Ray's folders
@@ -112,7 +121,7 @@ def _stop_and_look(tmp_path: Path, temp: Path, ready: Path, how: str) -> None:
             os.killpg(started.pid, signal.SIGKILL)
         log.close()
     deadline = time.monotonic() + GONE_SECONDS
-    while (_held(ready) or _reapers(pytest_pid) or any(temp.iterdir())) and time.monotonic() < deadline:
+    while (_left(ready, tree) or _reapers(pytest_pid) or any(temp.iterdir())) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert [describe(p) for p in _held(ready)] == [] and not _reapers(pytest_pid)
+    assert [describe(p) for p in _left(ready, tree)] == [] and not _reapers(pytest_pid)
     assert list(temp.iterdir()) == []

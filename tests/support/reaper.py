@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -37,6 +38,8 @@ OWNER_FILE = ".scoperag-test-session"
 SWEPT_PREFIXES = ("scoperag-postgres-", "scoperag-ray-")
 # Seconds between SIGTERM and SIGKILL, and how long the end waits for the last processes.
 GRACE_SECONDS = 5.0
+# How often the reaper looks at the session's processes while pytest runs.
+TRACK_SECONDS = 1.0
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -90,6 +93,27 @@ def outliving(session: str) -> list[int]:
     return left
 
 
+def with_descendants(pids: Sequence[int]) -> list[int]:
+    """`pids` and every live process descended from one of them (a process that dropped the mark from its
+    environment, as Ray's agents do, is still its marked parent's child)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found, todo = list(dict.fromkeys(pids)), list(pids)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found and child != os.getpid():
+                found.append(child)
+                todo.append(child)
+    return found
+
+
 def describe(pid: int) -> str:
     """A process as a reader names it: its pid and command line."""
     try:
@@ -124,14 +148,41 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def end_session(session: str, commands: Sequence[Sequence[str]] = (), folders: Sequence[str] = ()) -> None:
-    """Everything of `session` ended: its stop commands run, every process carrying its mark ended (again while
-    new ones appear, a few rounds), its folders removed."""
+def start_time(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot), None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def track(session: str, known: dict[int, str]) -> None:
+    """Add to `known` (pid -> start time) the session's processes now: the marked ones, pytest's, and every one
+    descended from them. A process may hide its mark (Ray's agents rewrite their environment when they retitle
+    themselves) or outlive its parent: once seen here it is ended all the same."""
+    owner = session_owner(session)
+    roots = [*marked_processes(session), *([owner] if owner is not None else [])]
+    for pid in with_descendants(roots):
+        if pid not in (owner, os.getpid()) and pid not in known and (started := start_time(pid)) is not None:
+            known[pid] = started
+
+
+def end_session(
+    session: str,
+    commands: Sequence[Sequence[str]] = (),
+    folders: Sequence[str] = (),
+    known: dict[int, str] | None = None,
+) -> None:
+    """Everything of `session` ended: its stop commands run, every process carrying its mark or seen as one of its
+    own (`known`, pid -> start time: the same process, not a later one with its pid) ended with its descendants
+    (again while new ones appear, a few rounds), its folders removed."""
+    seen = dict(known or {})
     for command in commands:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(list(command), capture_output=True, timeout=30, check=False)
     for _ in range(5):
-        pids = list(marked_processes(session))
+        still = [pid for pid, started in seen.items() if start_time(pid) == started]
+        pids = with_descendants([*marked_processes(session), *still])  # found before any parent ends
         if not pids:
             break
         end_processes(pids)
@@ -151,7 +202,7 @@ def sweep(temp_root: Path | None = None) -> list[str]:
             gone[mark] = owner is not None and not _alive(owner)
         return gone[mark]
 
-    leftovers = [pid for pid, mark in marked_processes().items() if dead(mark)]
+    leftovers = with_descendants([pid for pid, mark in marked_processes().items() if dead(mark)])
     swept += [describe(pid) for pid in leftovers]
     end_processes(leftovers)
     root = temp_root or Path(tempfile.gettempdir())
@@ -237,21 +288,30 @@ def marked_folder(prefix: str) -> Iterator[Path]:
 
 
 def _serve(session: str) -> None:
-    """The reaper's own loop: registrations until the pipe closes, then the session's end."""
+    """The reaper's own loop: registrations, and the session's processes seen every TRACK_SECONDS, until the pipe
+    closes; then the session's end."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only the pipe's end ends it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     commands: list[list[str]] = []
     folders: list[str] = []
-    for raw in sys.stdin.buffer:
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            continue
-        if "command" in message:
-            commands.append([str(part) for part in message["command"]])
-        if "folder" in message:
-            folders.append(str(message["folder"]))
-    end_session(session, commands, folders)
+    known: dict[int, str] = {}
+    pipe = sys.stdin.buffer
+    while True:
+        readable, _, _ = select.select([pipe], [], [], TRACK_SECONDS)
+        if readable:
+            raw = pipe.readline()
+            if not raw:
+                break
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            if "command" in message:
+                commands.append([str(part) for part in message["command"]])
+            if "folder" in message:
+                folders.append(str(message["folder"]))
+        track(session, known)
+    end_session(session, commands, folders, known)
 
 
 if __name__ == "__main__":
