@@ -16,7 +16,7 @@ from pipeline.cli.common import (
     history_option,
     index_option,
     json_option,
-    lm_api_key,
+    lm_keys,
     lm_option,
     lm_threads_option,
     load_program,
@@ -120,7 +120,9 @@ def _ask_one(args: argparse.Namespace) -> int:
 
     from pipeline.cli.common import read_settings
     from pipeline.cli.progress import StageLine
+    from pipeline.errors import StorageError
     from pipeline.evaluation.history import History
+    from pipeline.files import storage_errors
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed, value_text
     from pipeline.program.lm import make_lm
@@ -152,7 +154,7 @@ def _ask_one(args: argparse.Namespace) -> int:
                 cache_dir=model_cache_dir(),
                 threads=args.threads,
                 requests=settings.lm_requests,
-                api_key=lm_api_key(),
+                keys=lm_keys(),
                 deferred=True,
                 on_load=on_load,
             )
@@ -168,9 +170,13 @@ def _ask_one(args: argparse.Namespace) -> int:
             return 130
     history_id = None
     if final is not None and final.trace is not None:
-        history = History(Path(args.history))
-        history_id = history.record(final.trace, status="failed" if isinstance(final, Failed) else "done")
-        history.close()
+        try:
+            with storage_errors("the question history", args.history):
+                history = History(Path(args.history))
+                history_id = history.record(final.trace, status="failed" if isinstance(final, Failed) else "done")
+                history.close()
+        except StorageError as exc:  # the answer is shown all the same
+            notices.print(styled(("warning: ", "yellow"), f"{exc}; this answer is not recorded"), soft_wrap=True)
     if isinstance(final, Failed) or final is None:
         notices.print(styled(("error: ", "red"), final.message if final else "no answer"))
         return 1
@@ -284,6 +290,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                         "id": e.history_id,
                         "created_at": e.created_at,
                         "question": e.question,
+                        "status": e.status,
                         "lm_calls": e.lm_calls,
                         "tokens": e.tokens,
                         "seconds": e.seconds,
@@ -296,13 +303,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         )
         return 0
     table = Table(title="recent questions")
-    for column in ("id", "when", "question", "LM calls", "tokens", "s"):
+    for column in ("id", "when", "question", "status", "LM calls", "tokens", "s"):
         table.add_column(column)
     for e in entries:
         table.add_row(
             styled(e.history_id[:8]),
             styled(e.created_at),
             styled(e.question[:70]),
+            styled(e.status),
             styled(str(e.lm_calls)),
             styled(str(e.tokens)),
             styled(f"{e.seconds:.1f}"),
@@ -317,6 +325,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     from pipeline.errors import LabellingError
     from pipeline.evaluation.history import History
     from pipeline.evaluation.labelling import append_example, example_from_history
+    from pipeline.files import storage_errors
     from pipeline.store import open_store
 
     entry = History(Path(args.history)).get(args.id)
@@ -351,6 +360,7 @@ def cmd_label(args: argparse.Namespace) -> int:
         if input("append it? [y/N] ").strip().lower() not in ("y", "yes"):
             notices.print("nothing was appended")
             return 1
-    line = append_example(Path(args.traces), example)
+    with storage_errors("the label", args.traces, "the traces file is as it was"):
+        line = append_example(Path(args.traces), example)
     print(f"labelled {entry.history_id[:8]} as {args.case} example {example.id} ({args.traces}, line {line})")
     return 0

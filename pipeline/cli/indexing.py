@@ -77,6 +77,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pipeline.cli.build_phases import BuildPhases
     from pipeline.cli.progress import StageProgress
     from pipeline.cluster import ray_session
+    from pipeline.files import storage_errors
     from pipeline.settings import BuildSettings
     from pipeline.store.build import build_index
     from pipeline.store.embedder_pool import EmbedderPool
@@ -114,6 +115,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             embedder = MiniLMEmbedder(threads=1)
         bar = resources.enter_context(StageProgress(notices))
         phases = resources.enter_context(BuildPhases(bar.update))
+        kept = "nothing was published: the index there is as it was"
+        resources.enter_context(storage_errors("the index", args.out, kept))
         report = build_index(
             Path(args.source),
             Path(args.out),

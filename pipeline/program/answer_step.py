@@ -25,9 +25,12 @@ from pipeline.answering.compute import (
     NAMES,
     Computation,
     Operand,
+    check_expression,
     compute,
     digit_figures,
     format_figure,
+    operand_count,
+    operand_figures,
     operand_label,
 )
 from pipeline.answering.figure_answers import TableSource
@@ -53,7 +56,7 @@ from pipeline.program.typed_sections import TypedSections, line_typed_value
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
 from pipeline.types import ChunkHit, SourceRef
-from pipeline.values.quantities import figures_outside_dates, find_quantities, same_figure
+from pipeline.values.quantities import figures_outside_dates, find_quantities, reference_kind, same_figure
 from pipeline.values.typed import TypedValue
 from signatures.models import AnswerLine, FigureComputation, LineSentences
 from signatures.shapes import exact_computations_type, exact_lines_type
@@ -316,13 +319,16 @@ class AnswerStep:
                 given[entry.sub_question_index] = entry
         out: dict[int, Computation] = {}
         for item in items:
-            computation = self._lm_computation(item, shown[item.index], given.get(item.index), request)
-            if computation is None:
-                reason = "the LM's computation could not be used: the rows floor computed it"
-                run.trace.fallbacks.append(Intervention(guard="compute", target=f"section:{item.index}", reason=reason))
-                computation = floor_computation(item, request, run.deadline)
-            if computation is not None:
-                out[item.index] = computation
+            computed = self._lm_computation(item, shown[item.index], given.get(item.index), request)
+            if isinstance(computed, Computation):
+                out[item.index] = computed
+                continue
+            floor = floor_computation(item, request, run.deadline)
+            then = "the rows floor computed it" if floor else "the rows floor found no operands either"
+            reason = f"the LM's computation could not be used ({computed}): {then}"
+            run.trace.fallbacks.append(Intervention(guard="compute", target=f"section:{item.index}", reason=reason))
+            if floor is not None:
+                out[item.index] = floor
         return out
 
     def _lm_computation(
@@ -331,28 +337,44 @@ class AnswerStep:
         shown: Sequence[OfferedSentence],
         given: FigureComputation | None,
         request: FormatRequest | None,
-    ) -> Computation | None:
-        """The LM's operands and expression worked out by code; None when an operand is not a figure of its
-        sentence, a name repeats, or the expression does not evaluate."""
-        if given is None or not given.operands or not given.expression.strip() or item.request is None:
-            return None
+    ) -> Computation | str:
+        """The LM's operands and expression worked out by code, or why they cannot be used: an operand that is not
+        an amount of its sentence (a year, a clause or note number, a figure it does not hold), a repeated name,
+        too few or too many operands, or an expression that is not the asked operation's (pipeline.answering.
+        compute.check_expression)."""
+        asked = item.request
+        if given is None or not given.operands or not given.expression.strip() or asked is None:
+            return "it named no operands or no expression"
         offered = {s.sentence_id: s for s in shown}
         operands: list[Operand] = []
         for choice in given.operands:
             sentence = offered.get(choice.sentence_id)
             wanted = find_quantities(choice.figure)
-            if sentence is None or choice.name not in NAMES or not wanted or choice.name in {o.name for o in operands}:
-                return None
-            figure = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
+            if sentence is None or not wanted:
+                return f"operand {choice.name!r} is no figure of an offered sentence"
+            if choice.name not in NAMES or choice.name in {o.name for o in operands}:
+                return f"operand name {choice.name!r} is not one of a-h or repeats"
+            figure = next((q for q in operand_figures(sentence.text) if same_figure(wanted[0], q)), None)
             if figure is None:
-                return None
+                written = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
+                kind = reference_kind(sentence.text, written) if written else None
+                return f"operand {choice.name} ({choice.figure[:40]}) is {kind or 'not a figure of its sentence'}"
             operands.append(Operand(choice.name, operand_label(sentence, figure), figure, sentence))
-        asked = item.request
+        fewest, most = operand_count(asked)
+        if not fewest <= len(operands) <= most:
+            return f"{len(operands)} operands given; a {asked.operation} takes {fewest}" + (
+                f" to {most}" if most != fewest else ""
+            )
+        operands.sort(key=lambda o: o.name)
+        if [o.name for o in operands] != list(NAMES[: len(operands)]):
+            return "its operands are not named a, b, c, ... in turn"
         percent = asked.percent or bool(request and request.percent)
+        expression = given.expression.strip()
         try:
-            return compute(asked.operation, given.expression.strip(), operands, percent, request)
-        except ArithmeticRefused:
-            return None
+            check_expression(expression, asked.operation, len(operands), percent)
+            return compute(asked.operation, expression, operands, percent, request)
+        except ArithmeticRefused as refused:
+            return refused.reason
 
 
 def _with_retrieved(kept: Sequence[ChunkHit], retrieved: Sequence[ChunkHit]) -> list[ChunkHit]:

@@ -298,6 +298,8 @@ def _write_catalog(
             read.skipped.append(source)
             read.skipped_paths[rel] = source.reason
             continue
+        for note in source.notes:
+            log.warning("%s: %s", rel, note)
         if source.hidden:
             log.warning("%s: removed hidden characters %s", rel, source.hidden)
             read.hidden.append((rel, source.hidden))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import multiprocessing
 import re
 from collections import deque
@@ -18,6 +19,8 @@ from pipeline.store.pdf import read_pdf
 from pipeline.store.xbrl import PageFact
 from pipeline.text import strip_hidden
 from pipeline.types import RowCell, TableRow
+
+log = logging.getLogger(__name__)
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".html", ".htm", ".xhtml")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -43,6 +46,8 @@ class SourceFile:
     # How the pages were cut: "file" (its own pages: PDF pages, form feeds), "page breaks" (HTML print
     # styles) or "screen" (an HTML file that marks no page: screenfuls of text).
     paged_by: str = "file"
+    # What reading left out of the file (inline XBRL facts dropped, tags read as text): warnings for the build.
+    notes: tuple[str, ...] = ()
 
 
 def read_source(path: Path, relpath: str) -> SourceFile:
@@ -127,7 +132,13 @@ def _read_html(path: Path, relpath: str) -> SourceFile:
         title=document.title, type=document.cover.form, summary=document.summary, attributes=document.attributes
     )
     return SourceFile(
-        relpath, document.pages, own, facts=document.facts, rows=document.rows, paged_by=document.paged_by
+        relpath,
+        document.pages,
+        own,
+        facts=document.facts,
+        rows=document.rows,
+        paged_by=document.paged_by,
+        notes=document.notes,
     )
 
 
@@ -163,8 +174,13 @@ def read_sources(files: Sequence[tuple[Path, str]], workers: int) -> Iterator[So
 
 
 def read_or_error(path: Path, relpath: str) -> SourceFile | InputFileError:
-    """`read_source`, with the InputFileError of an unusable file returned in its place."""
+    """`read_source`, with the InputFileError of an unusable file returned in its place: a file a reader fails
+    on in a way no reader foresaw (a parser's own error on a hostile file) is skipped and named the same way,
+    so one bad file never stops a build."""
     try:
         return read_source(path, relpath)
     except InputFileError as exc:
         return exc
+    except (ValueError, ArithmeticError, LookupError, TypeError, RecursionError, MemoryError) as exc:
+        log.debug("reading %s failed", relpath, exc_info=True)
+        return InputFileError(relpath, f"could not be read ({type(exc).__name__}: {str(exc)[:200]})")
