@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 import csv
+import dataclasses
 import json
 from typing import Any
 
@@ -69,9 +70,9 @@ def main() -> None:
         if not any(metric in row for row in a) or not any(metric in row for row in b):
             continue
         differences = compare_rows(a, b, metric, seed=SEED)
-        out[metric] = [d.__dict__ for d in differences]
+        out[metric] = [dataclasses.asdict(d) for d in differences]
         for d in differences:
-            interval = f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
+            interval = f"{d.difference:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
             print(f"{metric:<22} {d.case:<15} {d.n:>4} {d.baseline:>8.3f} {d.candidate:>8.3f} {interval:>28}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

@@ -97,8 +97,9 @@ class TypedSections:
             draft = Draft(first_words(claim.sentence.text), (claim.sentence.sentence_id,), "sentence")
             section = guard_section(item.index, draft, [claim.sentence], [*kept, *hits], allowed, None, self.generic)
             if section.status == "answered":
-                value = TypedValue(kind="boolean", value=True, as_written=section.line, pages=_refs(section))
-                return section, value, _traced("claim:sentence", f"holds {claim.share:.2f} of {list(terms)}")
+                value = TypedValue(kind="boolean", value=claim.happened, as_written=section.line, pages=_refs(section))
+                step = "claim:sentence" if claim.happened else "claim:denied"
+                return section, value, _traced(step, f"holds {claim.share:.2f} of {list(terms)}")
         reason = f"none of the {min(len(sentences), READ)} sentences read states it ({', '.join(terms)})"
         return not_found(reason), absent("boolean", contract, reason), _traced("claim:none", None)
 
