@@ -91,7 +91,12 @@ def listed_names(
         has_head = head is not None and bool(held_terms(sentence.text, {head}))
         if not has_head and coverage(sentence.text, wanted) < MIN_SHARE:
             continue
-        runs = [r.split(" (")[0].strip() for piece in _SPLIT.split(sentence.text) for r in name_runs(piece, avoid)]
+        runs = [
+            name
+            for piece in _SPLIT.split(sentence.text)
+            for run in name_runs(piece, avoid)
+            for name in _listed(run.split(" (")[0].strip())
+        ]
         read.append((sentence, [r for r in runs if r]))
     # names that hold the head noun ("New York Stock Exchange"), wherever they stand; else the first sentence's
     headed = [(s, [r for r in runs if head is not None and _ends_with(r, head)]) for s, runs in read]
@@ -103,3 +108,12 @@ def listed_names(
             if key not in found and len(found) < limit:
                 found[key] = FoundName(name, sentence)
     return list(found.values())
+
+
+def _listed(run: str) -> list[str]:
+    """A run of names a sentence lists with "and" ("Jane Doe and John Roe"), as its names: split where both sides
+    are names of two or more words ("Procter and Gamble" stays whole)."""
+    parts = [p.strip() for p in re.split(r"\s+and\s+", run)]
+    if len(parts) > 1 and all(len(p.split()) >= 2 for p in parts):
+        return parts
+    return [run]
