@@ -292,3 +292,9 @@ def compute_request(question: str) -> ComputeRequest | None:
             operation = "percent_change"
         return ComputeRequest(operation, phrases, percent=percent)
     return None
+
+
+def asks_amount(question: str) -> bool:
+    """Whether `question` names a figure of money, a percentage or a count ("revenue", "margin", "how many")."""
+    q = normalise(question)
+    return bool(_AMOUNT_ASK.search(q) or _PERCENT_ASK.search(q) or _COUNT_ASK.search(q))

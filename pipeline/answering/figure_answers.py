@@ -33,6 +33,7 @@ from pipeline.answering.floors import Draft
 from pipeline.answering.metric_labels import alternatives
 from pipeline.answering.sentences import OfferedSentence, offered_sentences
 from pipeline.intake.contract import Contract
+from pipeline.text import bm25_tokens
 from pipeline.types import ChunkHit, TableRow
 from pipeline.values.columns import column_period
 from pipeline.values.money import currency_sign, table_units
@@ -58,6 +59,8 @@ class TableSource(Protocol):
     def owner_names(self, document_id: str) -> tuple[str, ...]: ...
 
     def document_form(self, document_id: str) -> str: ...
+
+    def first_hit(self, document_id: str) -> ChunkHit | None: ...
 
 
 def metric_ask(
@@ -96,16 +99,21 @@ def figure_for(ask: MetricAsk, hits: Sequence[ChunkHit], tables: TableSource) ->
     if not ask.terms:
         return None
     order = list(dict.fromkeys(h.chunk.document_id for h in hits))
-    if ask.report is not None:
-        # the kind of report asked for first ("annual report": its 10-K before its 10-Qs)
-        order.sort(key=lambda d: not report_matches(ask.report or "", tables.document_form(d)))
+    matching = frozenset(d for d in order if document_period_matches(ask.periods, tables.document_periods(d)))
+    # the documents of the period asked first, then the kind of report asked for ("annual report": its 10-K
+    # before its 10-Qs), then retrieval's order
+    order.sort(
+        key=lambda d: (
+            d not in matching,
+            ask.report is not None and not report_matches(ask.report, tables.document_form(d)),
+        )
+    )
     order = order[:MAX_DOCUMENTS]
     rows = {d: with_document_scale(tables.document_rows(d)) for d in order}
     owners = {t for d in order for name in tables.owner_names(d) for t in label_terms(name)}
     # the owner's name says whose figure it is, not which: it is left out of the metric's words
     terms = tuple(t for t in ask.terms if t not in owners) or ask.terms
     ask = replace(ask, terms=terms, names=ask.names | owners)
-    matching = frozenset(d for d in order if document_period_matches(ask.periods, tables.document_periods(d)))
     return find_figure(ask, rows, matching, {d: i for i, d in enumerate(order)})
 
 
@@ -187,7 +195,17 @@ def operand_figures(
         current = figure_for(ask(request.operands[0]), hits, tables)
         prior = None if current is None else prior_figure(current)
         return [current, prior] if current is not None and prior is not None else []
-    if request.operation == "average" or len(request.operands) < 2:
+    if request.operation == "average":
+        # "average quarterly net sales over the quarters ended A, B, C and D": the figure of each period named
+        named = sorted(periods.periods, key=lambda p: p.end)
+        if len(named) < 2 or not request.operands:
+            return []
+        each = [
+            figure_for(replace(ask(request.operands[0]), periods=AskedPeriods((period,))), hits, tables)
+            for period in named[:MAX_OPERANDS]
+        ]
+        return [f for f in each if f is not None] if all(each) else []
+    if len(request.operands) < 2:
         return []
     found: list[Figure] = []
     for phrase in request.operands[:MAX_OPERANDS]:
@@ -266,3 +284,34 @@ def with_document_scale(rows: Sequence[TableRow]) -> list[TableRow]:
         return list(rows)
     usual = counts.most_common(1)[0][0]
     return [r if r.scale else replace(r, scale=usual) for r in rows]
+
+
+# Documents (periods) a figure asked over time is listed for.
+MAX_PERIODS = 4
+# Words that ask how a figure moved, not which figure.
+_OVER_TIME_WORDS = frozenset(
+    bm25_tokens(
+        "fluctuated fluctuate fluctuations historical history trend trends identifiable identified changed change "
+        "changes shift shifts substantial significant variation variations evolved evolve reported periods over "
+        "across seen any"
+    )
+)
+
+
+def figures_over_time(ask: MetricAsk, hits: Sequence[ChunkHit], tables: TableSource) -> list[Figure]:
+    """For a figure asked over time ("How has revenue changed over the quarters?"): the figure of each document
+    retrieval found (a filing is a period), read from its latest column of the span asked, in period order;
+    empty when fewer than two documents give one."""
+    documents = list(dict.fromkeys(h.chunk.document_id for h in hits))
+    terms = tuple(t for t in ask.terms if t not in _OVER_TIME_WORDS) or ask.terms
+    each = replace(ask, terms=terms, alternatives=alternatives(terms), periods=AskedPeriods(), latest=True)
+    found: list[Figure] = []
+    for document in documents:
+        own = [h for h in hits if h.chunk.document_id == document]
+        figure = figure_for(each, own, tables)
+        if figure is not None:
+            found.append(figure)
+        if len(found) >= MAX_PERIODS:
+            break
+    found.sort(key=lambda f: f.period.sort_key())
+    return found if len(found) >= 2 else []

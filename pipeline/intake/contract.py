@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pipeline.answering.asks import FormatRequest, answer_kind, split_format
+from pipeline.answering.asks import FormatRequest, answer_kind, asks_amount, over_time, split_format
 from pipeline.values.money import CODES, currency_of
 from pipeline.values.typed import Plain, Scale, ValueKind
 
@@ -391,6 +391,8 @@ def _kind(
         return "names"
     if any(re.search(r"\b(?:name|title)\b", w, re.I) for w in kind_words):
         return "name"
+    if over_time(question) and asks_amount(question):
+        return "number"  # "Any trends in its revenue over the quarters?": the figures, period by period
     if _OPEN_ASK.search(question):
         return "text"
     asked = answer_kind(question)

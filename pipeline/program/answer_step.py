@@ -144,7 +144,11 @@ class AnswerStep:
                 avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
                 read = typed.names(item, contract, hits, kept[item.index], allowed, queries[item.index], avoid)
             else:
-                read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
+                read = None
+                if item.over_time:
+                    read = typed.trend(item, asked[item.index], contract, hits, kept[item.index], allowed)
+                if read is None:
+                    read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
             if read is not None:
                 guarded[item.index], values[item.index], traced = read
                 lines[item.index] = traced(lines[item.index])

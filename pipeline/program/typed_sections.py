@@ -12,10 +12,12 @@ from dataclasses import replace
 from pipeline.answering.claims import READ, claim_terms, stated_claim
 from pipeline.answering.compute import computed_figure, expression_for
 from pipeline.answering.figure_answers import (
+    FIRST_ID,
     TableSource,
     figure_evidence,
     figure_for,
     figure_operands,
+    figures_over_time,
     metric_ask,
     operand_figures,
 )
@@ -36,6 +38,8 @@ from pipeline.types import ChunkHit, SourceRef
 from pipeline.values.typed import TypedValue, ValueKind
 
 Read = tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]]
+# A scope this small has every document read for a figure asked per period.
+MAX_SCOPE_DOCUMENTS = 8
 
 
 class TypedSections:
@@ -67,6 +71,40 @@ class TypedSections:
         section, filename = found
         proposed = f"{figure.row.label} = {figure.cell.text} (label score {figure.label_score:.2f})"
         return section, figure_value(figure, filename, contract), _traced("figure:rows", proposed)
+
+    def trend(
+        self,
+        item: SectionInputs,
+        asked: str,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> Read | None:
+        """A figure asked over time: the figure of each period (document) retrieval found, listed in period
+        order, each quoted from its row; None when fewer than two are found."""
+        if self.tables is None or not hits:
+            return None
+        ask = metric_ask(item.sub_question, asked, contract, self.generic)
+        hits = self._with_scope(hits, allowed)
+        figures = figures_over_time(ask, hits, self.tables)
+        if not figures:
+            return None
+        names = {h.chunk.document_id: h.filename for h in hits}
+        evidence, shown, parts = [], [], []
+        for figure in figures:
+            draft, quoted, page_hits = figure_evidence(figure, self.tables, names.get(figure.document_id, ""))
+            evidence.extend(quoted[:1])
+            shown.extend(page_hits)
+            parts.append(draft.text)
+        draft = Draft("; ".join(parts), tuple(e.sentence_id for e in evidence), "extracted")
+        evidence = [replace(e, sentence_id=FIRST_ID + 20 + i) for i, e in enumerate(evidence)]
+        draft = Draft(draft.text, tuple(e.sentence_id for e in evidence), "extracted")
+        section = guard_section(item.index, draft, evidence, [*kept, *shown], allowed, None, self.generic)
+        if section.status != "answered":
+            return None
+        value = TypedValue(kind="text", value=section.line, as_written=section.line[:600], pages=_refs(section))
+        return section, value, _traced("figure:periods", f"{len(figures)} periods")
 
     def claim(
         self,
@@ -141,6 +179,7 @@ class TypedSections:
         request = item.request
         if self.tables is None or request is None or not hits:
             return None
+        hits = self._with_scope(hits, allowed)
         figures = operand_figures(request, item.sub_question, contract, self.generic, hits, self.tables)
         names = {h.chunk.document_id: h.filename for h in hits}
         operands = figure_operands(figures, lambda d: names.get(d, ""), self.tables)
@@ -167,6 +206,15 @@ class TypedSections:
             pages=_refs(section),
         )
         return section, value, _traced("compute:figures", computation.formula)
+
+    def _with_scope(self, hits: Sequence[ChunkHit], allowed: Collection[str] | None) -> list[ChunkHit]:
+        """`hits`, then a first chunk of each document of a small scope retrieval did not reach (a figure asked
+        for each period reads every filing in scope, not only those retrieval ranked)."""
+        if self.tables is None or allowed is None or len(allowed) > MAX_SCOPE_DOCUMENTS:
+            return list(hits)
+        seen = {h.chunk.document_id for h in hits}
+        extra = [h for d in sorted(set(allowed) - seen) if (h := self.tables.first_hit(d)) is not None]
+        return [*hits, *extra]
 
     def _guarded(
         self,

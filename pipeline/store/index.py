@@ -146,6 +146,15 @@ class Store:
         filename = self.catalog.documents[document_id].filename
         return [ChunkHit(chunk, filename, 0.0) for chunk in self.catalog.page_chunks(document_id, page)]
 
+    def first_hit(self, document_id: str) -> ChunkHit | None:
+        """A document's first chunk as a hit (score 0), None when it has none."""
+        position = self.catalog.document_position(document_id)
+        start, end = int(self.catalog.row_start[position]), int(self.catalog.row_end[position])
+        if end <= start:
+            return None
+        (chunk,) = self.catalog.chunks([start])
+        return ChunkHit(chunk, self.catalog.documents[document_id].filename, 0.0)
+
     def owner_names(self, document_id: str) -> tuple[str, ...]:
         """Every name of the entities that own a document."""
         entities = self.catalog.entities

@@ -184,6 +184,9 @@ class Tables:
     def document_form(self, document_id: str) -> str:
         return "10-Q"
 
+    def first_hit(self, document_id: str) -> ChunkHit | None:
+        return hit(document_id)
+
 
 def hit(document_id: str, page: int = 1) -> ChunkHit:
     return ChunkHit(Chunk(page, document_id, page, 0, "text"), f"{document_id}.pdf", 1.0)
