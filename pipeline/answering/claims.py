@@ -22,7 +22,10 @@ from pipeline.text import bm25_tokens
 
 # Words of a yes/no question that frame the event without naming it.
 _FRAMING = frozenset(
-    bm25_tokens("any anything mention mentioned annual report filing company its their there whether during last")
+    bm25_tokens(
+        "any anything mention mentioned annual quarterly report filing company its their there whether during last "
+        "cover covers covered"
+    )
 )
 _NEGATED = re.compile(
     r"\b(?:did|does|do|has|have|had|was|were|is|are|will|would)\s+not\b|\bn't\b|\bnever\b|\bnone\b|\bneither\b"
@@ -36,10 +39,14 @@ _HYPOTHETICAL = re.compile(
 )
 # Where a question's time clause starts.
 _WHEN = re.compile(r"\s(?:since|during|after|before|until|as\s+of|over\s+the|throughout|within)\s", re.IGNORECASE)
-# Share of the question's key terms a sentence must hold: all of them when it has ALL_TERMS or fewer (the event's
-# verb among them: a sentence about the fence that does not say it was replaced does not answer "was it replaced").
+# Share of the question's key terms a sentence must hold: all of them when it has ALL_TERMS or fewer; and the
+# event's verb always (a sentence about the fence that does not say it was replaced does not answer "was it
+# replaced").
 MIN_SHARE = 0.75
-ALL_TERMS = 4
+ALL_TERMS = 2
+_BUY_BACK = re.compile(r"\bbuy(?:s|ing)?[\s-]+back\b|\bbought\s+back\b", re.IGNORECASE)
+_DID_VERB = re.compile(r"\b(?:did|does|do)\s+(?:(?:the|its|their|any)\s+)?(?:company\s+)?([a-z]+)\b", re.IGNORECASE)
+_PARTICIPLE = re.compile(r"\b([a-z]{3,}(?:ed|en)|paid|made|sold|bought|held|taken|given|won|lost)\b", re.IGNORECASE)
 # Best-ranked sentences read.
 READ = 24
 
@@ -56,9 +63,21 @@ class Claim:
 
 def claim_terms(asked: str, generic: AbstractSet[str] = frozenset()) -> tuple[str, ...]:
     """The stemmed words of a yes/no question that name the event it asks about (a time clause after it,
-    "since the inspection", "during the year", says when, not what)."""
-    event = _WHEN.split(asked, maxsplit=1)[0]
+    "since the inspection", "during the year", says when, not what; "buy back" is what reports call a
+    repurchase)."""
+    event = _BUY_BACK.sub("repurchase", _WHEN.split(asked, maxsplit=1)[0])
     return tuple(t for t in metric_terms(event, frozenset(generic)) if t not in _FRAMING)
+
+
+def event_verb(asked: str) -> str | None:
+    """The stem of the verb that names the event ("Did the company announce ..." -> "announc"; "were dividends
+    declared" -> "declar"): the word after "did/does/do", else the first past participle; None when neither."""
+    event = _BUY_BACK.sub("repurchase", _WHEN.split(asked, maxsplit=1)[0])
+    m = _DID_VERB.search(event) or _PARTICIPLE.search(event)
+    if m is None:
+        return None
+    stems = bm25_tokens(m.group(1))
+    return stems[0] if stems and stems[0] not in _FRAMING else None
 
 
 def states(text: str, terms: Sequence[str]) -> float:
@@ -76,13 +95,15 @@ def denies(text: str, terms: Sequence[str]) -> float:
     return len(held_terms(text, frozenset(terms))) / len(terms)
 
 
-def stated_claim(sentences: Sequence[OfferedSentence], terms: Sequence[str]) -> Claim | None:
+def stated_claim(sentences: Sequence[OfferedSentence], terms: Sequence[str], verb: str | None = None) -> Claim | None:
     """The best-ranked sentence that states the event (see the module docstring); else the best that states it
-    did not happen (`happened` false); else None."""
+    did not happen (`happened` false); else None. A sentence must hold the event's `verb` when one is given."""
     need = 1.0 if len(terms) <= ALL_TERMS else MIN_SHARE
     best: Claim | None = None
     denied: Claim | None = None
     for sentence in sentences[:READ]:
+        if verb is not None and not held_terms(sentence.text, {verb}):
+            continue
         share = states(sentence.text, terms)
         if share >= need and (best is None or share > best.share):
             best = Claim(sentence, share)

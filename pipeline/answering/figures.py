@@ -343,3 +343,16 @@ def document_period_matches(asked: AskedPeriods, held: Sequence[Period]) -> bool
     """Whether a document's own periods (its attributes) are the periods asked (then its latest column
     answers, whatever calendar its fiscal quarters follow)."""
     return bool(asked.periods) and all(period_matches(a, held) for a in asked.periods)
+
+
+def reports_event(figure: Figure) -> bool:
+    """Whether a row reports that its event happened in the figure's period: any of its cells of that period (or
+    of no readable period: a statement of equity's columns are its components) is not zero."""
+    for cell in figure.row.cells:
+        period = column_period(cell.header)
+        if period.known and period.sort_key() != figure.period.sort_key():
+            continue
+        read = cell_value(cell.text)
+        if read is not None and read[0] != 0:
+            return True
+    return False

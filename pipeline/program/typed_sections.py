@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from pipeline.answering.claims import READ, claim_terms, stated_claim
+from pipeline.answering.claims import READ, claim_terms, event_verb, stated_claim
 from pipeline.answering.compute import computed_figure, expression_for
 from pipeline.answering.figure_answers import (
     FIRST_ID,
@@ -21,7 +21,7 @@ from pipeline.answering.figure_answers import (
     metric_ask,
     operand_figures,
 )
-from pipeline.answering.figures import Figure
+from pipeline.answering.figures import Figure, reports_event
 from pipeline.answering.floors import Draft, first_words
 from pipeline.answering.lines import SectionInputs
 from pipeline.answering.metric_labels import alternatives
@@ -125,12 +125,11 @@ class TypedSections:
             found = None if figure is None else self._guarded(figure, item, hits, kept, allowed)
             if figure is not None and found is not None:
                 section = found[0]
-                value = TypedValue(
-                    kind="boolean", value=figure.value != 0, as_written=section.line, pages=_refs(section)
-                )
+                happened = reports_event(figure)
+                value = TypedValue(kind="boolean", value=happened, as_written=section.line, pages=_refs(section))
                 return section, value, _traced("claim:rows", f"{figure.row.label} = {figure.cell.text}")
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
-        claim = stated_claim(sentences, terms)
+        claim = stated_claim(sentences, terms, event_verb(asked))
         if claim is not None:
             draft = Draft(first_words(claim.sentence.text), (claim.sentence.sentence_id,), "sentence")
             section = guard_section(item.index, draft, [claim.sentence], [*kept, *hits], allowed, None, self.generic)
