@@ -34,7 +34,7 @@ _NEGATED = re.compile(
 )
 _HYPOTHETICAL = re.compile(
     r"\b(?:may|might|could|would|should|if|unless|whether|intends?\s+to|plans?\s+to|expects?\s+to|anticipates?|"
-    r"seeks?\s+to|risks?|possible|potential(?:ly)?|cannot\s+assure|no\s+assurance|subject\s+to)\b",
+    r"seeks?\s+to|risks?|possible|potential(?:ly)?|cannot\s+assure|no\s+assurance|subject\s+to|once)\b",
     re.IGNORECASE,
 )
 # Where a question's time clause starts.
@@ -45,7 +45,11 @@ _WHEN = re.compile(r"\s(?:since|during|after|before|until|as\s+of|over\s+the|thr
 MIN_SHARE = 0.75
 ALL_TERMS = 2
 _BUY_BACK = re.compile(r"\bbuy(?:s|ing)?[\s-]+back\b|\bbought\s+back\b", re.IGNORECASE)
-_DID_VERB = re.compile(r"\b(?:did|does|do)\s+(?:(?:the|its|their|any)\s+)?(?:company\s+)?([a-z]+)\b", re.IGNORECASE)
+_DID_VERB = re.compile(
+    r"\b(?:did|does|do)\s+(?:(?:the|its|their|any)\s+)?(?:company\s+)?([a-z]+(?:\s+or\s+[a-z]+)?)\b", re.IGNORECASE
+)
+# "not" a few words before a verb's past form: "has historically not declared", "were not paid".
+_NOT_BEFORE_VERB = re.compile(r"\b(?:not|never|no)\s+(?:\w+\s+){0,2}?(?:\w+ed|paid|made|sold|bought|held)\b", re.I)
 _PARTICIPLE = re.compile(r"\b([a-z]{3,}(?:ed|en)|paid|made|sold|bought|held|taken|given|won|lost)\b", re.IGNORECASE)
 # Best-ranked sentences read.
 READ = 24
@@ -69,20 +73,28 @@ def claim_terms(asked: str, generic: AbstractSet[str] = frozenset()) -> tuple[st
     return tuple(t for t in metric_terms(event, frozenset(generic)) if t not in _FRAMING)
 
 
-def event_verb(asked: str) -> str | None:
-    """The stem of the verb that names the event ("Did the company announce ..." -> "announc"; "were dividends
-    declared" -> "declar"): the word after "did/does/do", else the first past participle; None when neither."""
+def event_verbs(asked: str) -> frozenset[str]:
+    """The stems of the verbs that name the event ("Did the company announce ..." -> "announc"; "declare or pay"
+    -> "declar", "pay"; "were dividends declared" -> "declar"): the words after "did/does/do" (joined by "or"),
+    else the first past participle; empty when neither."""
     event = _BUY_BACK.sub("repurchase", _WHEN.split(asked, maxsplit=1)[0])
-    m = _DID_VERB.search(event) or _PARTICIPLE.search(event)
-    if m is None:
-        return None
-    stems = bm25_tokens(m.group(1))
-    return stems[0] if stems and stems[0] not in _FRAMING else None
+    m = _DID_VERB.search(event)
+    words = [w for w in re.split(r"\s+or\s+", m.group(1)) if w] if m else []
+    if not words and (p := _PARTICIPLE.search(event)):
+        words = [p.group(1)]
+    stems = {t for w in words for t in bm25_tokens(w)[:1]}
+    return frozenset(t for t in stems if t not in _FRAMING)
+
+
+def negated(text: str) -> bool:
+    """Whether `text` says something did not happen ("did not repurchase", "has historically not declared",
+    "no shares were repurchased")."""
+    return bool(_NEGATED.search(text) or _NOT_BEFORE_VERB.search(text))
 
 
 def states(text: str, terms: Sequence[str]) -> float:
     """The share of `terms` that `text` holds, when it says them as a fact (0 when negated or hypothetical)."""
-    if not terms or _NEGATED.search(text) or _HYPOTHETICAL.search(text):
+    if not terms or negated(text) or _HYPOTHETICAL.search(text):
         return 0.0
     return len(held_terms(text, frozenset(terms))) / len(terms)
 
@@ -90,19 +102,21 @@ def states(text: str, terms: Sequence[str]) -> float:
 def denies(text: str, terms: Sequence[str]) -> float:
     """The share of `terms` that `text` holds when it says, as a fact, that the event did not happen ("the
     energiser has not been replaced"); 0 otherwise."""
-    if not terms or not _NEGATED.search(text) or _HYPOTHETICAL.search(text):
+    if not terms or not negated(text) or _HYPOTHETICAL.search(text):
         return 0.0
     return len(held_terms(text, frozenset(terms))) / len(terms)
 
 
-def stated_claim(sentences: Sequence[OfferedSentence], terms: Sequence[str], verb: str | None = None) -> Claim | None:
+def stated_claim(
+    sentences: Sequence[OfferedSentence], terms: Sequence[str], verbs: AbstractSet[str] = frozenset()
+) -> Claim | None:
     """The best-ranked sentence that states the event (see the module docstring); else the best that states it
-    did not happen (`happened` false); else None. A sentence must hold the event's `verb` when one is given."""
+    did not happen (`happened` false); else None. A sentence must hold one of the event's `verbs` when given."""
     need = 1.0 if len(terms) <= ALL_TERMS else MIN_SHARE
     best: Claim | None = None
     denied: Claim | None = None
     for sentence in sentences[:READ]:
-        if verb is not None and not held_terms(sentence.text, {verb}):
+        if verbs and not held_terms(sentence.text, verbs):
             continue
         share = states(sentence.text, terms)
         if share >= need and (best is None or share > best.share):

@@ -102,11 +102,9 @@ def figure_for(ask: MetricAsk, hits: Sequence[ChunkHit], tables: TableSource) ->
     matching = frozenset(d for d in order if document_period_matches(ask.periods, tables.document_periods(d)))
     # the documents of the period asked first, then the kind of report asked for ("annual report": its 10-K
     # before its 10-Qs), then retrieval's order
+    report = ask.report
     order.sort(
-        key=lambda d: (
-            d not in matching,
-            ask.report is not None and not report_matches(ask.report, tables.document_form(d)),
-        )
+        key=lambda d: (d not in matching, report is not None and not report_matches(report, tables.document_form(d)))
     )
     order = order[:MAX_DOCUMENTS]
     rows = {d: with_document_scale(tables.document_rows(d)) for d in order}

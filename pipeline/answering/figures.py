@@ -17,7 +17,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from pipeline.answering.terms import related
+from pipeline.answering.terms import held_terms, related
 from pipeline.text import STOPWORDS, bm25_tokens, normalise
 from pipeline.types import RowCell, TableRow
 from pipeline.values.columns import ColumnPeriod, column_period, matches_period
@@ -110,6 +110,10 @@ class MetricAsk:
     any_kind: bool = False
     # The kind of report asked for ("annual", "quarterly"), if any: an annual figure spans twelve months.
     report: str | None = None
+    # How well a label must name the metric, and words one of which it must hold (an event's verb: a row
+    # "Dividends declared" reports that dividends were declared).
+    min_score: float = MIN_LABEL_SCORE
+    required: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -260,7 +264,9 @@ def row_figures(
             # a one-word label says what it is with the headings above it ("Basic" under "Earnings per share:")
             with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
             score = max(score, best_label_score(ask, with_parents))
-        if score < MIN_LABEL_SCORE:
+        # a label holding the event's verb ("Dividends declared") may name less of the rest
+        relaxed = bool(ask.required) and bool(held_terms(row.label, ask.required))
+        if score < (ask.min_score if relaxed else MIN_LABEL_SCORE):
             continue
         parents = [t for p in row.parents for t in label_terms(p)]
         heading = [t for t in parents if t not in _SECTION_WORDS]

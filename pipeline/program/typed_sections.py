@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from pipeline.answering.claims import READ, claim_terms, event_verb, stated_claim
+from pipeline.answering.claims import READ, claim_terms, event_verbs, stated_claim
 from pipeline.answering.compute import computed_figure, expression_for
 from pipeline.answering.figure_answers import (
     FIRST_ID,
@@ -38,6 +38,9 @@ from pipeline.types import ChunkHit, SourceRef
 from pipeline.values.typed import TypedValue, ValueKind
 
 Read = tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]]
+# How well a row's label must name a yes/no question's event (its verb held): "Dividends declared" for "were
+# common stock dividends declared".
+CLAIM_ROW_SCORE = 0.5
 # A scope this small has every document read for a figure asked per period.
 MAX_SCOPE_DOCUMENTS = 8
 
@@ -120,8 +123,15 @@ class TypedSections:
         true; zero: false), else a sentence stating it (true), else the question's absent value (false)."""
         terms = claim_terms(asked, self.generic)
         if self.tables is not None and terms and hits:
-            ask = replace(metric_ask(item.sub_question, asked, contract, self.generic), terms=terms)
-            figure = figure_for(replace(ask, alternatives=alternatives(terms), any_kind=True), hits, self.tables)
+            ask = replace(
+                metric_ask(item.sub_question, asked, contract, self.generic),
+                terms=terms,
+                alternatives=alternatives(terms),
+                any_kind=True,
+                min_score=CLAIM_ROW_SCORE,
+                required=event_verbs(asked),
+            )
+            figure = figure_for(ask, hits, self.tables)
             found = None if figure is None else self._guarded(figure, item, hits, kept, allowed)
             if figure is not None and found is not None:
                 section = found[0]
@@ -129,7 +139,7 @@ class TypedSections:
                 value = TypedValue(kind="boolean", value=happened, as_written=section.line, pages=_refs(section))
                 return section, value, _traced("claim:rows", f"{figure.row.label} = {figure.cell.text}")
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
-        claim = stated_claim(sentences, terms, event_verb(asked))
+        claim = stated_claim(sentences, terms, event_verbs(asked))
         if claim is not None:
             draft = Draft(first_words(claim.sentence.text), (claim.sentence.sentence_id,), "sentence")
             section = guard_section(item.index, draft, [claim.sentence], [*kept, *hits], allowed, None, self.generic)
