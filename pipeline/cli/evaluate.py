@@ -251,8 +251,11 @@ def _show(
     shown = table.dropna(axis=1, how="all")
     if args.retrieval_only:
         shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
-    # "-": a metric that applies to no example of the case (e.g. gold-document recall where none is gold)
-    print(shown.to_string(line_width=200, na_rep="-"))
+    if results:
+        # "-": a metric that applies to no example of the case (e.g. gold-document recall where none is gold)
+        print(shown.to_string(line_width=200, na_rep="-"))
+    else:
+        output().print("no example finished: nothing was scored", highlight=False)
     for result in results:
         for note in (*result.notes, *([result.error] if result.error else [])):
             output().print(styled((f"{result.example.id}: ", "yellow"), note))

@@ -34,7 +34,8 @@ METRIC_COLUMNS = (
 
 
 def results_frame(results: Sequence[ExampleResult]) -> Any:
-    """One row per example (pandas DataFrame): id, case, every metric, composite, failed."""
+    """One row per example (pandas DataFrame): id, case, every metric, composite, failed; with its columns when
+    there is no example (an evaluation stopped before its first example finished)."""
     import pandas as pd
 
     rows = []
@@ -43,11 +44,12 @@ def results_frame(results: Sequence[ExampleResult]) -> Any:
         row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["id", "case", *METRIC_COLUMNS, "composite", "failed", "error"])
 
 
 def per_case_table(frame: Any) -> Any:
-    """Per-case means (safety counts summed) with an `all` row; examples counted in `n`."""
+    """Per-case means (safety counts summed) with an `all` row; examples counted in `n` (no example: the `all`
+    row alone, with n = 0 and no means)."""
     import pandas as pd
 
     def summarise(group: Any) -> dict[str, Any]:
