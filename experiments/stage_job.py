@@ -22,7 +22,6 @@ from experiments.floors import LM, STAGE_FLOORS, choose_step, floor_table, lm_st
 from experiments.job import (
     Job,
     LMs,
-    ProgressEvent,
     RunSummary,
     comparison_metrics,
     evaluate_program,
@@ -122,7 +121,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     baseline = _evaluate(job, lms, "baseline", student, data.val)
     spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
-    job.progress(ProgressEvent("compile", 0, config.budget.max_lm_calls, f"{config.optimizer} on {stage}"))
+    job.enter("compile", config.budget.max_lm_calls, f"{config.optimizer} on {stage}")
     with lms.task_context():
         candidate = compile_program(
             spec,
@@ -182,7 +181,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
         ways["lm uncompiled"]["test"] = _mean_value(test_before)
         ways["lm compiled"]["test"] = _mean_value(test_after)
 
-    job.progress(ProgressEvent("log", message="export, tables, prompts"))
+    job.enter("log", message="export, tables, prompts")
     baseline_frame, result_frame = stage_frame(baseline), stage_frame(result)
     baseline_table, result_table = stage_table(baseline_frame, stage), stage_table(result_frame, stage)
     frames.update({f"floor-{name}-examples": stage_frame(results) for name, results in floor_val.items()})

@@ -109,6 +109,13 @@ def cache_root() -> Path:
     return Path(root) if root else default_model_cache_dir().parent
 
 
+def timings_file() -> Path:
+    """This machine's measured rates of LM work (pipeline.program.lm.timings), in the project's cache directory."""
+    from pipeline.program.lm.timings import TIMINGS_FILE
+
+    return cache_root() / TIMINGS_FILE
+
+
 def model_cache_dir() -> Path:
     """Where the embedded LM is assembled: `models/` in the project's cache directory."""
     return cache_root() / "models"

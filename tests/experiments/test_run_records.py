@@ -251,10 +251,11 @@ def test_every_lm_call_of_an_evaluation_is_a_progress_heartbeat(
     _, _, events = rejected
     baseline = [e for e in events if e.phase == "baseline"]
     # 4 examples x 3 calls: a report per call (with the examples done so far) and one per finished example.
-    # Each carries the job's ETA once the first example has finished.
-    per_call = [e for e in baseline if e.message.split(", job ETA")[0].endswith(" LM calls") and e.total == 4]
+    # Each carries the whole job's ETA beside its message (shown once on the screen), never in it.
+    per_call = [e for e in baseline if e.message.endswith(" LM calls") and e.total == 4]
     assert {int(e.message.split(", ")[1].split()[0]) for e in per_call} == set(range(1, 13))
-    assert baseline[-1].done == 4 and baseline[-1].message.startswith("examples, 12 LM calls, job ETA ")
+    assert baseline[-1].done == 4 and baseline[-1].message == "examples, 12 LM calls"
+    assert all(e.eta.startswith("job ETA ") for e in per_call[1:])
 
 
 def test_a_prompt_created_meanwhile_by_another_job_gets_the_new_version(
