@@ -6,12 +6,20 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from experiments.config import ExperimentConfig
 from pipeline.errors import ExperimentConfigError, IndexNotFoundError
 from pipeline.evaluation.examples import LabelledExample, load_examples, missing_cases, stratified_sample
 from pipeline.evaluation.labels import ResolvedExample, resolve_example
-from pipeline.evaluation.stage_inputs import REQUIRED_LABEL, StageExample, gold_chunk_rows, labelled_for, stage_example
+from pipeline.evaluation.stage_inputs import (
+    REQUIRED_LABEL,
+    StageExample,
+    gold_chunk_rows,
+    labelled_for,
+    needs_gold_rows,
+    stage_example,
+)
 from pipeline.store import Store, open_store
 
 
@@ -119,14 +127,16 @@ def load_stage_data(config: ExperimentConfig, config_path: Path, store: Store) -
     if data.test_split is not None:
         roles.append(("test", data.test_split, data.test_size, config.seed + 2))
     picked: dict[str, list[StageExample]] = {"test": []}
+    cache: dict[tuple[str, ...], Any] = {}  # documents' chunks and facts found in them, shared by every split
     for role, split, size, seed in roles:
         path = data.traces_dir / f"{split}.jsonl"
         examples = load_examples(path, cases=data.cases)
         _check_corpus(examples, store, config_path)
         resolved = [resolve_example(e, store) for e in examples]
-        rows = [gold_chunk_rows(store, r) for r in resolved]
+        # Gold rows are found only where the label check reads them (score, answer) and for the examples sampled.
+        rows = [gold_chunk_rows(store, r, cache) if needs_gold_rows(stage, r.example) else None for r in resolved]
         needed = size if role != "test" else 1
-        usable = labelled_for(stage, examples, rows, needed, str(path))
+        usable = labelled_for(stage, examples, [r or frozenset() for r in rows], needed, str(path))
         missing = missing_cases([examples[i] for i in usable], data.cases)
         if missing:
             raise ExperimentConfigError(
@@ -137,11 +147,23 @@ def load_stage_data(config: ExperimentConfig, config_path: Path, store: Store) -
             )
         by_id = {examples[i].id: i for i in usable}
         sample = stratified_sample([examples[i] for i in usable], size, seed)
-        picked[role] = [stage_example(store, resolved[by_id[e.id]], rows[by_id[e.id]]) for e in sample]
+        chosen = [by_id[e.id] for e in sample]
+        found = {i: _gold_rows(stage, store, resolved[i], rows[i], cache) for i in chosen}
+        picked[role] = [stage_example(store, resolved[i], found[i]) for i in chosen]
     train, val, test = picked["train"], picked["val"], picked["test"]
     return StageData(
         train, val, test, _data_hash([i.example for i in train], [i.example for i in val], store, stage=stage)
     )
+
+
+def _gold_rows(
+    stage: str, store: Store, resolved: ResolvedExample, rows: frozenset[int] | None, cache: dict[tuple[str, ...], Any]
+) -> frozenset[int]:
+    """A sampled example's gold chunk rows: those found for its label check, else found now; none for decompose,
+    whose metric reads gold documents and pages, never chunks (finding them reads every figure of a filing)."""
+    if rows is not None:
+        return rows
+    return frozenset() if stage == "decompose" else gold_chunk_rows(store, resolved, cache)
 
 
 def _check_corpus(examples: Sequence[LabelledExample], store: Store, config_path: Path) -> None:

@@ -21,6 +21,7 @@ from pipeline.cli.eta import Eta
 from pipeline.evaluation.compare import Difference, compare_paired, differences_frame
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
+from pipeline.evaluation.stage_metrics import STAGE_WEIGHTS, Stage
 from pipeline.export import program_state, render_prompts, save_export
 from pipeline.program.calls import LMCallCounter, StopSignal, counting
 from pipeline.program.lm import parse_lm_spec
@@ -308,6 +309,9 @@ def log_inputs(job: Job, digest: str, data_hash: str, splits: Mapping[str, Seque
     params = flatten(config.model_dump(mode="json"))
     params.update({"config_hash": digest, "data_hash": data_hash, "index_generation": job.store.manifest.generation})
     params.update({f"{name}_examples": str(len(ids)) for name, ids in splits.items()})
+    if config.stage != "end_to_end":  # what the stage metric weighs, so runs --compare can tell two apart
+        stage: Stage = config.stage  # type: ignore[assignment]
+        params.update({f"stage_metric.{part}": str(w) for part, w in STAGE_WEIGHTS[stage].items()})
     log_params(job.tracker, job.run_id, params)
     log_text(job.tracker, job.run_id, job.config_path.read_text(encoding="utf-8"), "config.toml")
     log_text(job.tracker, job.run_id, json.dumps({k: list(v) for k, v in splits.items()}, indent=2), "data/splits.json")

@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.cli.common import Commands, console, json_option, mlruns_option, output, plain, quiet_environment, styled
+from pipeline.cli.common import Commands, console, json_option, mlruns_option, output, quiet_environment, styled
 
 # The runs table fits a terminal this wide (--wide and --json carry the rest).
-RUNS_WIDTH = 120
+RUNS_WIDTH = 80
 
 
 def register(commands: Commands) -> None:
@@ -17,7 +17,8 @@ def register(commands: Commands) -> None:
     p = commands.add_parser(
         "runs",
         parents=[mlruns_option(), json_option()],
-        help="optimisation runs: examples per case, metric before/after with its 95%% CI, verdict and reason",
+        help="optimisation runs: examples per case, metric before/after with its 95%% CI, what each exported "
+        "program runs and why",
     )
     p.add_argument("--experiment", help="only this MLflow experiment")
     p.add_argument("--wide", action="store_true", help="every column: per-case metrics, safety, LM calls, prompts")
@@ -87,11 +88,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
         if args.json:
             print(compared.to_json(orient="records", indent=2))
         else:
-            metric = compared.attrs.get("metric", "")
+            measure = compared.attrs.get("measure", compared.attrs.get("metric", ""))
             run_a, run_b = compared.attrs.get("run_a", run_a), compared.attrs.get("run_b", run_b)
-            console().print(
-                f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)", soft_wrap=True
+            notices = console()
+            notices.print(
+                styled(f"run {run_b[:8]} (B) - run {run_a[:8]} (A): {measure}, paired per example, 95% bootstrap CI"),
+                soft_wrap=True,
             )
+            for note in compared.attrs.get("notes", []):
+                notices.print(styled(("note: ", "yellow"), note), soft_wrap=True)
             print(compared.to_string(index=False))
         return 0
     table = list_runs(Path(args.mlruns), experiment=args.experiment, uri=tracking_uri(args))

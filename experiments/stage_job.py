@@ -30,7 +30,15 @@ from experiments.job import (
     headline_metrics,
     log_inputs,
 )
-from experiments.tracking import TAG_REJECTION, TAG_SELECTED, log_metrics, register_prompts, set_tags
+from experiments.tracking import (
+    TAG_REJECTION,
+    TAG_SELECTED,
+    TAG_STAGE,
+    TAG_STEP,
+    log_metrics,
+    register_prompts,
+    set_tags,
+)
 from optimizers import compile_program
 from optimizers.stages import StageProgram, StageResult, evaluate_stage, to_stage_examples
 from pipeline.evaluation.compare import Difference, compare_paired, differences_frame, overall, select_candidate
@@ -46,7 +54,6 @@ log = logging.getLogger(__name__)
 
 SAFETY = {"wrong-property citations": "wrong_property", "invalid ids": "invalid_ids"}
 # The run tag naming which way the stage's step runs in the exported program: "lm" or a floor's name.
-TAG_STEP = "scoperag.step"
 
 
 def stage_frame(results: Sequence[StageResult]) -> Any:
@@ -212,7 +219,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     optimised = (config.stage_module,)
     prompts = report.module_prompts(program_state(candidate), optimised, selected)
     versions = register_prompts(tracker, run_id, prompts, scores_tag, selected=selected)
-    tags = {TAG_SELECTED: str(selected).lower(), "scoperag.stage": stage, TAG_STEP: verdict.chosen}
+    tags = {TAG_SELECTED: str(selected).lower(), TAG_STAGE: stage, TAG_STEP: verdict.chosen}
     if rejection:
         tags[TAG_REJECTION] = rejection
     set_tags(tracker, run_id, tags)

@@ -292,7 +292,8 @@ def _remember(argv: list[str], out: str, scratch: Scratch) -> None:
 
 
 def _choose_runs(scratch: Scratch) -> None:
-    """RUN_ID: a selected reference run when there is one; RUN_A and RUN_B: two runs of one stage (or one run)."""
+    """RUN_ID: a selected reference run when there is one; RUN_A and RUN_B: two reference runs that measured the
+    same thing (one stage, one set of labelled examples), which a fresh clone must hold."""
     code, out, _ = run_in_process(["runs", "--json"])
     assert code == 0
     rows = json.loads(out)
@@ -301,10 +302,11 @@ def _choose_runs(scratch: Scratch) -> None:
     scratch.selected = bool(selected)
     one = (selected or rows)[0]
     scratch.runs["one"] = one["run_id"][:8]
-    by_config: dict[Any, list[str]] = {}
+    by_measure: dict[Any, list[str]] = {}
     for row in rows:
-        by_config.setdefault(row["config"], []).append(row["run_id"][:8])
-    pair = next((ids for ids in by_config.values() if len(ids) >= 2), [one["run_id"][:8]] * 2)
+        by_measure.setdefault((row["stage"], row["traces"]), []).append(row["run_id"][:8])
+    pair = next((ids for ids in by_measure.values() if len(ids) >= 2), None)
+    assert pair is not None, "the reference runs hold a comparable pair (the same stage on the same examples)"
     scratch.runs["a"], scratch.runs["b"] = pair[0], pair[1]
 
 

@@ -29,7 +29,7 @@ FORMAT: Literal["scoperag-timings/v2"] = "scoperag-timings/v2"
 # Idle seconds per unit of work of the embedded 0.5B model on 2 cores, two at a time, measured at load 0.7-1.9
 # (benchmarks/results/lm-throughput.json: 1,725 decompose, 234 score and 241 answer examples an hour, an
 # end-to-end question 18.5 s); "setup" is loading the model and opening the job's run before the first unit,
-# "log" the export and logging after the last (measured on 2 idle cores: 6 s and 3 s).
+# "log" the export and logging after the last (estimates until a job has measured them here).
 EMBEDDED_SECONDS = {"decompose": 2.1, "score": 15.4, "answer": 14.9, "question": 18.5, "setup": 6.0, "log": 3.0}
 # What any job spends before its first unit and after its last when its LM's rates are not measured yet.
 OVERHEAD_SECONDS = {"setup": 3.0, "log": 3.0}
