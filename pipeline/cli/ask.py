@@ -31,6 +31,7 @@ from pipeline.cli.common import (
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from pipeline.evaluation.history import HistoryEntry
     from pipeline.program.events import Section
 
 
@@ -55,11 +56,12 @@ def register(commands: Commands) -> None:
 
     p = commands.add_parser(
         "history",
-        parents=[history_option(), json_option()],
-        help="list recent questions, or show one with its trace",
+        parents=[history_option(), index_option(), json_option()],
+        help="list recent questions asked of an index (--all: of every index), or show one with its trace",
     )
     p.add_argument("id", nargs="?", help="history id (or a unique prefix)")
     p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--all", action="store_true", help="questions asked of every index, each with its index")
     p.set_defaults(func=cmd_history)
 
     p = commands.add_parser(
@@ -89,7 +91,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     from pipeline.cli.common import read_settings
     from pipeline.cli.progress import StageLine
-    from pipeline.evaluation.history import History
+    from pipeline.evaluation.history import History, Status, index_key
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed
     from pipeline.program.lm import make_lm
@@ -124,7 +126,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     history_id = None
     if final is not None and final.trace is not None:
         history = History(Path(args.history))
-        history_id = history.record(final.trace, status="failed" if isinstance(final, Failed) else "done")
+        status: Status = "failed" if isinstance(final, Failed) else "done"
+        history_id = history.record(final.trace, status=status, index=index_key(Path(args.index)))
         history.close()
     if isinstance(final, Failed) or final is None:
         notices.print(styled(("error: ", "red"), final.message if final else "no answer"))
@@ -208,9 +211,7 @@ def cost_line(lm_calls: int, cached: int, tokens: int, seconds: float) -> str:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from pipeline.evaluation.history import History
+    from pipeline.evaluation.history import History, index_key
 
     history = History(Path(args.history))
     if args.id:
@@ -224,7 +225,8 @@ def cmd_history(args: argparse.Namespace) -> int:
             for line in trace_lines(entry):
                 out.print(line, soft_wrap=True)
         return 0
-    entries = history.recent(args.limit)
+    index = None if args.all else index_key(Path(args.index))
+    entries = history.recent(args.limit, index=index)
     if args.json:
         print(
             json.dumps(
@@ -233,6 +235,8 @@ def cmd_history(args: argparse.Namespace) -> int:
                         "id": e.history_id,
                         "created_at": e.created_at,
                         "question": e.question,
+                        "status": e.status,
+                        "index": e.index,
                         "lm_calls": e.lm_calls,
                         "tokens": e.tokens,
                         "seconds": e.seconds,
@@ -243,20 +247,46 @@ def cmd_history(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    table = Table(title="recent questions")
-    for column in ("id", "when", "question", "LM calls", "tokens", "s"):
-        table.add_column(column)
-    for e in entries:
-        table.add_row(
-            styled(e.history_id[:8]),
-            styled(e.created_at),
-            styled(e.question[:70]),
-            styled(str(e.lm_calls)),
-            styled(str(e.tokens)),
-            styled(f"{e.seconds:.1f}"),
-        )
-    output().print(table)
+    out = output()
+    for text in history_lines(entries, with_index=args.all):
+        out.print(styled(text), soft_wrap=True)
+    if index is not None:
+        other, unknown = history.elsewhere(index)
+        left_out = [f"{other} of other indexes"] if other else []
+        left_out += [f"{unknown} recorded before indexes were"] if unknown else []
+        if left_out:
+            said = f"questions asked of {args.index}; not shown: {' and '.join(left_out)} (--all shows them)"
+            console().print(styled((said, "dim")), soft_wrap=True)
     return 0
+
+
+def history_lines(entries: list[HistoryEntry], *, with_index: bool = False, width: int = 80) -> list[str]:
+    """Recent questions in `width` columns, two lines each and nothing cut: the id (8 digits, what `history ID`
+    takes), the local time, the status, LM calls, tokens and seconds; then the question, wrapped (after its index's
+    folder name, with `with_index`)."""
+    import textwrap
+
+    if not entries:
+        return ["no questions recorded here yet"]
+    lines = [f"{'id':<8}  {'local time':<11}  {'status':<9}  {'LM calls':>8}  {'tokens':>7}  {'seconds':>8}"]
+    for e in entries:
+        when = local_time(e.created_at)
+        lines.append(
+            f"{e.history_id[:8]:<8}  {when:<11}  {e.status:<9}  {e.lm_calls:>8}  {e.tokens:>7}  {e.seconds:>8.1f}"
+        )
+        place = f"[{Path(e.index).name if e.index else 'index not recorded'}] " if with_index else ""
+        lines.extend(textwrap.wrap(place + e.question, width, initial_indent="  ", subsequent_indent="  "))
+    return lines
+
+
+def local_time(created_at: str) -> str:
+    """ "11-28 14:05": a recorded UTC time as this machine's local month, day and minute."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(created_at).astimezone().strftime("%m-%d %H:%M")
+    except ValueError:
+        return created_at[:11]
 
 
 def cmd_label(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
-"""The question history: every question's full trace in SQLite, with how it ended and the LM that answered it,
-listed and shown by the CLI and the server."""
+"""The question history: every question's full trace in SQLite, with how it ended, the LM that answered it and the
+index it was asked of, listed and shown by the CLI and the server (each listing the questions of its own index
+unless asked for all)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_by_time ON history(created_at);
 """
 # Columns added after the first release: an older file gets them on open (empty for its old rows).
-ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"))
-COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm"
+ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"), ("index_dir", "TEXT"))
+COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm, index_dir"
 Status = Literal["done", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("done", "failed", "cancelled")
 
@@ -45,6 +46,13 @@ class HistoryEntry:
     status: Status = "done"
     # the LM that answered (as the server names it); None when not recorded
     lm: str | None = None
+    # the index the question was asked of (its directory, resolved); None for questions recorded before indexes were
+    index: str | None = None
+
+
+def index_key(index_dir: Path) -> str:
+    """How the history names an index: its directory, resolved (one index, however its path was written)."""
+    return str(Path(index_dir).resolve())
 
 
 def recorded_status(stored: object, trace: QuestionTrace) -> Status:
@@ -76,9 +84,11 @@ class History:
                 if "duplicate column" not in str(exc):
                     raise
 
-    def record(self, trace: QuestionTrace, *, status: Status = "done", lm: str | None = None) -> str:
-        """Store `trace` (cut to the trace cap first, see `fit_trace`) with how the question ended and the LM
-        that answered; returns its new history id."""
+    def record(
+        self, trace: QuestionTrace, *, status: Status = "done", lm: str | None = None, index: str | None = None
+    ) -> str:
+        """Store `trace` (cut to the trace cap first, see `fit_trace`) with how the question ended, the LM that
+        answered and the index it was asked of; returns its new history id."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
         fit_trace(trace)
@@ -86,7 +96,7 @@ class History:
         with self._db:
             self._db.execute(
                 "INSERT INTO history (history_id, created_at, question, scope, answer, lm_calls, tokens, seconds, "
-                "trace, status, lm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "trace, status, lm, index_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     history_id,
                     datetime.now(UTC).isoformat(timespec="seconds"),
@@ -99,16 +109,26 @@ class History:
                     trace.model_dump_json(),
                     status,
                     lm,
+                    index,
                 ),
             )
         return history_id
 
     def recent(
-        self, limit: int = 20, *, containing: str | None = None, lm: str | None = None, status: Status | None = None
+        self,
+        limit: int = 20,
+        *,
+        containing: str | None = None,
+        lm: str | None = None,
+        status: Status | None = None,
+        index: str | None = None,
     ) -> list[HistoryEntry]:
         """The latest entries, newest first; only those whose question holds `containing` (ignoring the case of
-        ASCII letters), answered by `lm`, or ending with `status`, when given."""
+        ASCII letters), answered by `lm`, ending with `status`, or asked of `index`, when given."""
         where, values = [], []
+        if index is not None:
+            where.append("index_dir = ?")
+            values.append(index)
         if containing:
             where.append("instr(lower(question), lower(?)) > 0")
             values.append(containing)
@@ -124,6 +144,16 @@ class History:
         )
         return [self._entry(row) for row in rows]
 
+    def elsewhere(self, index: str) -> tuple[int, int]:
+        """(questions recorded of other indexes, questions recorded before indexes were): what a listing of
+        `index` leaves out."""
+        other, unknown = self._db.execute(
+            "SELECT COALESCE(SUM(index_dir IS NOT NULL AND index_dir != ?), 0), COALESCE(SUM(index_dir IS NULL), 0) "
+            "FROM history",
+            (index,),
+        ).fetchone()
+        return int(other), int(unknown)
+
     def get(self, history_id: str) -> HistoryEntry:
         """One entry by id or unique id prefix; ScopeRagError when there is none."""
         # A prefix compared as text: LIKE would read '%' and '_' in the argument as wildcards.
@@ -138,7 +168,7 @@ class History:
 
     @staticmethod
     def _entry(row: tuple[object, ...]) -> HistoryEntry:
-        history_id, created, question, answer, calls, tokens, seconds, trace, status, lm = row
+        history_id, created, question, answer, calls, tokens, seconds, trace, status, lm, index = row
         parsed = QuestionTrace.model_validate_json(str(trace))
         return HistoryEntry(
             str(history_id),
@@ -151,6 +181,7 @@ class History:
             parsed,
             recorded_status(status, parsed),
             None if lm is None else str(lm),
+            None if index is None else str(index),
         )
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.evaluation.examples import make_example, write_examples
+from pipeline.evaluation.history import History, index_key
 from tests.conftest import DEMO_DIR
 
 
@@ -62,9 +63,19 @@ def test_doc_id_takes_an_id_or_a_relative_path_and_says_so(index_dir: Path, caps
     assert "'lease.md'" in err and "document id (a canonical UUID" in err and "path relative to the corpus" in err
 
 
-def test_document_search_and_table_output(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["search", "valuation", "--index", str(index_dir), "--documents", "-k", "2"]) == 0
-    assert "valuation" in capsys.readouterr().out.lower()
+def test_document_search_and_table_output(
+    index_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns every document id stands whole on one line (what --doc-id takes, to copy)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    for documents in (["--documents"], []):
+        argv = ["search", "valuation", "--index", str(index_dir), "-k", "3", *documents]
+        assert main([*argv, "--json"]) == 0
+        ids = [row["document_id"] for row in json.loads(capsys.readouterr().out)]
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "valuation" in out.lower() and all(len(line) <= 80 for line in out.splitlines())
+        assert ids and all(any(i in line for line in out.splitlines()) for i in ids)
 
 
 def test_unknown_property_is_a_clear_error(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,6 +118,45 @@ def test_evaluate_retrieval_only_writes_tables(
         table = json.loads((out / f"cases-{mode}.json").read_text())
         assert set(table) == {"property", "no_scope", "all"} and table["all"]["invalid_ids"] == 0
     assert "recall_at_10" in capsys.readouterr().out
+
+
+def test_history_lists_the_questions_of_one_index_in_80_columns_and_all_with_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Questions asked of another index (or before indexes were recorded) are left out and counted; --all lists
+    every one with its index; ids, times and the status are never cut."""
+    from pipeline.program.trace import QuestionTrace
+
+    history = tmp_path / "h.sqlite"
+    demo, sec = tmp_path / "index", tmp_path / "sec-10q"
+    log = History(history)
+    long = "What was the total net sales of the company in the third quarter compared with the quarter a year before?"
+    old = log.record(QuestionTrace(question="Asked before indexes were kept?", scope={"kind": "no_scope"}))
+    ours = log.record(QuestionTrace(question=long, scope={"kind": "no_scope"}), index=index_key(demo))
+    theirs = log.record(
+        QuestionTrace(question="What is Apple's revenue?", scope={"kind": "no_scope"}), status="failed", index=str(sec)
+    )
+    capsys.readouterr()
+    assert main(["history", "--history", str(history), "--index", str(demo)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[0].split() == ["id", "local", "time", "status", "LM", "calls", "tokens", "seconds"]
+    assert lines[1].startswith(ours[:8]) and " done " in lines[1] and len(lines) == 4  # its question, wrapped whole
+    assert " ".join(line.strip() for line in lines[2:]) == long
+    said = " ".join(captured.err.split())
+    assert "not shown: 1 of other indexes and 1 recorded before indexes were (--all shows them)" in said
+    assert main(["history", "--history", str(history), "--all"]) == 0
+    every = capsys.readouterr().out
+    assert all(entry[:8] in every for entry in (old, ours, theirs)) and "failed" in every
+    assert "[sec-10q] What is Apple's revenue?" in every and "[index not recorded] Asked before" in every
+    assert main(["history", "--history", str(history), "--all", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(e["id"], e["status"], e["index"]) for e in listed] == [
+        (theirs, "failed", str(sec)),
+        (ours, "done", index_key(demo)),
+        (old, "done", None),
+    ]
 
 
 def test_history_lists_and_rejects_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -242,8 +292,11 @@ def test_brackets_in_documents_and_questions_print_literally(
         done = list(ScopedQA(open_store(Path(index))).stream("Rent [/] now?", NO_SCOPE))[-1]
     assert done.trace is not None
     history = tmp_path / "h.sqlite"
-    entry_id = History(history).record(done.trace)
-    for argv in (["history", "--history", str(history)], ["history", entry_id, "--history", str(history)]):
+    entry_id = History(history).record(done.trace, index=index_key(Path(index)))
+    for argv in (
+        ["history", "--history", str(history), "--index", index],
+        ["history", entry_id, "--history", str(history)],
+    ):
         assert main(argv) == 0
         assert "Rent [/] now?" in capsys.readouterr().out
 

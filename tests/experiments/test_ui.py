@@ -105,7 +105,7 @@ def test_the_servers_environment_is_the_one_mlflow_gives_its_workers() -> None:
 
     from experiments.ui import SERVER_ENVIRONMENT, server_environment
 
-    assert SERVER_ENVIRONMENT == {
+    assert {
         "backend": constants.BACKEND_STORE_URI_ENV_VAR,
         "registry": constants.REGISTRY_STORE_URI_ENV_VAR,
         "artifact_root": constants.ARTIFACT_ROOT_ENV_VAR,
@@ -114,6 +114,6 @@ def test_the_servers_environment_is_the_one_mlflow_gives_its_workers() -> None:
         "boot_id": variables._MLFLOW_SERVER_BOOT_ID.name,
         "in_job_executor": variables._MLFLOW_IN_JOB_EXECUTOR.name,
         "server_kind": variables._MLFLOW_SGI_NAME.name,
-    }
+    } == SERVER_ENVIRONMENT
     environment = server_environment("sqlite:////x/mlflow.db", Path("/x/artifacts"))
     assert environment[constants.BACKEND_STORE_URI_ENV_VAR] == "sqlite:////x/mlflow.db"
