@@ -22,6 +22,7 @@ from pipeline.cli.common import (
     load_program,
     model_cache_dir,
     output,
+    profile_line,
     program_option,
     scope_options,
     settings_option,
@@ -98,6 +99,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from pipeline.store import open_store
 
     notices = console()
+    active = profile_line(args.program)  # the first line: a profile answers, unless --program does
+    if active is not None:
+        notices.print(styled(("profile: ", "bold"), active), soft_wrap=True)
     configure_dspy()
     store = open_store(Path(args.index))
     scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)

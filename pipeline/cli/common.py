@@ -149,6 +149,19 @@ def load_program(
     return choice.program
 
 
+def profile_line(program_dir: str | None) -> str | None:
+    """What a command answering with a program says first when a profile is active: the profile that answers, or
+    that --program answers instead; None when no profile is active."""
+    from pipeline.export.profiles import active_profile
+
+    active = active_profile(profile_paths())
+    if active is None:
+        return None
+    if program_dir:
+        return f"profile '{active.name}' is active, but --program {program_dir} answers"
+    return f"profile '{active.name}' answers ({active.program}); `scoperag profile deactivate` turns it off"
+
+
 def read_settings(path: str | None) -> Settings:
     """The settings in TOML file `path` (--settings), else the defaults."""
     from pipeline.settings import Settings, load_settings

@@ -206,6 +206,60 @@ def test_profile_commands_round_trip(
     beta_row = next(line for line in listing.splitlines() if "beta" in line)
     assert "*" in alpha_row and "*" not in beta_row
 
+    # The active one cannot be removed; deactivated, it can, and the imported copy's export goes with it.
+    assert main(["profile", "remove", "alpha", "--yes"]) == 2
+    assert "scoperag profile deactivate" in " ".join(capsys.readouterr().err.split())
+    assert main(["profile", "remove", "beta"]) == 2  # off a terminal: --yes
+    assert "--yes" in capsys.readouterr().err
+    assert main(["profile", "remove", "beta", "--yes"]) == 0
+    assert "imported export" in capsys.readouterr().out and not (tmp_path / ".scoperag" / "profiles" / "beta").exists()
+    assert main(["profile", "deactivate"]) == 0
+    assert "profile 'alpha' is no longer active" in " ".join(capsys.readouterr().out.split())
+    assert main(["profile", "deactivate"]) == 0
+    assert "no profile was active" in capsys.readouterr().out
+    assert main(["profile", "remove", "alpha", "--yes"]) == 0
+    assert "its export" in capsys.readouterr().out and (tmp_path / "export" / "manifest.json").is_file()  # kept
+    assert main(["profile", "list"]) == 0
+    assert "alpha" not in capsys.readouterr().out
+
+
+def test_every_ask_names_the_active_profile_on_its_first_line(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    from pipeline.export import save_export
+    from pipeline.program import lm
+    from pipeline.program.module import ScopedQA
+    from pipeline.settings import Settings
+    from pipeline.store import open_store
+    from pipeline.store.embedders import HashEmbedder
+    from tests.support.fakes import cooperative, scripted_lm
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    monkeypatch.setattr(lm, "make_lm", lambda *a, **k: scripted_lm(cooperative()))
+    save_export(
+        ScopedQA(open_store(index_dir, HashEmbedder(64))),
+        tmp_path / "export",
+        settings=Settings(),
+        experiment_config={},
+        trainset_hash="0" * 16,
+        scores={"all": {"composite": 0.5}},
+    )
+    ask = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(index_dir)]
+    assert main(["profile", "add", "alpha", str(tmp_path / "export")]) == 0
+    assert main(["profile", "activate", "alpha"]) == 0
+    capsys.readouterr()
+    assert main(ask) == 0
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("profile: profile 'alpha' answers") and "scoperag profile deactivate" in first
+    assert main([*ask, "--program", str(tmp_path / "export")]) == 0
+    assert capsys.readouterr().err.splitlines()[0].startswith("profile: profile 'alpha' is active, but --program")
+    assert main(["profile", "deactivate"]) == 0
+    capsys.readouterr()
+    assert main(ask) == 0
+    assert "profile" not in capsys.readouterr().err.splitlines()[0]
+
 
 def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path: Path) -> None:
     import dspy
