@@ -160,7 +160,7 @@ def took(summary: RunSummary) -> str:
 def dry_run(args: argparse.Namespace) -> int:
     """What `optimize CONFIG` would do: examples per split and case, LM calls and time per phase; nothing runs."""
     from experiments.config import load_config
-    from experiments.runner import prepare_job
+    from experiments.data import prepare_job
 
     path = Path(args.config)
     config = load_config(path)

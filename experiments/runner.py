@@ -16,14 +16,13 @@ import functools
 import hashlib
 import logging
 import shutil
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, config_hash, load_config
-from experiments.data import JobData, StageData, load_job_data, load_stage_data, open_index
-from experiments.estimate import JobPlan, job_eta, job_gauge, plan_job
+from experiments.data import JobData, StageData, prepare_job, test_examples
+from experiments.estimate import JobPlan, job_eta, job_gauge
 from experiments.job import (
     Job,
     LMFactory,
@@ -66,12 +65,11 @@ from pipeline.cli.eta import Eta
 from pipeline.cluster import ray_session
 from pipeline.errors import BudgetExceededError, JobInterrupted
 from pipeline.evaluation.compare import Difference, select_candidate
-from pipeline.evaluation.examples import LabelledExample, load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
 from pipeline.program.calls import StopRequested, StopSignal
 from pipeline.program.lm import default_model_cache_dir, make_lm, parse_lm_spec
-from pipeline.program.lm.timings import load_rates, record_rates
+from pipeline.program.lm.timings import record_rates
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
 
@@ -137,47 +135,6 @@ def run_experiment(
             estimate_seconds=prepared.plan.seconds,
             timings=None if ray else timings,
         )
-
-
-@dataclass(frozen=True)
-class PreparedJob:
-    """A job ready to run: its index, its examples (end to end or for its stage) and its plan."""
-
-    store: Store
-    data: JobData | None
-    stage_data: StageData | None
-    plan: JobPlan
-
-
-def prepare_job(
-    config: ExperimentConfig,
-    config_path: Path,
-    store: Store | None = None,
-    timings: Path | None = None,
-    contention: float | None = None,
-) -> PreparedJob:
-    """Open the index, load and check the examples, and plan the job (its phases, LM calls and time, at the
-    rates measured here in `timings` when there are any, scaled by `contention`: by default the load the job's
-    local work will meet now); no LM is made and no run is started."""
-    store = store if store is not None else open_index(config, config_path)
-    data = load_job_data(config, config_path, store) if config.stage == "end_to_end" else None
-    stage_data = load_stage_data(config, config_path, store) if data is None else None
-    examples: dict[str, list[str]] = {}
-    if data is not None:
-        examples = {"train": [e.case for e in data.train], "val": [e.case for e in data.val]}
-        if config.data.test_split:
-            examples["test"] = [e.case for e in _test_examples(config)]
-    elif stage_data is not None:
-        examples = {
-            role: [i.example.case for i in items] for role, items in stage_data.__dict__.items() if role != "data_hash"
-        }
-    embedded = parse_lm_spec(config.lm.task).kind == "embedded"
-    rates = load_rates(timings, config.lm.task, config.lm.num_threads) if timings is not None else None
-    if contention is None:
-        gauge = job_gauge(embedded, config.lm.threads)
-        contention = gauge.expected() if gauge is not None else 1.0
-    plan = plan_job(config, examples, embedded=embedded, rates=rates, contention=contention)
-    return PreparedJob(store, data, stage_data, plan)
 
 
 def _tracked(
@@ -369,21 +326,12 @@ def _test_split(job: Job, lms: LMs, student: ScopedQA, candidate: ScopedQA) -> l
     config = job.config
     if config.data.test_split is None:
         return []
-    examples = _test_examples(config)
+    examples = test_examples(config)
     before = evaluate_program(job, "test_baseline", student, examples, lms)
     after = evaluate_program(job, "test_result", candidate, examples, lms)
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.baseline", per_case_table(results_frame(before))))
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.result", per_case_table(results_frame(after))))
     return compare_results(before, after, seed=config.seed)
-
-
-def _test_examples(config: ExperimentConfig) -> list[LabelledExample]:
-    """An end-to-end job's test examples (empty without data.test_split)."""
-    split = config.data.test_split
-    if split is None:
-        return []
-    path = config.data.traces_dir / f"{split}.jsonl"
-    return stratified_sample(load_examples(path, cases=config.data.cases), config.data.test_size, config.seed + 2)
 
 
 def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:

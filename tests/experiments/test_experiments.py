@@ -124,7 +124,7 @@ def finished(
 def test_a_quick_config_per_stage_plans_a_few_minutes_on_the_embedded_model(store: Store) -> None:
     """experiments/quick_<stage>.toml: the loop end to end in about 5 minutes on an idle machine (the time measured
     on 2 cores is in experiments/README.md); planned at the benchmark rate, without a test split."""
-    from experiments.runner import prepare_job
+    from experiments.data import prepare_job
 
     for stage in ("decompose", "score", "answer"):
         path = ROOT / "experiments" / f"quick_{stage}.toml"
