@@ -233,7 +233,7 @@ class Eta:
         if left is None:
             rates = self.rates()
             unknown = next(p.work for p in self._phases.values() if p.ended is None and rates[p.work.kind] is None)
-            return f"job ETA once a {unknown.kind} {unknown.unit} has finished ({clock_time(self.elapsed)} so far)"
+            return f"job ETA once the first {unknown.unit} has finished ({clock_time(self.elapsed)} so far)"
         busy = f" (busy machine: {self._contention:.1f}x idle time)" if self.gauge and self._contention > 1.05 else ""
         return f"job ETA {clock_time(left)}{busy}"
 
