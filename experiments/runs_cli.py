@@ -145,9 +145,14 @@ def exported_program(export_dir: Path) -> str:
     state = contents.program_state
     counts = {name: len(state[name]["demos"]) for name in PREDICTORS if name in state}
     demos = ", ".join(f"{name} {count}" for name, count in counts.items() if count) or "none"
+    steps = contents.manifest.config.program.get("steps")
+    floors = {k: v for k, v in steps.items() if v != "lm"} if isinstance(steps, dict) else {}
+    # demos of a step that runs its floor are never read: say so, or "compiled" would name what never runs
+    unused = [name for name in counts if counts[name] and name in floors]
+    runs = f"; {', '.join(f'{n} runs floor {floors[n]}' for n in unused)}, so its demos are not used" if unused else ""
     if contents.manifest.config.experiment.get("selected") is False:
-        return f"the uncompiled baseline (the candidate was rejected); demos: {demos}"
-    return f"the compiled candidate; demos: {demos}"
+        return f"the uncompiled baseline (the candidate was rejected); demos: {demos}{runs}"
+    return f"the compiled candidate; demos: {demos}{runs}"
 
 
 def cmd_ui(args: argparse.Namespace) -> int:

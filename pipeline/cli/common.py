@@ -38,6 +38,8 @@ def quiet_environment() -> None:
     os.environ.setdefault("TQDM_DISABLE", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    # MLflow logs at INFO by default ("Creating initial MLflow database tables..." when a store is made)
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
