@@ -93,7 +93,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             run_a, run_b = compared.attrs.get("run_a", run_a), compared.attrs.get("run_b", run_b)
             notices = console()
             notices.print(
-                styled(f"run {run_b[:8]} (B) - run {run_a[:8]} (A): {measure}, paired per example, 95% bootstrap CI"),
+                styled(f"run {run_b} (B) - run {run_a} (A): {measure}, paired per example, 95% bootstrap CI"),
                 soft_wrap=True,
             )
             for note in compared.attrs.get("notes", []):

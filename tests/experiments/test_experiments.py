@@ -350,7 +350,7 @@ def test_runs_and_export_through_the_cli(
     compared = compare_runs(short, short, mlruns)
     assert compared.attrs["run_a"] == summary.run_id and float(compared.iloc[-1]["difference"]) == 0.0
     assert main(["runs", "--compare", short, short, "--mlruns", str(mlruns)]) == 0
-    assert f"run {summary.run_id} - run {summary.run_id}" in " ".join(capsys.readouterr().err.split())
+    assert f"run {summary.run_id} (B) - run {summary.run_id} (A)" in " ".join(capsys.readouterr().err.split())
     assert champion(short, mlruns) == summary.prompt_versions
     assert main(["champion", "ffffffffffff", "--mlruns", str(mlruns)]) == 2
     assert "no run id starts with 'ffffffffffff'" in capsys.readouterr().err

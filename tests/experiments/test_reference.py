@@ -213,7 +213,7 @@ def test_the_reference_runs_in_the_repository_list_compare_and_export_from_a_fre
     capsys.readouterr()
     assert main(["runs", "--compare", a[:8], b[:8], "--mlruns", str(mlruns)]) == 0
     said = " ".join(capsys.readouterr().err.split())
-    assert f"run {b[:8]} (B) - run {a[:8]} (A): the {measures[a][0]} stage metric on {measures[a][1]}" in said
+    assert f"run {b} (B) - run {a} (A): the {measures[a][0]} stage metric on {measures[a][1]}" in said
     other = next(r for r in measures if measures[r][0] != measures[a][0])
     assert main(["runs", "--compare", a[:8], other[:8], "--mlruns", str(mlruns)]) == 2
     said = " ".join(capsys.readouterr().err.split())
