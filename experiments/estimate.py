@@ -18,7 +18,7 @@ from experiments.config import ExperimentConfig
 from experiments.floors import STAGE_FLOORS
 from optimizers.params import BootstrapParams
 from pipeline.cli.eta import Eta, Gauge, Work, duration
-from pipeline.program.lm.timings import EMBEDDED_SECONDS, OVERHEAD_SECONDS
+from pipeline.program.lm.timings import EMBEDDED_LOAD_EXPONENT, EMBEDDED_SECONDS, OVERHEAD_SECONDS
 
 # An end-to-end question: decompose, score and answer, and HyDE for a conceptual one (the upper end).
 CALLS_PER_QUESTION = 4
@@ -195,5 +195,6 @@ def job_eta(plan: JobPlan, gauge: Gauge | None, clock: Callable[[], float] | Non
 
 
 def job_gauge(embedded: bool, threads: int) -> Gauge | None:
-    """The load gauge of a job whose LM runs here on `threads` threads; None for a remote LM."""
-    return Gauge(threads) if embedded else None
+    """The load gauge of a job whose LM runs here on `threads` threads (slowing as the embedded model does under
+    load); None for a remote LM."""
+    return Gauge(threads, exponent=EMBEDDED_LOAD_EXPONENT) if embedded else None

@@ -5,7 +5,7 @@ Work is planned as phases of units (examples, LM calls), each unit of a kind of 
 "setup") planned at its seconds on an idle machine (None: unknown until measured). Work that runs here (the
 embedded model, the floors) slows as other processes share the cores: a `Gauge` reads the load average and says
 how many times slower than idle the work runs now, and time measured at one load is turned into idle seconds
-(each second counts 1/contention) so that it predicts the time at another. A remote LM is not slowed by this
+(each second counts 1/slowdown) so that it predicts the time at another. A remote LM is not slowed by this
 machine's load: its work is measured and predicted in plain seconds (no gauge).
 
 As units finish, each kind's idle rate is learned (the plan counting as one unit), and the kinds not yet seen are
@@ -49,30 +49,34 @@ def contention(load: float, cores: int) -> float:
 
 
 class Gauge:
-    """The contention this work meets now: the load average plus the share of this work's own `threads` the
-    average has not caught up with yet (it started `t` seconds ago: exp(-t / 60) of it), per core."""
+    """How many times an idle machine's time this work takes now: the contention it meets (the load average plus
+    the share of its own `threads` the average has not caught up with yet, exp(-t / 60) of them t seconds after it
+    began, per core) raised to `exponent`. Work on one thread slows in proportion (exponent 1); threads that wait
+    for each other at every step, as a model's do, slow faster once the cores are oversubscribed."""
 
     def __init__(
         self,
         threads: int,
         *,
         cores: int | None = None,
+        exponent: float = 1.0,
         load: Callable[[], float] = read_load,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.threads = threads
         self.cores = cores if cores is not None else available_cores()
+        self.exponent = exponent
         self.load = load
         self.clock = clock
         self.started = clock()
 
     def __call__(self) -> float:
         lag = math.exp(-(self.clock() - self.started) / LOAD_MINUTE)
-        return contention(self.load() + self.threads * lag, self.cores)
+        return float(contention(self.load() + self.threads * lag, self.cores) ** self.exponent)
 
     def expected(self) -> float:
-        """The contention the work will meet once it runs (before it starts: the load now plus its threads)."""
-        return contention(self.load() + self.threads, self.cores)
+        """The slowdown the work will meet once it runs (before it starts: the load now plus its threads)."""
+        return float(contention(self.load() + self.threads, self.cores) ** self.exponent)
 
 
 @dataclass(frozen=True)

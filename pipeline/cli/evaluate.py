@@ -141,7 +141,7 @@ def evaluation_eta(args: argparse.Namespace, modes: list[SearchMode], examples: 
     runs here (retrieval, the embedded model)."""
     from pipeline.cli.eta import Eta, Gauge, Work, available_cores
     from pipeline.program.lm import parse_lm_spec
-    from pipeline.program.lm.timings import EMBEDDED_SECONDS, load_rates
+    from pipeline.program.lm.timings import EMBEDDED_LOAD_EXPONENT, EMBEDDED_SECONDS, load_rates
 
     kind = "retrieval" if args.retrieval_only else "question"
     embedded = parse_lm_spec(args.lm).kind == "embedded"
@@ -151,7 +151,8 @@ def evaluation_eta(args: argparse.Namespace, modes: list[SearchMode], examples: 
     if args.retrieval_only:
         gauge: Gauge | None = Gauge(max(1, args.threads))
     else:
-        gauge = Gauge(args.lm_threads or available_cores()) if embedded else None
+        threads = args.lm_threads or available_cores()
+        gauge = Gauge(threads, exponent=EMBEDDED_LOAD_EXPONENT) if embedded else None
     eta = Eta([Work(mode, examples, kind, rate, "example") for mode in modes], gauge=gauge)
     eta.start()
     return eta

@@ -265,3 +265,17 @@ def test_dry_run_prints_examples_per_split_and_case_calls_and_time_and_runs_noth
     assert main(["optimize", str(config), "--dry-run", "--json"]) == 0
     overhead = OVERHEAD_SECONDS["setup"] + OVERHEAD_SECONDS["log"]
     assert json.loads(capsys.readouterr().out)["seconds"] == pytest.approx((4 + 4 + 16 / 4) * 10.0 + overhead)
+
+
+def test_a_models_threads_slow_faster_than_the_load_and_a_jobs_gauge_says_so() -> None:
+    """Threads that wait for each other (the embedded model's) slow as contention ** exponent; a job's gauge uses
+    the embedded model's exponent, a remote LM's job has none."""
+    from experiments.estimate import job_gauge
+    from pipeline.program.lm.timings import EMBEDDED_LOAD_EXPONENT
+
+    load = Load(12.0)
+    plain, model = Gauge(2, cores=2, load=load), Gauge(2, cores=2, load=load, exponent=2.0)
+    assert plain.expected() == pytest.approx(7.0) and model.expected() == pytest.approx(49.0)
+    gauge = job_gauge(True, 2)
+    assert gauge is not None and gauge.exponent == EMBEDDED_LOAD_EXPONENT > 1
+    assert job_gauge(False, 2) is None

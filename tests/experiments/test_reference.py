@@ -16,6 +16,7 @@ import pytest
 from experiments.reference import (
     LOCAL_TAGS,
     MAX_SET_BYTES,
+    ReferenceRun,
     install_reference,
     load_reference_run,
     reference_dir,
@@ -201,7 +202,11 @@ def test_the_reference_runs_in_the_repository_list_compare_and_export_from_a_fre
             == 0
         )
         assert export_run(record.run_id, tmp_path / "again" / short, mlruns, baseline=True).run_id == record.run_id
-        same_stage = [r for r in records if r.tags.get("scoperag.stage") == record.tags.get("scoperag.stage")]
+
+        def measured(r: ReferenceRun) -> tuple[str | None, str | None]:
+            return r.tags.get("scoperag.stage"), r.params.get("data.traces_dir")
+
+        same_stage = [r for r in records if measured(r) == measured(record)]
         assert main(["runs", "--compare", same_stage[0].run_id[:8], short, "--mlruns", str(mlruns)]) == 0
     # The shipped set holds a comparable pair (one stage, one set of examples), and runs of two stages are refused.
     measures = {
