@@ -76,9 +76,10 @@ def parse_clock(text: str) -> float:
 
 
 def run(config: Path, mlruns: Path, scratch: Path) -> Measured:
-    """The job in its own process, its stderr read line by line as it comes."""
+    """The job in its own process (a DSPy response cache of its own, empty), its stderr read line by line."""
     measured = Measured(config=str(config))
-    env = {**os.environ, "DSPY_CACHEDIR": str(scratch / f"dspy-{config.stem}"), "PYTHONUNBUFFERED": "1"}
+    cache = Path(tempfile.mkdtemp(prefix="dspy-", dir=scratch))
+    env = {**os.environ, "DSPY_CACHEDIR": str(cache), "PYTHONUNBUFFERED": "1"}
     started = time.monotonic()
     done = threading.Event()
 
