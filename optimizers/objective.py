@@ -62,6 +62,7 @@ def score_example(
         resolved,
         answer=pred.answer or "",
         sections=pred.sections or (),
+        value=pred.get("value"),
         trace=pred.trace,
         weights=weights,
     )

@@ -100,11 +100,14 @@ class DocumentHit:
 
 
 class SourceRef(Strict):
-    """A cited page: document id, filename and page."""
+    """A cited page: document id, filename and page, and the document as a reader knows it (`title`: a filing's
+    company, form and period, or its title, from pipeline.guards.citations.citation_name; "" when it has none,
+    and a citation then shows the file name)."""
 
     document_id: str
     filename: str
     page: int
+    title: str = ""
 
 
 @dataclass(frozen=True)

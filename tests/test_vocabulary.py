@@ -53,10 +53,17 @@ def test_the_scan_finds_corpus_words_where_they_belong() -> None:
 
 
 def test_pipeline_holds_no_corpus_vocabulary() -> None:
+    # the one home of the ISO 4217 currency codes (a world list, not a corpus's) may name any of them
+    world = {"pipeline/values/money.py": {"usd", "kes"}}
     found = {
-        str(path.relative_to(ROOT)): words
+        relative: words
         for path in sorted((ROOT / "pipeline").rglob("*.py"))
-        if (words := corpus_words_in(path.read_text(encoding="utf-8")))
+        if (
+            words := sorted(
+                set(corpus_words_in(path.read_text(encoding="utf-8")))
+                - world.get(relative := str(path.relative_to(ROOT)), set())
+            )
+        )
     }
     assert found == {}
 

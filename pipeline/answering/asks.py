@@ -142,7 +142,7 @@ _DATE_ASK = re.compile(
     r"^when\b|\bwhen\s+(?:is|was|does|did|do|will|must|are|were)\b|\bsince\s+when\b|\b(?:what|which)\s+"
     r"(?:date|day|year|month)\b|\bon\s+what\s+date\b|\bby\s+when\b|\band\s+when\b"
 )
-_COUNT_ASK = re.compile(r"\bhow\s+many\b|\bwhat\s+(?:number|count)\s+of\b")
+_COUNT_ASK = re.compile(r"\bhow\s+many\b|\b(?:what|the)\s+(?:total\s+)?(?:number|count)\s+of\b")
 _NAME_ASK = re.compile(
     r"^(?:who|whom|whose)\b|\b(?:and|by|to|from|with)\s+(?:who|whom)\b|\bwho\s+(?:is|was|are|were|signed|owns|holds)\b"
     r"|\b(?:which|what)\s+(?:firm|company|companies|bank|person|party|parties|entity|entities|individual|"

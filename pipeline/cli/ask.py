@@ -52,7 +52,21 @@ def register(commands: Commands) -> None:
         ],
         help="answer a question with sectioned, cited answers",
     )
-    p.add_argument("question")
+    p.add_argument("question", nargs="?", help="the question (or --questions FILE for many)")
+    p.add_argument(
+        "--questions",
+        metavar="FILE",
+        help="answer every question of a JSONL or CSV file (question, optional id, property, document_ids) with one "
+        "load; needs --out",
+    )
+    p.add_argument(
+        "--out",
+        metavar="ANSWERS.jsonl",
+        help="with --questions: one JSON line per answer, written as each comes; a rerun resumes after those it holds",
+    )
+    p.add_argument(
+        "--parallel", type=int, default=1, metavar="N", help="with --questions: questions answered at once (default 1)"
+    )
     p.set_defaults(func=cmd_ask)
 
     p = commands.add_parser(
@@ -88,13 +102,30 @@ def register(commands: Commands) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    from pipeline.errors import ScopeRagError
+
+    if args.questions is not None or args.out is not None:
+        if args.question is not None or args.questions is None or args.out is None:
+            raise ScopeRagError(
+                "ask takes a question, or --questions FILE with --out ANSWERS.jsonl (one JSON line per answer)"
+            )
+        from pipeline.cli.ask_many import cmd_ask_questions
+
+        return cmd_ask_questions(args)
+    if args.question is None:
+        raise ScopeRagError("ask what? give a question, or --questions FILE --out ANSWERS.jsonl")
+    return _ask_one(args)
+
+
+def _ask_one(args: argparse.Namespace) -> int:
+    """One question: its stages as they start, then the answer (or --json)."""
     import dspy
 
     from pipeline.cli.common import read_settings
     from pipeline.cli.progress import StageLine
     from pipeline.evaluation.history import History, Status, index_key
     from pipeline.intake.scope import resolve_scope
-    from pipeline.program.events import Completed, Failed
+    from pipeline.program.events import Completed, Failed, value_text
     from pipeline.program.lm import make_lm
     from pipeline.store import open_store
 
@@ -102,13 +133,24 @@ def cmd_ask(args: argparse.Namespace) -> int:
     active = profile_line(args.program)  # the first line: a profile answers, unless --program does
     if active is not None:
         notices.print(styled(("profile: ", "bold"), active), soft_wrap=True)
-    configure_dspy()
-    store = open_store(Path(args.index))
-    scope = resolve_scope(store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property)
-    settings = read_settings(args.settings)
     final: Completed | Failed | None = None
     with StageLine(notices) as progress:
-        progress.stage("loading the program and the language model")
+        progress.stage("opening the index")
+        store = open_store(Path(args.index))
+        scope = resolve_scope(
+            store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property
+        )
+        settings = read_settings(args.settings)
+        progress.stage("loading the program")
+        shown = ["loading the program"]
+
+        def stage(text: str) -> None:
+            shown.append(text)
+            progress.stage(text)
+
+        def on_load(starting: bool) -> None:  # the embedded model loads on the first LM call, if one is made
+            progress.stage("loading the language model" if starting else shown[-1])
+
         try:
             program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
             lm = make_lm(
@@ -117,10 +159,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
                 threads=args.threads,
                 requests=settings.lm_requests,
                 api_key=lm_api_key(),
+                deferred=True,
+                on_load=on_load,
             )
+            configure_dspy()
             with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
                 for event in program.stream(args.question, scope):
-                    progress.stage(describe_event(event))
+                    stage(describe_event(event))
                     if isinstance(event, Completed | Failed):
                         final = event
         except KeyboardInterrupt:
@@ -151,6 +196,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         for line in section_lines(section, "  "):
             out.print(line)
         out.print()
+    if final.value is not None and [final.value] != [s.value for s in final.sections]:
+        out.print(styled(("value: ", "bold"), value_text(final.value)), soft_wrap=True)
     # Questions asked alongside an answer, and the tool loop's message when steps were given up.
     alongside = final.sections or final.scope_note is not None  # else the questions are the answer
     for note in filter(None, [*(final.clarifying_questions if alongside else ()), final.notice]):
@@ -195,13 +242,17 @@ def steps_line(steps: dict[str, str]) -> str:
 
 
 def section_lines(section: Section, indent: str) -> list[Text]:
-    """One answer section as terminal lines: heading, answer line, formula, evidence quotes, sources."""
+    """One answer section as terminal lines: heading, answer line, typed value, formula, evidence quotes."""
+    from pipeline.program.events import value_text
+
     lines = [styled((f"{section.index + 1}. {section.sub_question}", "bold"))]
     if section.status == "error":
         return [*lines, styled(indent, (section.error or "", "red"))]
+    value = [styled(indent, ("value: ", "dim"), value_text(section.value))] if section.value is not None else []
     if section.status == "not_found":
-        return [*lines, styled(indent, (section.answer, "yellow"))]
+        return [*lines, styled(indent, (section.answer, "yellow")), *value]
     lines.append(styled(indent, (section.cited_answer, "bold green")))
+    lines.extend(value)
     if section.formula:
         lines.append(styled(indent, ("computed: ", "dim"), section.formula))
     lines.extend(styled(indent + "  ", ("> ", "dim"), quote) for quote in section.cited_evidence)
@@ -244,6 +295,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                         "lm_calls": e.lm_calls,
                         "tokens": e.tokens,
                         "seconds": e.seconds,
+                        "value": None if e.trace.value is None else e.trace.value.model_dump(mode="json"),
                     }
                     for e in entries
                 ],

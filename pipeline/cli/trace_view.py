@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from pipeline.cli.ask import section_lines, steps_line
 from pipeline.cli.common import styled
-from pipeline.program.events import Section
+from pipeline.program.events import Section, value_text
 from pipeline.program.trace import Intervention, LineTrace, QuestionTrace, SubQuestionTrace
 
 if TYPE_CHECKING:
@@ -23,7 +23,8 @@ MAX_CHUNKS_SHOWN = 12
 
 
 def trace_lines(entry: HistoryEntry) -> list[Text]:
-    """The question, its scope and cost; per sub-question its section and chunks; guards; timings."""
+    """The question, its scope and cost; per sub-question its section and chunks; the typed value; guards;
+    timings."""
     trace = entry.trace
     scope = trace.scope.get("kind", "?")
     lines = [
@@ -40,6 +41,8 @@ def trace_lines(entry: HistoryEntry) -> list[Text]:
         lines.append(styled(trace.answer or "(no answer)"))
     for sq in trace.sub_questions:
         lines.extend(_sub_question(sq, sections.get(sq.index), made.get(sq.index)))
+    if trace.value is not None and [trace.value] != [s.value for s in sections.values()]:
+        lines.extend([styled(""), styled(("value", "bold"), f"  {value_text(trace.value)}")])
     lines.extend(_guards("guards", "yellow", trace.interventions))
     lines.extend(_guards("fallbacks", "magenta", trace.fallbacks))
     if trace.tool_loop is not None and trace.tool_loop.message:
@@ -89,9 +92,8 @@ def _sub_question(sq: SubQuestionTrace, section: Section | None, line: LineTrace
     if section is not None:
         lines.extend(section_lines(section, "   ")[1:])
         if section.sources:
-            lines.append(
-                styled(("   sources: " + "; ".join(f"{s.filename} p.{s.page}" for s in section.sources), "dim"))
-            )
+            cited = "; ".join(f"{s.title or s.filename} p.{s.page}" for s in section.sources)
+            lines.append(styled(("   sources: " + cited, "dim")))
     if sq.chunks:
         lines.append(styled(("   kept  relevance  retrieval  chunk", "dim")))
     for chunk in sq.chunks[:MAX_CHUNKS_SHOWN]:

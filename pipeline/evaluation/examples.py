@@ -20,7 +20,7 @@ from pydantic import Field, ValidationError, model_validator
 from pipeline.errors import ExamplesError
 from pipeline.files import write_file_atomic
 from pipeline.types import Strict
-from pipeline.values.typed import Plain, ValueKind
+from pipeline.values.typed import Plain, Scale, ValueKind
 
 Case = Literal["no_scope", "chip", "property", "wrong_property"]
 Split = Literal["train", "dev", "test"]
@@ -43,9 +43,34 @@ class GoldPage(Strict):
     page: int | None = Field(default=None, ge=1)
 
 
+class ComparedEntity(Strict):
+    """An entity a comparison question names, as the question quotes it: the corpus entity it is (None: not
+    one of the corpus, so the answer must name it as unknown), the document its figure is read from and the
+    figure (None: the document does not report it, so the comparison leaves the entity out)."""
+
+    quoted: str = Field(min_length=1, max_length=200)
+    entity: str | None = None
+    name: str | None = None
+    document: str | None = None
+    value: float | None = None
+
+    @property
+    def status(self) -> Literal["compared", "excluded", "unknown"]:
+        """How the comparison treats the entity: compared, excluded (no figure) or unknown (no such entity)."""
+        if self.entity is None:
+            return "unknown"
+        return "excluded" if self.value is None else "compared"
+
+
 class ExpectedValue(Strict):
     """The typed answer an example expects (pipeline.values.typed): a number (right within `tolerance`,
-    relative), true or false, a name, names, a date; or, with `absent`, the question's own absent value."""
+    relative), true or false, a name, names, a date; or, with `absent`, the question's own absent value.
+
+    A number is in units ("$406.1 million" is 406100000), sign as reported; `scale` is the scale the question
+    asks the answer to be written in ("Answer in millions"), and `unit` "%" marks a percentage written in
+    percent (12.5, not 0.125). `aliases` gives other accepted forms of an expected name (of `value`, or of an
+    item of a names list): "NYSE" for "New York Stock Exchange". A comparison across entities (`compare`,
+    `entities`) expects the name of the winning entity as `value`."""
 
     kind: ValueKind
     value: Plain = None
@@ -53,10 +78,18 @@ class ExpectedValue(Strict):
     currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
     unit: str | None = None
     tolerance: float = Field(default=0.01, ge=0, le=1)
+    scale: Scale | None = None
+    aliases: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    compare: Literal["lowest", "highest"] | None = None
+    entities: tuple[ComparedEntity, ...] = ()
 
     @model_validator(mode="after")
     def _typed(self) -> ExpectedValue:
         value = self.value
+        if (self.compare is None) != (not self.entities):
+            raise ValueError("a comparison has both `compare` and `entities`; other values have neither")
+        if self.entities and self.kind != "name":
+            raise ValueError("a comparison expects a name (the winning entity's)")
         if self.absent:
             return self
         expected: dict[str, tuple[type, ...]] = {
@@ -70,7 +103,21 @@ class ExpectedValue(Strict):
         allowed = expected[self.kind]
         if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
             raise ValueError(f"a {self.kind} value cannot be {value!r}")
+        if self.entities and value != comparison_winner(self.compare, self.entities):
+            raise ValueError(f"the {self.compare} of the compared entities is not {value!r}")
         return self
+
+
+def comparison_winner(compare: Literal["lowest", "highest"] | None, entities: Sequence[ComparedEntity]) -> str | None:
+    """The name of the compared entity with the lowest or highest figure (None when none has a figure or
+    two share it)."""
+    compared = [e for e in entities if e.status == "compared" and e.value is not None]
+    if not compared or compare is None:
+        return None
+    values = [e.value for e in compared if e.value is not None]
+    best = min(values) if compare == "lowest" else max(values)
+    winners = [e for e in compared if e.value == best]
+    return (winners[0].name or winners[0].quoted) if len(winners) == 1 else None
 
 
 class LabelledExample(Strict):

@@ -277,6 +277,9 @@ WEIGHABLE: tuple[str, ...] = (
     "page_recall_at_5",
     "page_recall_at_10",
     "sub_question_coverage",
+    "value_correct",
+    "gold_page_cited",
+    "computed_strict",
 )
 
 
@@ -309,6 +312,26 @@ class ExampleScores:
     false_abstention: float | None = None
     # 1.0 when the answer carries the scope note the example expects, 0.0 when not; None when it expects none.
     scope_note: float | None = None
+    # Typed answers (pipeline.evaluation.value_metrics), None where the example expects no typed value: the
+    # value right, the same per kind (booleans both ways), "not available" said of a present value, names
+    # listed, and the pages the value cites (page_reference in [-1, 1]; gold_page_cited in [0, 1]).
+    value_correct: float | None = None
+    number_correct: float | None = None
+    boolean_true: float | None = None
+    boolean_false: float | None = None
+    name_correct: float | None = None
+    names_correct: float | None = None
+    comparison_correct: float | None = None
+    absent_correct: float | None = None
+    false_absent: float | None = None
+    names_precision: float | None = None
+    names_recall: float | None = None
+    page_reference: float | None = None
+    gold_page_cited: float | None = None
+    # Computed figures (examples tagged `computed`): the strict matcher (the value alone, signed, to the gold's
+    # rounding) and the lenient one (answer_line_correct: the gold figure anywhere in a short line).
+    computed_strict: float | None = None
+    computed_lenient: float | None = None
 
     @property
     def gates_passed(self) -> bool:

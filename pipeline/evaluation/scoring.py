@@ -31,6 +31,14 @@ from pipeline.evaluation.metrics import (
 # re-exported: the stage evaluations (optimizers.stages) map their examples the same way
 from pipeline.evaluation.parallel import Progress as Progress
 from pipeline.evaluation.parallel import map_in_context as map_in_context
+from pipeline.evaluation.value_metrics import (
+    answer_value,
+    cited_pages,
+    computed_strict,
+    gold_page_cited,
+    page_reference,
+    value_metrics,
+)
 from pipeline.execution.rounds import QuestionRetrieval
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.scope import question_scope
@@ -40,6 +48,7 @@ from pipeline.program.trace import QuestionTrace
 from pipeline.settings import CoreConfig
 from pipeline.store import Store
 from pipeline.types import SearchMode
+from pipeline.values.typed import TypedValue
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +66,13 @@ class ExampleResult:
     error: str | None = None
     # What the score leaves out and why (a labelled document the index build skipped).
     notes: tuple[str, ...] = ()
+    # The answer's typed value as scored (pipeline.evaluation.value_metrics.answer_value); None: it gave none.
+    value: TypedValue | None = None
 
     @property
     def failed(self) -> bool:
-        """Gate failures, errors, wrong abstention, or an answerable example whose answer lines state no fact."""
+        """Gate failures, errors, wrong abstention, an answerable example whose answer lines state no fact, or a
+        typed value that is not the expected one."""
         s = self.scores
         return (
             self.error is not None
@@ -68,6 +80,7 @@ class ExampleResult:
             or s.abstention < 1.0
             or s.scope_note == 0.0
             or s.answer_line_correct == 0.0
+            or s.value_correct == 0.0
         )
 
 
@@ -143,6 +156,7 @@ def score_answer(
         resolved,
         answer=last.answer if isinstance(last, Completed) else "",
         sections=last.sections if isinstance(last, Completed) else (),
+        value=last.value if isinstance(last, Completed) else None,
         trace=last.trace,
         error=last.message if isinstance(last, Failed) else None,
         sent_ids=_sent_ids(view),
@@ -157,14 +171,16 @@ def score_prediction(
     answer: str,
     sections: Sequence[Any],
     trace: QuestionTrace,
+    value: TypedValue | None = None,
     error: str | None = None,
     sent_ids: Sequence[str] | None = None,
     weights: Mapping[str, float] | None = None,
 ) -> ExampleResult:
     """Every metric of an answer the program already gave (no LM call).
 
-    `sections` are the answer's `Section`s (their `sources` are what was cited); `sent_ids` are the
-    document ids that reached the store, by default those the program recorded in `trace`.
+    `sections` are the answer's `Section`s (their `sources` are what was cited, their `value`s what each
+    part's typed value cites); `value` is the whole answer's typed value (`Completed.value`); `sent_ids`
+    are the document ids that reached the store, by default those the program recorded in `trace`.
     """
     example = resolved.example
     cited_pairs = [(s.document_id, s.page) for section in sections for s in section.sources]
@@ -174,6 +190,8 @@ def score_prediction(
         read_sections(sections), example.answer_facts, resolved.gold_pages, example.expect_not_found, units
     )
     abstention = float(reader.pop("abstention") or 0.0)
+    chosen = answer_value(value, [s.value for s in sections])
+    typed = typed_scores(example, resolved.gold_pages, value, sections, answer, reader["answer_line_correct"])
     shown = [c for sq in trace.sub_questions for c in sorted(sq.chunks, key=lambda c: -c.retrieval_score)]
     ranked = [c.document_id for c in shown]
     pages = [(c.document_id, c.page) for c in shown]
@@ -196,10 +214,45 @@ def score_prediction(
         page_recall_at_10=page_recall_at_k(pages, resolved.gold_pages, 10),
         **reader,
         scope_note=scope_note_correct(example.expect_scope_note, noted(trace)),
+        **typed,
     )
     return ExampleResult(
-        example, scores, composite(scores, weights or DEFAULT_WEIGHTS), answer, tuple(sorted(cited_docs)), error
+        example,
+        scores,
+        composite(scores, weights or DEFAULT_WEIGHTS),
+        answer,
+        tuple(sorted(cited_docs)),
+        error,
+        value=chosen,
     )
+
+
+def typed_scores(
+    example: LabelledExample,
+    gold_pages: Mapping[str, frozenset[int] | None],
+    value: TypedValue | None,
+    sections: Sequence[Any],
+    answer: str,
+    lenient: float | None,
+) -> dict[str, float | None]:
+    """The typed-value metrics of an answer (ExampleScores' field names; those that do not apply left out):
+    against the example's expected value, when it has one, and, for a computed figure (tag `computed`, one
+    answer fact), the strict matcher beside the lenient one (`lenient`: answer_line_correct)."""
+    out: dict[str, float | None] = {}
+    parts = [s.value for s in sections]
+    chosen = answer_value(value, parts)
+    expected = example.expected_value
+    if expected is not None:
+        notes = [v.note for v in (chosen, *parts) if v is not None and v.note]
+        out.update(value_metrics(expected, chosen, " ".join([*notes, answer])))
+        cited = cited_pages(chosen, parts)
+        out["page_reference"] = page_reference(cited, gold_pages)
+        out["gold_page_cited"] = gold_page_cited(cited, gold_pages)
+    if "computed" in example.tags and len(example.answer_facts) == 1:
+        lines = [s.answer for s in sections if s.status == "answered"]
+        out["computed_strict"] = computed_strict(example.answer_facts[0], chosen, lines)
+        out["computed_lenient"] = lenient
+    return out
 
 
 def read_sections(sections: Sequence[Any]) -> list[ReadSection]:

@@ -28,14 +28,30 @@ METRIC_COLUMNS = (
     "quotes_per_section",
     "brevity",
     "scope_note",
+    "value_correct",
+    "number_correct",
+    "boolean_true",
+    "boolean_false",
+    "name_correct",
+    "names_correct",
+    "comparison_correct",
+    "absent_correct",
+    "false_absent",
+    "names_precision",
+    "names_recall",
+    "page_reference",
+    "gold_page_cited",
+    "computed_strict",
+    "computed_lenient",
     "lm_calls",
     "tokens",
 )
 
 
 def results_frame(results: Sequence[ExampleResult]) -> Any:
-    """One row per example (pandas DataFrame): id, case, every metric, composite, failed; with its columns when
-    there is no example (an evaluation stopped before its first example finished)."""
+    """One row per example (pandas DataFrame): id, case, every metric, composite, failed, error, and the answer's
+    typed value as JSON in `typed_value` (empty when it gave none; a stage job's `value` is its metric); with its
+    columns when there is no example (an evaluation stopped before its first example finished)."""
     import pandas as pd
 
     rows = []
@@ -43,8 +59,9 @@ def results_frame(results: Sequence[ExampleResult]) -> Any:
         row: dict[str, Any] = {"id": r.example.id, "case": r.example.case}
         row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
+        row["typed_value"] = None if r.value is None else r.value.model_dump_json()
         rows.append(row)
-    return pd.DataFrame(rows, columns=["id", "case", *METRIC_COLUMNS, "composite", "failed", "error"])
+    return pd.DataFrame(rows, columns=["id", "case", *METRIC_COLUMNS, "composite", "failed", "error", "typed_value"])
 
 
 def per_case_table(frame: Any) -> Any:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Literal
 
-from pipeline.guards.sanitise import markdown_literal
-from pipeline.types import ChunkHit
+from pipeline.guards.sanitise import markdown_literal, strip_controls, valid_text
+from pipeline.types import ChunkHit, Document, Entity
 
 CitationReason = Literal["not_shown_for_section", "out_of_scope"]
+# A citation names its document in at most this many characters (a title is text the document wrote).
+MAX_CITATION_NAME = 80
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,59 @@ def check_citation(
     return match
 
 
-def citation_label(filename: str, page: int) -> str:
-    """The inline form of a citation: [filename, page N], the file name escaped as Markdown text (a name is
-    data: `rent](https:x).md` must not make a link)."""
-    return f"[{markdown_literal(filename)}, page {page}]"
+def citation_label(name: str, page: int) -> str:
+    """The inline form of a citation: [name, page N], where `name` is the document as a reader knows it (its
+    `citation_name`, else its file name), cut to MAX_CITATION_NAME characters and escaped as Markdown text (a
+    name is data: `rent](https:x).md` must not make a link)."""
+    return f"[{markdown_literal(short_name(name))}, page {page}]"
+
+
+def citation_name(document: Document, entities: Mapping[str, Entity]) -> str:
+    """The document as a reader knows it, for its citations: a filing's company, form and period ("Acme Widgets
+    Inc. 10-X, quarter ended July 1, 2023") where its owner and its attributes `form` and `period_end` give them,
+    else its title ("Supply Agreement with Norvane LLC"); "" when it has neither (a citation then shows its file
+    name). One line of at most MAX_CITATION_NAME characters."""
+    attributes = dict(document.attributes)
+    owner = entities.get(document.entity_ids[0]) if document.entity_ids else None
+    ended = _written_day(attributes.get("period_end", ""))
+    form = attributes.get("form", "")
+    if owner is not None and form and ended:
+        if attributes.get("fiscal_period"):
+            span = "quarter"
+        elif attributes.get("fiscal_year"):
+            span = "year"
+        else:
+            span = "period"
+        return short_name(f"{owner.name} {form}, {span} ended {ended}")
+    title = short_name(document.title)
+    return "" if _from_file_name(title, document.filename) else title
+
+
+def short_name(text: str) -> str:
+    """`text` on one line without control characters, cut at a word to MAX_CITATION_NAME characters ("..."
+    marks a cut)."""
+    line = " ".join(strip_controls(valid_text(text)).split())
+    if len(line) <= MAX_CITATION_NAME:
+        return line
+    cut = line[: MAX_CITATION_NAME - 1]
+    words = cut.rsplit(" ", 1)[0] if " " in cut[MAX_CITATION_NAME // 2 :] else cut
+    return words.rstrip(" ,;:-") + "…"
+
+
+def _from_file_name(title: str, filename: str) -> bool:
+    """Whether `title` says no more than the file name: empty, or every word of it a word of the name (an index
+    build titles a document without one by its file name, sanitised)."""
+    words = re.findall(r"\w+", title.casefold())
+    return not words or set(words) <= set(re.findall(r"\w+", filename.casefold()))
+
+
+def _written_day(iso: str) -> str:
+    """ "2023-07-01" -> "July 1, 2023" ("" for anything else)."""
+    try:
+        day = date.fromisoformat(iso)
+    except ValueError:
+        return ""
+    return f"{day:%B} {day.day}, {day.year}"
 
 
 def check_source(

@@ -300,6 +300,16 @@ def _no_retrieval(text: str) -> tuple[bool, bool]:
     return False, False
 
 
+def _names_entity(text: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> bool:
+    """Whether `text` (a quoted string) is a catalog entity's name, whole or as people shorten it (an
+    identifier of the corpus's own patterns, a registry or title number, stays a term to match)."""
+    if any(pattern.regex.search(text) for pattern in vocabulary.identifiers):
+        return False
+    scan = scan_entity_mentions(text, entities, vocabulary)
+    found = [m.entity_id for m in scan.mentions if m.entity_id]
+    return bool(found or scan.ambiguous or find_partial_entities(text, entities, (), vocabulary))
+
+
 def analyse_question(
     question: str,
     entities: Sequence[Entity],
@@ -309,10 +319,15 @@ def analyse_question(
 ) -> Intake:
     """Everything the planner rules need to know about `question`, in the corpus's vocabulary."""
     text = normalise(question)
-    literal = find_literal_terms(question, vocabulary)
     scan = scan_entity_mentions(question, entities, vocabulary)
     named = tuple(dict.fromkeys(m.entity_id for m in scan.mentions if m.entity_id))
     named = (*named, *find_partial_entities(question, entities, named, vocabulary))
+    # a name in quotes ("for "Acme Corp"") names an entity: the quotes mark the name, not a term to match
+    literal = tuple(
+        t
+        for t in find_literal_terms(question, vocabulary)
+        if t.kind != "quoted" or not _names_entity(t.text, entities, vocabulary)
+    )
     ambiguous_names = tuple((phrase, ids) for phrase, ids in scan.ambiguous if not set(ids) & set(named))
     # a word of a shared name is asked about once, as the name
     in_names = {w for phrase, _ in ambiguous_names for w in phrase_tokens(phrase)}

@@ -29,6 +29,7 @@ from pipeline.answering.compute import (
     format_figure,
     operand_label,
 )
+from pipeline.answering.figure_answers import TableSource, figure_evidence, figure_for, metric_ask
 from pipeline.answering.floors import Draft
 from pipeline.answering.lines import (
     SectionInputs,
@@ -40,15 +41,18 @@ from pipeline.answering.lines import (
 )
 from pipeline.answering.sentences import OfferedSentence, numbered
 from pipeline.answering.spans import scale_note
+from pipeline.answering.typed_answers import absent, figure_value, line_value
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
+from pipeline.intake.contract import Contract, section_kind
 from pipeline.program.events import Evidence, Section
 from pipeline.program.trace import Intervention, LineTrace, record_line
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
 from pipeline.types import ChunkHit, SourceRef
 from pipeline.values.quantities import figures_outside_dates, find_quantities, same_figure
+from pipeline.values.typed import TypedValue, ValueKind
 from signatures.models import AnswerLine, FigureComputation, LineSentences
 from signatures.shapes import exact_computations_type, exact_lines_type
 
@@ -70,12 +74,15 @@ class AnswerStep:
         call: Call,
         answer: dspy.Predict,
         compute_predictor: dspy.Predict,
+        tables: TableSource | None = None,
     ) -> None:
         self.settings = settings
         self.generic = generic
         self.call = call
         self.answer = answer
         self.compute_predictor = compute_predictor
+        # where figures are read from tables (None: only sentences answer)
+        self.tables = tables
 
     def run(
         self,
@@ -85,20 +92,37 @@ class AnswerStep:
         queries: Sequence[str],
         asked: Sequence[str],
         allowed: Collection[str] | None,
+        retrieved: Sequence[Sequence[ChunkHit]] | None = None,
     ) -> list[Section]:
         """The sections of every sub-question, in order (see the module docstring); `queries` rank each one's
-        sentences, `asked` is each without entity names (its key terms)."""
+        sentences, `asked` is each without entity names (its key terms); `retrieved` are each one's chunks
+        before scoring (whose documents' tables a figure is read from)."""
         settings, steps = self.settings, self.settings.steps
+        contract: Contract | None = getattr(run, "contract", None)
         items = [
             section_inputs(i, sq, kept[i], queries[i], settings.max_chunk_chars, self.generic, asked[i])
             for i, sq in enumerate(sub_questions)
         ]
+        kinds = {i.index: section_kind(i.sub_question, contract) for i in items}
         lines = {i.index: LineTrace(index=i.index, kind=i.kind, step=steps.answer) for i in items}
-        guarded: dict[int, GuardedSection] = {
-            item.index: not_found("no chunk was kept for it") for item in items if item.empty
-        }
+        guarded: dict[int, GuardedSection] = {}
+        values: dict[int, TypedValue] = {}
         # a computed figure whose operands are found rests on them: it needs no other support
         computed = self._computations(run, [i for i in items if not i.empty and i.request is not None])
+        for item in items:
+            if kinds[item.index] != "number" or item.index in computed or item.request is not None:
+                continue
+            hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
+            read = self._figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
+            if read is not None:
+                guarded[item.index], values[item.index], lines[item.index] = (
+                    read[0],
+                    read[1],
+                    read[2](lines[item.index]),
+                )
+        for item in items:
+            if item.empty and item.index not in guarded:
+                guarded[item.index] = not_found("no chunk was kept for it")
         for item in items:
             computation = computed.get(item.index)
             if computation is None:
@@ -114,10 +138,10 @@ class AnswerStep:
         rest: list[SectionInputs] = []
         for item in (i for i in items if i.index not in guarded):
             if steps.abstain == "support":
-                value = support_of(item)
-                lines[item.index] = lines[item.index].model_copy(update={"support": round(value, 3)})
-                if value < settings.support_threshold:
-                    reason = f"the best sentences hold {value:.2f} of its key terms, below {settings.support_threshold}"
+                held = support_of(item)
+                lines[item.index] = lines[item.index].model_copy(update={"support": round(held, 3)})
+                if held < settings.support_threshold:
+                    reason = f"the best sentences hold {held:.2f} of its key terms, below {settings.support_threshold}"
                     guarded[item.index] = not_found(reason)
                     continue
             rest.append(item)
@@ -139,8 +163,56 @@ class AnswerStep:
         for item in items:
             section = guarded[item.index]
             record_line(run.trace, lines[item.index], section)
-            sections.append(_section(item.index, item.sub_question, section))
+            typed = values.get(item.index) or self._value(kinds[item.index], item, section, contract)
+            sections.append(_section(item.index, item.sub_question, section, typed))
         return sections
+
+    # -- typed values ----------------------------------------------------------------------------
+
+    def _figure(
+        self,
+        item: SectionInputs,
+        asked: str,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None:
+        """A section answered by a figure read from the tables of the retrieved documents, its value and how
+        its line trace reads; None when no row names what is asked (the sentences then answer)."""
+        if self.tables is None or not hits:
+            return None
+        ask = metric_ask(item.sub_question, asked, contract, self.generic)
+        figure = figure_for(ask, hits, self.tables)
+        if figure is None:
+            return None
+        filename = next((h.filename for h in hits if h.chunk.document_id == figure.document_id), "")
+        draft, evidence, page_hits = figure_evidence(figure, self.tables, filename)
+        section = guard_section(
+            item.index, draft, evidence, [*kept, *page_hits], allowed, None, self.generic, item.sub_question
+        )
+        if section.status != "answered":
+            return None
+        value = figure_value(figure, filename, contract)
+
+        def traced(line: LineTrace) -> LineTrace:
+            proposed = f"{figure.row.label} = {figure.cell.text} (label score {figure.label_score:.2f})"
+            return line.model_copy(update={"step": "figure:rows", "proposed": proposed, "basis": "extracted"})
+
+        return section, value, traced
+
+    def _value(
+        self, kind: ValueKind, item: SectionInputs, section: GuardedSection, contract: Contract | None
+    ) -> TypedValue:
+        """The typed value of a section answered from sentences (or not found)."""
+        if section.status != "answered":
+            return absent(kind, contract, section.reason)
+        pages = tuple(
+            SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in section.line_sources
+        )
+        quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
+        scale = scale_note(quoted.hit.chunk.text) if quoted else None
+        return line_value(kind, section.line, pages, contract, scale)
 
     # -- answer lines ------------------------------------------------------------------------
 
@@ -298,10 +370,10 @@ def _contexts(items: Sequence[SectionInputs], shown: Mapping[int, Sequence[Offer
     ]
 
 
-def _section(index: int, sub_question: str, guarded: GuardedSection) -> Section:
-    """The section as shown: the line with its citations, each quote with its own."""
+def _section(index: int, sub_question: str, guarded: GuardedSection, value: TypedValue | None = None) -> Section:
+    """The section as shown: the line with its citations, each quote with its own, and its typed value."""
     if guarded.status != "answered":
-        return Section(index=index, sub_question=sub_question, answer=guarded.line, status=guarded.status)
+        return Section(index=index, sub_question=sub_question, answer=guarded.line, status=guarded.status, value=value)
 
     def ref(source: CitedSource) -> SourceRef:
         return SourceRef(document_id=source.document_id, filename=source.filename, page=source.page)
@@ -316,4 +388,5 @@ def _section(index: int, sub_question: str, guarded: GuardedSection) -> Section:
         status="answered",
         basis=guarded.basis,
         formula=guarded.formula,
+        value=value,
     )

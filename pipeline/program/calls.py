@@ -24,7 +24,7 @@ from dspy.utils.callback import BaseCallback
 from dspy.utils.exceptions import is_retryable_lm_error
 from dspy.utils.usage_tracker import UsageTracker
 
-from pipeline.errors import LMFailure
+from pipeline.errors import LMFailure, ModelError
 from pipeline.settings import LMRequestSettings
 
 log = logging.getLogger(__name__)
@@ -251,7 +251,7 @@ def call_once(
                 continue
             raise LMFailure(
                 f"{name}: {type(exc).__name__}: {exc}",
-                public=f"{name}: {type(root).__name__}",
+                public=_public_failure(name, root),
                 calls=max(1 + len(retried), counter.calls),
                 retried=tuple(retried),
             ) from exc
@@ -265,6 +265,14 @@ def call_once(
         retried=tuple(retried),
         cached=cached,
     )
+
+
+def _public_failure(name: str, root: BaseException) -> str:
+    """What a failed call may tell whoever asked: the step and the error's type (its text may name endpoints),
+    and for an embedded model that could not be loaded on its first call, the way to repair it."""
+    if isinstance(root, ModelError):
+        return f"{name}: the embedded model could not be loaded: {root.fix}"
+    return f"{name}: {type(root).__name__}"
 
 
 def _transient(exc: BaseException) -> Exception | None:

@@ -6,12 +6,13 @@ Each stage's event is sent as the stage starts (`decomposing`, `retrieving`, `fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pipeline.guards.citations import citation_label
+from pipeline.guards.citations import citation_label, short_name
+from pipeline.guards.sanitise import markdown_literal
 from pipeline.intake.scope import ScopeNote
 from pipeline.program.trace import QuestionTrace
 from pipeline.types import SourceRef, Strict
@@ -58,8 +59,70 @@ class Section(Strict):
 
 
 def cite(source: SourceRef) -> str:
-    """The inline form of a citation: [filename, page N] (the name escaped as Markdown text)."""
-    return citation_label(source.filename, source.page)
+    """The inline form of a citation: [name, page N], the document named as a reader knows it (its title, else
+    its file name), escaped as Markdown text."""
+    return citation_label(source.title or source.filename, source.page)
+
+
+def with_titles(section: Section, title: Callable[[str], str]) -> Section:
+    """`section` with every page it cites (answer line, evidence, sources, typed value) naming its document as
+    `title(document_id)` gives it (pipeline.guards.citations.citation_name)."""
+
+    def named(source: SourceRef) -> SourceRef:
+        return source.model_copy(update={"title": title(source.document_id)})
+
+    update: dict[str, object] = {
+        "answer_sources": tuple(named(s) for s in section.answer_sources),
+        "evidence": tuple(e.model_copy(update={"source": named(e.source)}) for e in section.evidence),
+        "sources": tuple(named(s) for s in section.sources),
+    }
+    if section.value is not None:
+        update["value"] = section.value.model_copy(update={"pages": tuple(named(s) for s in section.value.pages)})
+    return section.model_copy(update=update)
+
+
+def value_text(value: TypedValue) -> str:
+    """A typed value as one line of plain text: "406,100,000 EUR (number; period 2023-07-01; page 4)", "True
+    (boolean; pages 4, 12)", "N/A (absent: reported in GBP, not the EUR asked for)"."""
+    shown = _shown_value(value)
+    if value.absent:
+        return f"{shown or 'none'} (absent: {value.note or 'not stated in the documents in scope'})"
+    details: list[str] = [value.kind]
+    if value.period:
+        details.append(f"period {value.period}")
+    if value.pages:
+        details.append(_pages_text(value.pages))
+    if value.note:
+        details.append(value.note)
+    return f"{shown} ({'; '.join(details)})"
+
+
+def _shown_value(value: TypedValue) -> str:
+    """The value itself as a reader reads it: a number grouped in thousands with its scale, currency and unit."""
+    raw = value.value
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        return value.display
+    number = f"{raw:,.0f}" if float(raw).is_integer() else f"{raw:,.4f}".rstrip("0").rstrip(".")
+    if value.unit == "%":
+        return f"{number}%"
+    return " ".join(part for part in (number, value.scale, value.currency, value.unit) if part)
+
+
+def _pages_text(pages: Sequence[SourceRef]) -> str:
+    """ "page 4", "pages 4, 12" (one document), or each document's name with its pages."""
+    by_document: dict[str, list[int]] = {}
+    names: dict[str, str] = {}
+    for source in pages:
+        by_document.setdefault(source.document_id, []).append(source.page)
+        names[source.document_id] = short_name(source.title or source.filename)
+
+    def listed(numbers: list[int]) -> str:
+        ordered = sorted(set(numbers))
+        return ("page " if len(ordered) == 1 else "pages ") + ", ".join(str(n) for n in ordered)
+
+    if len(by_document) == 1:
+        return listed(next(iter(by_document.values())))
+    return "; ".join(f"{names[d]}, {listed(numbers)}" for d, numbers in by_document.items())
 
 
 class Decomposing(Strict):
@@ -144,8 +207,8 @@ Event = Annotated[
 
 
 def render_markdown(sections: Sequence[Section]) -> str:
-    """The answer as Markdown: per sub-question a heading, the answer line, its formula when computed, and
-    the evidence quoted beneath it."""
+    """The answer as Markdown: per sub-question a heading, the answer line, its typed value, its formula when
+    computed, and the evidence quoted beneath it."""
     parts = []
     for section in sections:
         lines = [f"## {section.index + 1}. {section.sub_question}"]
@@ -153,6 +216,8 @@ def render_markdown(sections: Sequence[Section]) -> str:
             lines.append(section.error or "")
         else:
             lines.append(f"**{section.cited_answer}**" if section.status == "answered" else section.answer)
+            if section.value is not None:
+                lines.append(f"Value: {markdown_literal(value_text(section.value))}")
             if section.formula:
                 lines.append(f"Computed: {section.formula}")
             lines.extend(f"> {quote}" for quote in section.cited_evidence)

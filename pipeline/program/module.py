@@ -12,14 +12,14 @@ from typing import Any
 
 import dspy
 
-from pipeline.answering.asks import FormatRequest, split_format
+from pipeline.answering.asks import FormatRequest
 from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
 from pipeline.execution.direct import direct_answer
 from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.execution.tools import query_within
-from pipeline.guards.citations import citation_label
+from pipeline.guards.citations import citation_label, citation_name
 from pipeline.guards.relevance import GroupVerdict, apply_scores, keep_without_scores
 from pipeline.guards.sanitise import (
     MAX_ANSWER_BYTES,
@@ -33,6 +33,7 @@ from pipeline.guards.sanitise import (
     valid_text,
 )
 from pipeline.guards.sub_questions import check_sub_questions
+from pipeline.intake.contract import Contract, contract_record, read_contract
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.planner_state import PlannerState
@@ -52,6 +53,7 @@ from pipeline.program.events import (
     Section,
     cap_answer,
     render_markdown,
+    with_titles,
 )
 from pipeline.program.trace import (
     Intervention,
@@ -90,6 +92,8 @@ class QuestionRun:
     reasoning_only: bool = False
     # How the question asks its answer to be written ("Answer in EUR billions."), taken out of the plan's goal.
     format_request: FormatRequest | None = None
+    # What the question's instructions ask of the answer, read before planning (never searched for).
+    contract: Contract | None = None
 
 
 class ScopedQA(dspy.Module):
@@ -119,7 +123,7 @@ class ScopedQA(dspy.Module):
             raise LMFailure(last.message)
         if not isinstance(last, Completed):
             raise LMFailure("the program ended without an answer")
-        return dspy.Prediction(answer=last.answer, sections=list(last.sections), trace=last.trace)
+        return dspy.Prediction(answer=last.answer, sections=list(last.sections), trace=last.trace, value=last.value)
 
     # -- the pipeline as a stream of events -----------------------------------------------
 
@@ -154,7 +158,7 @@ class ScopedQA(dspy.Module):
             yield Filtering(lm=steps.uses_lm("score"))
             kept = self.score_step(run, sub_questions, groups)
             yield Generating(lm=steps.uses_lm("answer"))
-            sections_out = self.answer_sections(run, sub_questions, kept)
+            sections_out = self.answer_sections(run, sub_questions, kept, groups)
             for section in sections_out:
                 yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
         except LMFailure as exc:
@@ -167,6 +171,7 @@ class ScopedQA(dspy.Module):
             yield Failed(message=f"language model failed: {exc.public}", trace=trace)
             return
         trace.timings["total"] = time.perf_counter() - started
+        sections_out = [with_titles(section, self.citation_name) for section in sections_out]
         sections_out, over = cap_answer(sections_out, MAX_ANSWER_BYTES)
         if over:
             reason = f"{over} evidence quotes dropped from the end: the answer was over {MAX_ANSWER_BYTES} bytes"
@@ -182,9 +187,10 @@ class ScopedQA(dspy.Module):
         trace.answer = answer
         trace.sections = [s.model_dump(mode="json") for s in sections_out]
         fit_trace(trace)
-        yield Completed(
+        completed = Completed(
             answer=answer,
             sections=tuple(sections_out),
+            value=sections_out[0].value if len(sections_out) == 1 else None,
             lm_calls=trace.lm_calls,
             cached_calls=trace.cached_calls,
             tokens=trace.tokens,
@@ -196,6 +202,13 @@ class ScopedQA(dspy.Module):
             implicit_scope=tuple(self.store.catalog.entities[e].name for e in scoped.implicit_entity_ids),
             trace=trace,
         )
+        trace.value = completed.value
+        yield completed
+
+    def citation_name(self, document_id: str) -> str:
+        """How citations name the document (pipeline.guards.citations.citation_name); "" when it has no title."""
+        document = self.store.catalog.documents.get(document_id)
+        return "" if document is None else citation_name(document, self.store.catalog.entities)
 
     def scope_note(self, run: QuestionRun) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""
@@ -245,26 +258,34 @@ class ScopedQA(dspy.Module):
         """The plan for the question without its format instructions (they are applied to the answer by
         code, never searched for or made into sub-questions)."""
         planner = self.settings.core.planner
-        body, format_request = split_format(trace.question)
+        contract = read_contract(trace.question)
+        body = contract.question or trace.question
         intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner)
         trace.planner = plan.model_dump(mode="json")
-        trace.format_request = format_request.text if format_request else None
+        trace.format_request = contract.format.text if contract.format else None
+        trace.contract = contract_record(contract)
         trace.steps = self.settings.program.steps.model_dump()
         record_scope(trace, scoped, self.store.catalog.entities)
-        return QuestionRun(plan, trace, scoped, intake.answerability == "reasoning_only", format_request)
+        reasoning = intake.answerability == "reasoning_only"
+        return QuestionRun(plan, trace, scoped, reasoning, contract.format, contract)
 
     def answer_sections(
-        self, run: QuestionRun, sub_questions: Sequence[str], kept: list[list[ChunkHit]]
+        self,
+        run: QuestionRun,
+        sub_questions: Sequence[str],
+        kept: list[list[ChunkHit]],
+        retrieved: Sequence[Sequence[ChunkHit]] | None = None,
     ) -> list[Section]:
         """The answer step alone: each sub-question's answer line and evidence (at most one answer call and one
-        compute call, none where the steps run their floors), through the guards."""
+        compute call, none where the steps run their floors), through the guards; a figure asked for is read
+        from the tables of the documents retrieved for it."""
         generic = self.store.catalog.vocabulary.generic
-        step = AnswerStep(self.settings.program, generic, self._call, self.answer, self.compute)
+        step = AnswerStep(self.settings.program, generic, self._call, self.answer, self.compute, self.store)
         queries = [self._ranking_query(sq, kept[i]) for i, sq in enumerate(sub_questions)]
         catalog = self.store.catalog
         entities = list(catalog.entities.values())
         asked = [without_mentions(sq, entities, catalog.vocabulary) for sq in sub_questions]
-        return step.run(run, sub_questions, kept, queries, asked, run.scope.allowed)
+        return step.run(run, sub_questions, kept, queries, asked, run.scope.allowed, retrieved)
 
     def _call(self, name: str, predictor: dspy.Predict, run: QuestionRun, **inputs: Any) -> dspy.Prediction | None:
         """One LM call, counted with its tokens; None when the output could not be parsed, or when

@@ -12,6 +12,7 @@ from pipeline.guards.citations import citation_label
 from pipeline.guards.sanitise import MAX_TRACE_BYTES, Sanitised, display_record, valid_text
 from pipeline.guards.sections import GuardedSection
 from pipeline.types import Strict
+from pipeline.values.typed import TypedValue
 
 if TYPE_CHECKING:
     from pipeline.execution.direct import DirectAnswer
@@ -172,10 +173,15 @@ class QuestionTrace(Strict):
     lines: list[LineTrace] = Field(default_factory=list)
     # The question's instructions about the answer's format, taken out before planning ("Answer in ...").
     format_request: str | None = None
+    # What the question's instructions ask of the answer (pipeline.intake.contract): the kind of value, its
+    # absent value, currency, unit, scale and period, a comparison, and every instruction taken off it.
+    contract: dict[str, Any] = Field(default_factory=dict)
     # Which way each learned step ran: "lm" or its floor (ProgramSettings.steps).
     steps: dict[str, str] = Field(default_factory=dict)
     answer: str = ""
     sections: list[dict[str, Any]] = Field(default_factory=list)
+    # The question's answer typed as it asked for it (Completed.value); each section's own is in `sections`.
+    value: TypedValue | None = None
 
     @property
     def tokens(self) -> int:

@@ -334,6 +334,14 @@ class Catalog:
                 found[row] = Chunk(row, did, page, ordinal, text)
         return [found[r] for r in wanted]
 
+    def page_chunks(self, document_id: str, page: int) -> list[Chunk]:
+        """The chunks of one page of a document, in order."""
+        rows = self._db.execute(
+            "SELECT row, document_id, page, ordinal, text FROM chunks WHERE document_id = ? AND page = ? ORDER BY row",
+            (document_id, page),
+        )
+        return [Chunk(row, did, pg, ordinal, text) for row, did, pg, ordinal, text in rows]
+
     def page_facts(self, document_id: str, page: int | None = None) -> list[PageFact]:
         """The figures tagged on a document's pages (on one page when `page` is given), in page order;
         none for a catalog built before facts were kept."""
@@ -350,17 +358,20 @@ class Catalog:
             for page, concept, value, shown, scale, unit, start, end, d, dec in rows
         ]
 
-    def page_rows(self, document_id: str, pages: Sequence[int]) -> list[TableRow]:
-        """The table rows on the given pages of a document, in document order; none for a catalog built
-        before rows were kept. A stored row that is not the shape written is skipped."""
-        if not pages or not self._has_rows:
+    def page_rows(self, document_id: str, pages: Sequence[int] | None = None) -> list[TableRow]:
+        """The table rows on the given pages of a document (every page when `pages` is None), in document
+        order; none for a catalog built before rows were kept. A stored row not of the shape written is
+        skipped."""
+        if (pages is not None and not pages) or not self._has_rows:
             return []
-        marks = ",".join("?" * len(pages))
-        found = self._db.execute(
-            "SELECT page, table_no, ordinal, label, cells, parents, scale, currency, title FROM page_rows"
-            f" WHERE document_id = ? AND page IN ({marks}) ORDER BY ordinal",
-            (document_id, *pages),
-        )
+        columns = "SELECT page, table_no, ordinal, label, cells, parents, scale, currency, title FROM page_rows"
+        if pages is None:
+            found = self._db.execute(f"{columns} WHERE document_id = ? ORDER BY ordinal", (document_id,))
+        else:
+            marks = ",".join("?" * len(pages))
+            found = self._db.execute(
+                f"{columns} WHERE document_id = ? AND page IN ({marks}) ORDER BY ordinal", (document_id, *pages)
+            )
         out: list[TableRow] = []
         for page, table, ordinal, label, cells, parents, scale, currency, title in found:
             try:

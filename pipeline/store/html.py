@@ -11,6 +11,7 @@ cover page's facts give the title, summary and period attributes.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from pipeline.errors import InputFileError
-from pipeline.store.tables import Cell, table_lines
+from pipeline.store.tables import Cell, grid_rows, table_header_text, table_lines, table_title
 from pipeline.store.xbrl import (
     Context,
     Cover,
@@ -30,12 +31,16 @@ from pipeline.store.xbrl import (
     fact_value,
     unit_name,
 )
+from pipeline.types import RowCell, TableRow
+from pipeline.values.money import currency_of, table_units
 
 # A file without page breaks is cut into pages of about this many characters (a printed page of a
 # filing holds 3,000-4,000), at the end of a line when one falls in the last third.
 SCREEN_CHARS = 3000
 # Element nesting deeper than this is read as plain text (no page breaks, tables or facts inside).
 MAX_DEPTH = 200
+# Lines before a table that may hold its title and its scale note ("(In millions, except ...)").
+TITLE_LINES = 4
 # Bytes an HTML file may have (an annual report is 1-5 MB).
 MAX_BYTES = 64 * 1024 * 1024
 
@@ -59,6 +64,8 @@ class HtmlDocument:
     pages: tuple[str, ...]
     facts: tuple[PageFact, ...]
     cover: Cover
+    # The rows of its tables that hold figures, with their headers, scale and currency.
+    rows: tuple[TableRow, ...]
     html_title: str | None
     # "page breaks": the file's printed pages; "screen": screenfuls of SCREEN_CHARS (no page breaks).
     paged_by: str
@@ -115,10 +122,22 @@ def parse_html(data: bytes) -> HtmlDocument:
     return HtmlDocument(
         pages=tuple(pages),
         facts=tuple(reader.facts),
+        rows=tuple(reader.rows) if paged_by != "screen" else _screen_rows(reader.rows, pages),
         cover=cover_from_facts(cover_facts, contexts),
         html_title=html_title or None,
         paged_by=paged_by,
     )
+
+
+def _screen_rows(rows: list[TableRow], pages: list[str]) -> tuple[TableRow, ...]:
+    """Rows of a file cut into screenfuls: each on the screen that prints its label and first figure."""
+    out: list[TableRow] = []
+    for row in rows:
+        first = row.cells[0].text if row.cells else ""
+        page = next((i for i, text in enumerate(pages, start=1) if row.label in text and first in text), None)
+        if page is not None:
+            out.append(dataclasses.replace(row, page=page))
+    return tuple(out)
 
 
 def screenfuls(text: str, size: int) -> list[str]:
@@ -192,6 +211,7 @@ class _PageReader:
         self.pages: list[list[str]] = [[]]
         self.line: list[str] = []
         self.facts: list[PageFact] = []
+        self.rows: list[TableRow] = []
         self.in_table = 0
 
     # -- lines and pages ---------------------------------------------------------------------
@@ -295,8 +315,29 @@ class _PageReader:
                     Cell(self.cell_text(cell, depth + 1), _span(attrs.get("colspan")), _span(attrs.get("rowspan")))
                 )
             rows.append(cells)
+        before = self.pages[-1][-TITLE_LINES:]
         for line in table_lines(rows):
             self.pages[-1].append(line)
+        found = grid_rows(rows)
+        if not found:
+            return
+        scale, currency = table_units(" ".join([*before, table_header_text(rows)]))
+        if currency is None:
+            currency = next((c for r in found for text, _ in r.cells if (c := currency_of(text))), None)
+        page, number = len(self.pages), self.tables_on_page()
+        title = table_title(before)
+        for found_row in found:
+            figures = tuple(RowCell(text, header) for text, header in found_row.cells)
+            self.rows.append(
+                TableRow(
+                    page, number, len(self.rows), found_row.label, figures, found_row.parents, scale, currency, title
+                )
+            )
+
+    def tables_on_page(self) -> int:
+        """The number the next table of the current page takes (tables of a page numbered from 0)."""
+        page = len(self.pages)
+        return len({r.table for r in self.rows if r.page == page})
 
     def cell_text(self, cell: LexborNode, depth: int) -> str:
         """The text of one cell (its facts go to the current page)."""

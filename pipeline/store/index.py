@@ -21,11 +21,12 @@ from pipeline.retrieval.bm25 import BM25Index
 from pipeline.retrieval.dense import DenseIndex
 from pipeline.retrieval.fusion import reciprocal_rank_fusion
 from pipeline.store.catalog import Catalog
-from pipeline.store.embedders import Embedder, embedder_by_name
+from pipeline.store.embedders import Embedder, deferred_embedder
 from pipeline.store.generations import IndexManifest, open_generation
 from pipeline.store.pages import PageIndex
 from pipeline.text import bm25_tokens, normalise
-from pipeline.types import ChunkHit, DocumentHit, Entity, SearchMode
+from pipeline.types import ChunkHit, DocumentHit, Entity, SearchMode, TableRow
+from pipeline.values.periods import Period, document_periods
 
 # How deep each retriever looks before fusion, relative to k.
 FUSION_DEPTH = 4
@@ -134,6 +135,27 @@ class Store:
         rows = self.chunk_bm25.rows_with(tokens[0])
         return len(np.unique(self.catalog.row_document[rows])) == count
 
+    # -- tables --------------------------------------------------------------------------------
+
+    def document_rows(self, document_id: str) -> list[TableRow]:
+        """Every table row the readers found in a document, in document order."""
+        return self.catalog.page_rows(document_id)
+
+    def page_hits(self, document_id: str, page: int) -> list[ChunkHit]:
+        """The chunks of one page as hits (score 0: found by reading the page, not by a search)."""
+        filename = self.catalog.documents[document_id].filename
+        return [ChunkHit(chunk, filename, 0.0) for chunk in self.catalog.page_chunks(document_id, page)]
+
+    def owner_names(self, document_id: str) -> tuple[str, ...]:
+        """Every name of the entities that own a document."""
+        entities = self.catalog.entities
+        owners = self.catalog.documents[document_id].entity_ids
+        return tuple(name for e in owners if e in entities for name in entities[e].names)
+
+    def document_periods(self, document_id: str) -> tuple[Period, ...]:
+        """The periods a document's attributes state (its fiscal period, its period's end)."""
+        return document_periods(self.catalog.documents[document_id].attributes)
+
     # -- search ----------------------------------------------------------------------------
 
     def search_chunks(
@@ -240,10 +262,11 @@ class Store:
 
 
 def open_store(index_dir: Path, embedder: Embedder | None = None, verify_hashes: bool = False) -> Store:
-    """Open the published generation; IndexCorruptError if files disagree with the manifest."""
+    """Open the published generation; IndexCorruptError if files disagree with the manifest. The index's own
+    embedder (when `embedder` is None) is loaded on its first use."""
     manifest, root = open_generation(index_dir, verify_hashes=verify_hashes)
     if embedder is None:
-        embedder = embedder_by_name(manifest.embedder)
+        embedder = deferred_embedder(manifest.embedder)
     elif embedder.name != manifest.embedder:
         raise EmbedderError(
             f"index at {index_dir} was built with embedder '{manifest.embedder}', not '{embedder.name}'"

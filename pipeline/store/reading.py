@@ -16,7 +16,7 @@ from pipeline.store.html import read_html
 from pipeline.store.pdf import read_pdf
 from pipeline.store.xbrl import PageFact
 from pipeline.text import strip_hidden
-from pipeline.types import TableRow
+from pipeline.types import RowCell, TableRow
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".html", ".htm", ".xhtml")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -76,6 +76,16 @@ def _without_hidden(source: SourceFile) -> SourceFile:
         return cleaned
 
     pages = tuple(clean(page) for page in source.pages)
+    rows = tuple(
+        dataclasses.replace(
+            row,
+            label=clean(row.label),
+            cells=tuple(RowCell(clean(c.text), clean(c.header)) for c in row.cells),
+            parents=tuple(clean(p) for p in row.parents),
+            title=clean(row.title),
+        )
+        for row in source.rows
+    )
     own = source.own.model_copy(
         update={
             "title": clean(source.own.title) if source.own.title else source.own.title,
@@ -84,7 +94,7 @@ def _without_hidden(source: SourceFile) -> SourceFile:
     )
     if not found:
         return source
-    return dataclasses.replace(source, pages=pages, own=own, hidden=found)
+    return dataclasses.replace(source, pages=pages, rows=rows, own=own, hidden=found)
 
 
 def _read_text(path: Path, relpath: str) -> SourceFile:
@@ -112,7 +122,9 @@ def _read_html(path: Path, relpath: str) -> SourceFile:
     own = FrontMatter(
         title=document.title, type=document.cover.form, summary=document.summary, attributes=document.attributes
     )
-    return SourceFile(relpath, document.pages, own, facts=document.facts, paged_by=document.paged_by)
+    return SourceFile(
+        relpath, document.pages, own, facts=document.facts, rows=document.rows, paged_by=document.paged_by
+    )
 
 
 # (files as (path, relpath), workers) -> each file's SourceFile or InputFileError, in the order given

@@ -76,6 +76,61 @@ def join_pieces(cells: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]
     return out
 
 
+@dataclass(frozen=True)
+class GridRow:
+    """One row of a table with figures, as the answer step reads it: its label, the label-only rows above it
+    that head its block ("Current assets:"), and its figure cells with their column headers."""
+
+    label: str
+    cells: tuple[tuple[str, str], ...]
+    parents: tuple[str, ...] = ()
+
+
+def _grid(rows: Sequence[Sequence[Cell]]) -> tuple[list[list[tuple[int, int, str]]], int | None]:
+    """The table's placed, joined cells per row, and the index of its first row holding a figure."""
+    grid = [join_pieces(cells) for cells in place(rows)]
+    first_data = next(
+        (i for i, cells in enumerate(grid) if any(is_figure(text) for _, _, text in cells[1:] or cells)), None
+    )
+    return grid, first_data
+
+
+def table_header_text(rows: Sequence[Sequence[Cell]]) -> str:
+    """The text of the table's rows above its first figure row (its column headers and any note in them)."""
+    grid, first_data = _grid(rows)
+    above = grid if first_data is None else grid[:first_data]
+    return " ".join(text for cells in above for _, _, text in cells)
+
+
+def grid_rows(rows: Sequence[Sequence[Cell]]) -> list[GridRow]:
+    """The rows of a table that hold figures, each with its label (the text left of its first figure), its
+    figure cells with the column header above each, and the label-only rows heading its block; a table
+    without figures gives none."""
+    grid, first_data = _grid(rows)
+    if first_data is None:
+        return []
+    header_rows = [[c for c in cells if c[0] > 0] for cells in grid[:first_data]]
+    header_rows = [cells for cells in header_rows if cells]
+    out: list[GridRow] = []
+    parents: list[str] = []
+    for index, cells in enumerate(grid):
+        if not cells or (index < first_data and any(column > 0 for column, _, _ in cells)):
+            continue  # a header row
+        figures = [(column, span, text) for column, span, text in cells if is_figure(text)]
+        labels = [text for column, _, text in cells if not is_figure(text) and (not figures or column < figures[0][0])]
+        label = " ".join(labels).strip()
+        if not figures:
+            # a label-only row heads the rows below it ("Current assets:"); a new one at the same place replaces it
+            if label:
+                parents = [label] if label.endswith(":") or not parents else [*parents[-1:], label][-2:]
+            continue
+        cells_out = tuple((text, _header(header_rows, column, span)) for column, span, text in figures)
+        out.append(GridRow(label, cells_out, tuple(parents)))
+        if label.casefold().startswith("total"):
+            parents = []
+    return out
+
+
 def table_lines(rows: Sequence[Sequence[Cell]], repeat_headers: bool = True) -> list[str]:
     """The table as lines of text, one per row with any text.
 
@@ -84,10 +139,7 @@ def table_lines(rows: Sequence[Sequence[Cell]], repeat_headers: bool = True) -> 
     Ended July 1, 2023)") when `repeat_headers`, else the headers stand once as the first line. A table
     without figures is its rows, cells joined.
     """
-    grid = [join_pieces(cells) for cells in place(rows)]
-    first_data = next(
-        (i for i, cells in enumerate(grid) if any(is_figure(text) for _, _, text in cells[1:] or cells)), None
-    )
+    grid, first_data = _grid(rows)
     if first_data is None:
         return [CELL_SEPARATOR.join(text for _, _, text in cells) for cells in grid if cells]
     # A header row has a cell right of the row labels; a row of labels alone ("ASSETS:") heads rows, not
@@ -121,3 +173,26 @@ def _header(header_rows: Sequence[Sequence[tuple[int, int, str]]], column: int, 
                     words.append(text)
                 break
     return HEADER_SEPARATOR.join(words)
+
+
+# A line that names a financial statement or reads as a table's title (in capitals).
+_TITLE = re.compile(
+    r"\b(?:statements?|balance\s+sheets?|income|operations|cash\s+flows?|financial\s+position|results|summary|"
+    r"selected\s+financial\s+data|highlights|schedule)\b",
+    re.IGNORECASE,
+)
+MAX_TITLE_CHARS = 200
+MAX_TITLE_WORDS = 16
+
+
+def table_title(lines: Sequence[str]) -> str:
+    """The title of a table from the lines printed just above it: the nearest that names a statement or
+    stands in capitals, without a scale note; "" when none does."""
+    for line in reversed(lines):
+        text = " ".join(line.split())
+        letters = [c for c in text if c.isalpha()]
+        capitals = len(letters) >= 6 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+        prose = text.endswith((":", ".")) or len(text.split()) > MAX_TITLE_WORDS
+        if " | " not in text and not prose and (capitals or _TITLE.search(text)) and not text.startswith("("):
+            return text[:MAX_TITLE_CHARS]
+    return ""

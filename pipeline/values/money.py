@@ -98,6 +98,12 @@ _IN_SCALE = re.compile(
     rf"(?:\s+of\s+(?P<post>{_MONEY}))?",
     re.IGNORECASE,
 )
+# "(Millions, except per share data)", "(Dollars in millions)", "(millions of euros)": a bracket that opens on
+# the scale.
+_BRACKET_SCALE = re.compile(
+    rf"\(\s*(?:(?P<pre>{_MONEY})\s+)?(?P<scale>thousands|millions|billions)\b(?:\s+of\s+(?P<post>{_MONEY}))?",
+    re.IGNORECASE,
+)
 # "€m", "£'000", "$000s", "US$ million", "EUR k", "RMB'000", "USD thousand", "EUR mn", "€ in millions"
 _GLUED = re.compile(
     rf"(?P<money>{_MONEY})\s?(?:in\s+)?(?P<scale>'000|’000|000s|000|thousands?|millions?|billions?|mn|mio|mln|bn|k|m|b)"
@@ -110,6 +116,11 @@ _PREFIXED = re.compile(
 )
 _PREFIX_SCALES: dict[str, Scale] = {"t": "thousand", "k": "thousand", "tsd": "thousand", "m": "million"}
 _PREFIX_SCALES.update({"mio": "million", "mrd": "billion"})
+
+
+def currency_sign(code: str | None) -> str:
+    """The sign reports write for a currency ("€" for EUR), "" when it has none of its own."""
+    return next((sign for sign, c in _SIGNS if c == code and len(sign) == 1), "")
 
 
 def currency_of(text: str) -> str | None:
@@ -138,6 +149,9 @@ def table_units(text: str) -> tuple[Scale | None, str | None]:
     ("million", "EUR"); "$'000" -> ("thousand", "USD"). The first statement found wins."""
     found: list[tuple[int, Scale, str | None]] = []
     for m in _IN_SCALE.finditer(text):
+        money = m.group("pre") or m.group("post")
+        found.append((m.start(), _SCALE_WORDS[m.group("scale").casefold()], _code(money) if money else None))
+    for m in _BRACKET_SCALE.finditer(text):
         money = m.group("pre") or m.group("post")
         found.append((m.start(), _SCALE_WORDS[m.group("scale").casefold()], _code(money) if money else None))
     for m in _GLUED.finditer(text):

@@ -1,8 +1,8 @@
 """The typed value of an answer: what a question asked for, as a program reads it (a number in units, true
 or false, a name, a list of names, a date), beside the answer line a person reads.
 
-A number is normalised: "$406.1 million" is 406100000 with currency "USD", unless the question asked for a
-scale ("in USD millions"), in which case `value` is in that scale and `scale` names it. When nothing in
+A number is normalised: "€406.1 million" is 406100000 with currency "EUR", unless the question asked for a
+scale ("in EUR millions"), in which case `value` is in that scale and `scale` names it. When nothing in
 scope states the value, `absent` is true and `value` is the question's own absent value ("N/A", False) or
 None when the question named none.
 """
@@ -40,7 +40,7 @@ class TypedValue(Strict):
 
     @property
     def display(self) -> str:
-        """The value as one short string ("406100000", "True", "Apple Inc.", "A; B")."""
+        """The value as one short string ("406100000", "True", "Acme Ltd", "A; B")."""
         if isinstance(self.value, list):
             return "; ".join(self.value)
         return "" if self.value is None else str(self.value)

@@ -48,7 +48,8 @@ def test_ask_prints_its_stages_off_a_terminal_and_counts_cache_hits(
         ]
         stages = [stage for stage in stages if not stage.startswith("still ")]  # repeats of a slow stage
         assert stages == [
-            "loading the program and the language model",
+            "opening the index",
+            "loading the program",
             "decomposing the question (LM)",
             "decomposed into 1 sub-question(s)",
             "retrieving chunks for each sub-question",
@@ -91,3 +92,60 @@ def test_ctrl_c_during_ask_says_how_long_it_ran_and_that_nothing_was_recorded(
     assert "decomposing the question (LM)" in err
     assert re.search(r"interrupted after \d+ s: the question was not answered or recorded", err)
     assert History(history).recent(5) == []
+
+
+def test_the_embedded_model_loads_on_the_first_lm_call_and_the_stage_line_says_so(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.program.lm import LocalModel, factory
+    from tests.support.fakes import cooperative_llama
+
+    loads: list[Path] = []
+
+    def load(path: Path, name: str, options: object) -> LocalModel:
+        loads.append(path)
+        return LocalModel(cooperative_llama(0.0), name)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCOPERAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(factory, "ensure_model_file", lambda cache_dir, model=None: cache_dir / "model.gguf")
+    monkeypatch.setattr(factory, "load_local_model", load)
+    command = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--uncompiled"]
+    command += ["--settings", lm_steps_settings(tmp_path), "--index", str(index_dir)]
+    command += ["--history", str(tmp_path / "h.sqlite")]
+    capsys.readouterr()
+    assert main(command) == 0
+    stages = re.findall(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[\+\d+ s\] (.*)$", capsys.readouterr().err, re.M)
+    assert stages[:5] == [
+        "opening the index",
+        "loading the program",
+        "decomposing the question (LM)",
+        "loading the language model",
+        "decomposing the question (LM)",  # given back once the model is loaded
+    ]
+    assert len(loads) == 1
+
+
+def test_an_ask_whose_steps_run_their_floors_neither_loads_nor_imports_a_language_model(
+    index_dir: Path, tmp_path: Path
+) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    heavy = ("xllamacpp", "litellm", "mlflow", "pandas", "torch", "onnxruntime")
+    ask = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(index_dir)]
+    code = (
+        "import json, sys\n"
+        "from pipeline.cli.main import main\n"
+        f"code = main({ask!r})\n"
+        f"print(json.dumps({{'code': code, 'loaded': [m for m in {heavy!r} if m in sys.modules]}}))\n"
+    )
+    env = {**os.environ, "SCOPERAG_CACHE_DIR": str(tmp_path / "cache"), "DSPY_CACHEDIR": str(tmp_path / "dspy")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"code": 0, "loaded": []}, done.stderr
+    assert not (tmp_path / "cache" / "models").exists()  # nothing assembled either

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 import dspy
 import pytest
 
 from pipeline.errors import UnknownDocumentError, UnknownScopeError
-from pipeline.evaluation.examples import LabelledExample, make_example
+from pipeline.evaluation.examples import ExpectedValue, GoldPage, LabelledExample, make_example
 from pipeline.evaluation.labels import resolve_example
-from pipeline.evaluation.scoring import evaluate
+from pipeline.evaluation.scoring import ExampleResult, evaluate, score_prediction
 from pipeline.evaluation.tables import per_case_table, results_frame
+from pipeline.program.events import Completed
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
+from pipeline.types import SourceRef
+from pipeline.values.typed import TypedValue
 from tests.support.fakes import cooperative, scripted_lm
 
 
@@ -133,3 +138,53 @@ def test_a_forbidden_citation_fails_the_hard_gate(demo_store: Store) -> None:
         (result,) = evaluate([poisoned], demo_store, program=ScopedQA(demo_store))
     assert result.scores.wrong_property_citations == 1
     assert result.composite == 0.0 and result.failed
+
+
+def _rent(expected: ExpectedValue) -> LabelledExample:
+    return make_example(
+        corpus="demo",
+        case="property",
+        question="What is the monthly rent?",
+        scope={"property": "banda-lane"},
+        gold_documents=("banda-lane/lease.pdf",),
+        gold_pages=(GoldPage(document="banda-lane/lease.pdf", page=1),),
+        forbidden_documents=("banda-road/lease.md",),
+        expected_value=expected,
+    )
+
+
+def test_an_answer_without_a_typed_value_is_scored_wrong_not_skipped(demo_store: Store) -> None:
+    example = _rent(ExpectedValue(kind="number", value=285000))
+    resolved = resolve_example(example, demo_store)
+    with dspy.context(lm=scripted_lm(cooperative())):
+        events = list(ScopedQA(demo_store).stream(example.question, resolved.scope))
+    done = events[-1]
+    assert isinstance(done, Completed) and done.trace is not None
+    bare = tuple(s.model_copy(update={"value": None}) for s in done.sections)
+    result = score_prediction(demo_store, resolved, answer=done.answer, sections=bare, trace=done.trace, value=None)
+    scores = result.scores
+    assert (scores.value_correct, scores.number_correct, scores.false_absent) == (0.0, 0.0, 1.0)
+    assert scores.page_reference == 0.0 and scores.gold_page_cited == 0.0 and scores.boolean_true is None
+    assert result.failed
+    table = per_case_table(results_frame([result]))
+    assert table.loc["all", "value_correct"] == 0.0 and table.loc["all", "page_reference"] == 0.0
+
+
+def test_a_typed_value_is_scored_with_the_pages_it_cites(demo_store: Store) -> None:
+    example = _rent(ExpectedValue(kind="number", value=285000))
+    resolved = resolve_example(example, demo_store)
+    with dspy.context(lm=scripted_lm(cooperative())):
+        *_, done = ScopedQA(demo_store).stream(example.question, resolved.scope)
+    assert isinstance(done, Completed)
+    (lease,) = resolved.gold
+
+    def scored(value: TypedValue) -> ExampleResult:
+        return score_prediction(
+            demo_store, resolved, answer=done.answer, sections=done.sections, trace=done.trace, value=value
+        )
+
+    right = scored(TypedValue(kind="number", value=285000, pages=(SourceRef(document_id=lease, filename="l", page=1),)))
+    assert (right.scores.value_correct, right.scores.page_reference, right.scores.false_absent) == (1.0, 1.0, 0.0)
+    assert json.loads(results_frame([right]).loc[0, "typed_value"])["value"] == 285000
+    wrong = scored(TypedValue(kind="number", value=12, pages=(SourceRef(document_id=lease, filename="l", page=2),)))
+    assert wrong.scores.value_correct == 0.0 and wrong.scores.page_reference == -0.25 and wrong.failed

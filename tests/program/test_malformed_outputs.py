@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.guards.citations import citation_label
+from pipeline.guards.citations import citation_name
 from pipeline.guards.ids import is_canonical_uuid
-from pipeline.program.events import Completed, Failed
+from pipeline.program.events import Completed, Failed, cite
 from pipeline.program.trace import QuestionTrace
 from pipeline.store import Store
 from pipeline.store.catalog import document_id
@@ -447,7 +447,8 @@ def _check_safe(store: Store, done: Completed, trace: QuestionTrace) -> None:
             document = store.catalog.documents[ref.document_id]
             assert ref.document_id in allowed, ref
             assert ref.filename == document.filename and 1 <= ref.page <= document.page_count, ref
-        labels = {citation_label(s.filename, s.page) for s in section.sources}
+            assert ref.title == citation_name(document, store.catalog.entities), ref
+        labels = {cite(s) for s in section.sources}
         for line in (section.cited_answer, *section.cited_evidence):
             assert set(LABEL.findall(line)) <= labels, line
     done.model_dump_json()

@@ -373,3 +373,64 @@ def test_notice_clarifying_questions_and_any_typed_answer_are_shown_as_text(page
     assert typed.locator("dd").first.text_content() == "Banda Lane"
     assert typed.locator("li").text_content() == "<i>Banda Road</i>"
     assert page.locator("#answer b, #answer i").count() == 0
+
+
+def test_typed_values_and_titled_citations_are_shown_as_text(page: Any, serve: Serve) -> None:
+    from pipeline.program.events import value_text
+    from pipeline.types import SourceRef
+    from pipeline.values.typed import TypedValue
+
+    open_view(page, serve("main"))
+    hostile = "<img src=x onerror=window.__pwned=9> Acme"
+    cover = SourceRef(document_id="d-1", filename="primary-document.html", page=4, title=f"{hostile} 10-Q")
+    statement = SourceRef(document_id="d-1", filename="primary-document.html", page=12, title=f"{hostile} 10-Q")
+    other = SourceRef(document_id="d-2", filename="primary-document.html", page=7, title="Beta Corp. 10-K")
+    sales = TypedValue(kind="number", value=406100000, currency="USD", period="2023-07-01", pages=(cover, statement))
+    beta = TypedValue(kind="number", value=12.5, unit="%", pages=(other,))
+    absent = TypedValue(kind="number", value="N/A", absent=True, note="<b>reported in GBP</b>, not the EUR asked for")
+    winner = TypedValue(kind="name", value=f"{hostile} Inc.", pages=(cover, other))
+
+    def section(index: int, value: TypedValue, status: str = "answered") -> dict[str, Any]:
+        sources = [s.model_dump() for s in value.pages]
+        return {
+            "index": index,
+            "sub_question": f"question {index}",
+            "answer": "" if status != "answered" else "406.1",
+            "answer_sources": sources[:1],
+            "evidence": [],
+            "sources": sources,
+            "status": status,
+            "basis": None,
+            "formula": None,
+            "error": None,
+            "value": value.model_dump(mode="json"),
+        }
+
+    done = {
+        "phase": "completed",
+        "answer": "",
+        "strategy": "retrieve_then_answer",
+        "lm_calls": 0,
+        "tokens": 0,
+        "seconds": 0.1,
+        "history_id": "0e5c3f4e-0000-4000-8000-000000000000",
+        "value": winner.model_dump(mode="json"),
+        "sections": [section(0, sales), section(1, beta), section(2, absent, "not_found")],
+    }
+    page.evaluate(
+        """done => import('/static/js/answer.js').then(m => {
+            document.querySelector('#answer').replaceChildren(m.renderAnswer(done));
+        })""",
+        done,
+    )
+    shown = page.eval_on_selector_all("#answer .value-text", "nodes => nodes.map(n => n.textContent)")
+    # the page says what the command line says, word for word
+    assert shown == [value_text(v) for v in (winner, sales, beta, absent)]
+    assert shown[1] == "406,100,000 USD (number; period 2023-07-01; pages 4, 12)"
+    assert shown[2] == "12.5% (number; page 7)"
+    citation = page.locator("#answer-section-0 .answer-line .citation")
+    assert citation.text_content() == f"[{hostile} 10-Q, page 4]"
+    assert citation.get_attribute("title") == "primary-document.html"  # the file name stays a hover away
+    assert citation.get_attribute("aria-label") == f"Open {hostile} 10-Q, page 4"
+    assert page.locator("#answer img, #answer b").count() == 0
+    assert page.evaluate("window.__pwned === undefined")

@@ -64,3 +64,17 @@ def test_a_pool_refuses_an_unknown_model_when_it_starts() -> None:
 
     with pytest.raises(EmbedderError, match="unknown embedder 'no-such-model'"):
         EmbedderPool("no-such-model", 8, workers=2)
+
+
+def test_a_static_embedder_gives_the_same_vectors_before_and_after_it_builds_its_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pipeline.store import embedders
+
+    monkeypatch.setattr(embedders, "TABLE_AFTER_TOKENS", 60)
+    embedder = StaticEmbedder()
+    gathered = embedder(TEXTS[:1])  # a question's few tokens: rows gathered, no table built
+    assert embedder._table is None
+    embedder(TEXTS * 4)
+    assert embedder._table is not None  # an index build's many: the table, built once
+    np.testing.assert_array_equal(embedder(TEXTS[:1]), gathered)

@@ -2,7 +2,9 @@
 
 from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, LocalModel, load_local_model
 from pipeline.program.lm.factory import (
+    DeferredModel,
     LMSpec,
+    LoadNotice,
     embedded_model_name,
     make_embedded_lm,
     make_lm,
@@ -29,8 +31,10 @@ __all__ = [
     "QWEN_CODER_15B",
     "SMOLLM2_135M",
     "AsyncEmbeddedEngine",
+    "DeferredModel",
     "EmbeddedEngine",
     "LMSpec",
+    "LoadNotice",
     "LoadOptions",
     "LocalModel",
     "ShippedModel",

@@ -7,6 +7,8 @@ first, so that import reads the bundled cost map instead of fetching one).
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +20,7 @@ from pipeline.program.lm.engine import (
     AsyncEmbeddedEngine,
     EmbeddedEngine,
     LoadOptions,
+    LocalModel,
     load_local_model,
     start_model_server,
 )
@@ -27,6 +30,9 @@ from pipeline.settings import DEFAULT_PARALLEL, LMRequestSettings, available_cor
 EMBEDDED = "embedded"
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_TEMPERATURE = 0.0
+
+# Told True as a deferred model starts loading (on its first call) and False once it is loaded (or failed to).
+LoadNotice = Callable[[bool], None]
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,45 @@ def parse_lm_spec(spec: str | None) -> LMSpec:
     )
 
 
+class DeferredModel(LocalModel):
+    """The embedded model, loaded on its first chat: a program whose steps all run their floors, or whose every
+    call DSPy's cache answers, never assembles or loads the weights (seconds of start-up, a few hundred MB).
+
+    `load` gives the loaded model (shared per process by `load_local_model`); `on_load` hears when loading
+    starts and ends, so a command can say why its step pauses.
+    """
+
+    def __init__(self, load: Callable[[], LocalModel], name: str, parallel: int, on_load: LoadNotice | None = None):
+        # LocalModel.__init__ needs a server; this one has none until the first chat.
+        self.name = name
+        self.parallel = parallel
+        self._load = load
+        self._on_load = on_load
+        self._model: LocalModel | None = None
+        self._loading = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are loaded (a chat was made)."""
+        return self._model is not None
+
+    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The loaded model's chat completion for `body`; the first call loads the model."""
+        return self._ready().chat(body)
+
+    def _ready(self) -> LocalModel:
+        with self._loading:
+            if self._model is None:
+                if self._on_load is not None:
+                    self._on_load(True)
+                try:
+                    self._model = self._load()
+                finally:
+                    if self._on_load is not None:
+                        self._on_load(False)
+            return self._model
+
+
 def embedded_model_name(model: ShippedModel = QWEN_CODER_05B) -> str:
     """The dspy model string of the embedded model; the hash prefix keeps DSPy cache keys per weights."""
     return f"local/{model.file_name.removesuffix('.gguf')}-{model.sha256[:8]}"
@@ -68,15 +113,21 @@ def make_embedded_lm(
     cache: bool = True,
     parallel: int = DEFAULT_PARALLEL,
     model: ShippedModel = QWEN_CODER_05B,
+    deferred: bool = False,
+    on_load: LoadNotice | None = None,
 ) -> dspy.LM:
-    """The embedded model as a dspy.LM: weights assembled/verified in `cache_dir`, loaded once.
+    """The embedded model as a dspy.LM: weights assembled/verified in `cache_dir`, loaded once per process;
+    with `deferred`, on the first call that reaches the model (see `DeferredModel`), else now.
 
     `threads` None: every core this process may use; `parallel`: sequences decoded together.
     """
     options = load_options(threads, context_size, parallel)
-    path = ensure_model_file(cache_dir, model)
     name = embedded_model_name(model)
-    loaded = load_local_model(path, name, options)
+
+    def load() -> LocalModel:
+        return load_local_model(ensure_model_file(cache_dir, model), name, options)
+
+    loaded = DeferredModel(load, name, options.parallel, on_load) if deferred else load()
     engine = EmbeddedEngine(loaded, max_tokens=max_tokens, temperature=temperature)
     # A local model has no transient network faults worth retrying.
     return dspy.LM(
@@ -132,11 +183,14 @@ def make_lm(
     cache: bool = True,
     requests: LMRequestSettings | None = None,
     parallel: int = DEFAULT_PARALLEL,
+    deferred: bool = False,
+    on_load: LoadNotice | None = None,
 ) -> dspy.LM:
     """A dspy.LM for `spec`: None/"embedded", "provider/model" (LiteLLM) or an http(s):// base URL.
 
-    `threads` (None: every core), `context_size`, `parallel` and `cache_dir` apply to the embedded
-    model only; `model_name` and `api_key` to a base URL. `max_tokens`/`temperature` of None mean the
+    `threads` (None: every core), `context_size`, `parallel`, `cache_dir`, `deferred` (load the weights on the
+    first call, not now) and `on_load` apply to the embedded model only; `model_name` and `api_key` to a base
+    URL (a remote LM loads nothing either way). `max_tokens`/`temperature` of None mean the
     backend's default (embedded: 1024 tokens at temperature 0). A remote LM makes one HTTP request per
     call, within `requests.timeout_seconds`: retries are the program's (`call_once`), each one a counted call.
     """
@@ -150,6 +204,8 @@ def make_lm(
             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
             cache=cache,
             parallel=parallel,
+            deferred=deferred,
+            on_load=on_load,
         )
     # DSPy's own retries (3 by default) would make one counted call cost up to four requests.
     remote = {"num_retries": 0, "timeout": (requests or LMRequestSettings()).timeout_seconds}

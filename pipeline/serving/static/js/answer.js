@@ -12,7 +12,60 @@ const KNOWN = new Set([
   "lm_calls", "cached_calls", "tokens", "seconds", "history_id", "stream_id", "job_id", "seq",
   // entity ids the question names; History's scope column says it in words
   "implicit_scope",
+  // the answer's typed value: its own line (valueLine)
+  "value",
 ]);
+
+// A cited document as a reader knows it: its title (a filing's company, form and period), else its file name.
+function documentName(source) {
+  return source.title || source.filename;
+}
+
+function grouped(number) {
+  if (Number.isInteger(number)) return number.toLocaleString("en-US");
+  return number.toLocaleString("en-US", { maximumFractionDigits: 4 });
+}
+
+function pagesText(pages) {
+  const byDocument = new Map();
+  for (const source of pages) {
+    const entry = byDocument.get(source.document_id) || { name: documentName(source), pages: new Set() };
+    entry.pages.add(source.page);
+    byDocument.set(source.document_id, entry);
+  }
+  const listed = (numbers) => {
+    const ordered = [...numbers].sort((a, b) => a - b);
+    return `${ordered.length === 1 ? "page" : "pages"} ${ordered.join(", ")}`;
+  };
+  const entries = [...byDocument.values()];
+  if (entries.length === 1) return listed(entries[0].pages);
+  return entries.map((entry) => `${entry.name}, ${listed(entry.pages)}`).join("; ");
+}
+
+// A typed value as one line, as the command line shows it (pipeline.program.events.value_text):
+// "406,100,000 USD (number; page 4)", "N/A (absent: not stated in the documents in scope)".
+export function valueText(value) {
+  let shown;
+  if (typeof value.value === "number") {
+    const number = grouped(value.value);
+    shown = value.unit === "%" ? `${number}%` : [number, value.scale, value.currency, value.unit].filter(Boolean).join(" ");
+  } else if (Array.isArray(value.value)) {
+    shown = value.value.join("; ");
+  } else {
+    shown = value.value === null || value.value === undefined ? "" : String(value.value === true ? "True" : value.value === false ? "False" : value.value);
+  }
+  if (value.absent) return `${shown || "none"} (absent: ${value.note || "not stated in the documents in scope"})`;
+  const details = [value.kind];
+  if (value.period) details.push(`period ${value.period}`);
+  if (value.pages && value.pages.length) details.push(pagesText(value.pages));
+  if (value.note) details.push(value.note);
+  return `${shown} (${details.join("; ")})`;
+}
+
+function valueLine(value) {
+  return el("p", { class: "value", "data-kind": value.kind, "data-absent": value.absent ? "true" : "false" },
+    el("span", { class: "muted", text: "Value: " }), el("span", { class: "value-text", text: valueText(value) }));
+}
 
 function humanise(key) {
   const words = key.replace(/_/g, " ");
@@ -47,8 +100,8 @@ function pageButton(ctx, section, source, text) {
   if (!ctx.historyId) return el("span", { class: "citation", text });
   const button = el("button", {
     type: "button", class: "citation", text,
-    "data-document-id": source.document_id, "data-page": source.page,
-    "aria-label": `Open ${source.filename}, page ${source.page}`,
+    "data-document-id": source.document_id, "data-page": source.page, title: source.filename,
+    "aria-label": `Open ${documentName(source)}, page ${source.page}`,
   });
   button.addEventListener("click", () =>
     openPage({ historyId: ctx.historyId, documentId: source.document_id, page: source.page, section: section.index }));
@@ -57,7 +110,7 @@ function pageButton(ctx, section, source, text) {
 
 function cited(ctx, section, text, sources) {
   const nodes = [text];
-  for (const source of sources) nodes.push(" ", pageButton(ctx, section, source, `[${source.filename}, page ${source.page}]`));
+  for (const source of sources) nodes.push(" ", pageButton(ctx, section, source, `[${documentName(source)}, page ${source.page}]`));
   return nodes;
 }
 
@@ -72,8 +125,10 @@ export function sectionCard(ctx, section) {
     card.append(el("p", { class: "error", text: section.error || "This section could not be answered." }));
   } else if (section.status === "not_found") {
     card.append(el("p", { class: "not-found", text: section.answer }));
+    if (section.value) card.append(valueLine(section.value));
   } else {
     card.append(el("p", { class: "answer-line" }, el("strong", {}, cited(ctx, section, section.answer, section.answer_sources))));
+    if (section.value) card.append(valueLine(section.value));
     if (section.formula) card.append(el("p", { class: "formula muted", text: `Computed: ${section.formula}` }));
     if (section.evidence.length) {
       card.append(el("div", { class: "evidence", "aria-label": "Evidence" },
@@ -84,7 +139,7 @@ export function sectionCard(ctx, section) {
     const list = el("ul", { class: "sources" });
     for (const source of section.sources) {
       const item = el("li", { "data-document-id": source.document_id, "data-page": source.page },
-        pageButton(ctx, section, source, `${source.filename}, page ${source.page}`));
+        pageButton(ctx, section, source, `${documentName(source)}, page ${source.page}`));
       list.append(item);
     }
     card.append(el("details", { class: "sources-box" },
@@ -131,6 +186,14 @@ async function copy(text, status) {
   announce(status.textContent);
 }
 
+// The question's own typed value, unless it is its one section's (shown on that section's card).
+function answerValue(done) {
+  if (!done.value) return null;
+  const sections = done.sections || [];
+  if (sections.length === 1 && JSON.stringify(sections[0].value) === JSON.stringify(done.value)) return null;
+  return valueLine(done.value);
+}
+
 export function renderAnswer(done, prefix = "answer") {
   const ctx = { prefix, historyId: done.history_id, sources: sourcesOf(done.history_id) };
   const status = el("span", { class: "muted", role: "status" });
@@ -138,7 +201,7 @@ export function renderAnswer(done, prefix = "answer") {
   copyButton.addEventListener("click", () => copy(done.answer, status));
   const root = el("div", { class: "answer-body", "data-history-id": done.history_id || "" },
     el("div", { class: "answer-head" }, el("h3", { text: "Answer" }), copyButton, " ", status),
-    metaLine(done), extras(done));
+    metaLine(done), answerValue(done), extras(done));
   if (done.sections.length) {
     const cards = el("div", { class: "cards" }, done.sections.map((section) => sectionCard(ctx, section)));
     const anchors = done.sections.map((section) => {

@@ -70,7 +70,7 @@ function recordedAnswer(entry, answer, trace) {
   return {
     answer, sections: trace.sections || [], strategy: (trace.planner || {}).strategy || "",
     lm_calls: entry.lm_calls, cached_calls: trace.cached_calls || 0, tokens: entry.tokens, seconds: entry.seconds,
-    history_id: entry.history_id,
+    history_id: entry.history_id, value: trace.value || null,
   };
 }
 

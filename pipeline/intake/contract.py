@@ -1,0 +1,421 @@
+"""The question's contract: what its instructions ask of the answer, read before anything is searched.
+
+Questions over reports carry instructions beside what they ask: the value to give when nothing states it
+("If data is not available, return 'N/A'", "If there is no mention, return False"), the currency, unit and
+scale ("(in EUR)", "(%)", "Answer in GBP millions"), the period ("at the end of the period", "within the
+last period"), a role preamble ("You are a financial analyst..."), definitions ("FCF is defined as ..."),
+where to look ("use the cash flow statement") and the kind of answer ("Give me the title of the
+position"). They are read here into one typed `Contract` and taken off the question: they are never
+searched for, never literal terms and never sub-questions. What remains (`question`) is what is planned,
+decomposed and retrieved; the answer step honours the rest. A comparison across entities ("Which of the
+companies had the lowest total assets: "A", "B", "C"?") is read into a `Comparison`.
+
+Pure functions over English question forms.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pipeline.answering.asks import FormatRequest, answer_kind, split_format
+from pipeline.values.money import CODES, currency_of
+from pipeline.values.typed import Plain, Scale, ValueKind
+
+Extreme = Literal["lowest", "highest"]
+
+# "If data is not available, return 'N/A'", "If there is no mention, return False", "If not mentioned,
+# answer None", "Return 'N/A' if the data is not disclosed."
+_ABSENT_VALUE = (
+    r"(?P<value>'[^']{1,20}'|\"[^\"]{1,20}\"|“[^”]{1,20}”|‘[^’]{1,20}’"
+    r"|(?i:false|true|none|null|nil|n/a|na|zero|not\s+available|unknown)\b|\d+)"
+)
+_CONDITION = (
+    r"if\s+(?:the\s+)?(?:data|information|value|figure|answer|it|this|that|there\s+is\s+no|there\s+are\s+no|no|none|"
+    r"not|nothing|(?:annual\s+)?(?:report|document|filing|company|statement)s?\s+(?:does|do)\s+not)[^.?!]{0,120}?"
+)
+_RETURN = r"(?:return|answer|respond\s+with|reply\s+with|reply|say|write|output|give|state|use)"
+_ABSENT_PATTERNS = (
+    re.compile(
+        rf"(?:^|(?<=[.?!])\s+|,\s*|\s+)(?:{_CONDITION}),?\s*(?:then\s+)?(?:please\s+)?{_RETURN}\s*:?\s*"
+        rf"{_ABSENT_VALUE}\s*(?:[.!]|$)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"(?:^|(?<=[.?!)])\s+)(?:please\s+)?{_RETURN}\s*:?\s*{_ABSENT_VALUE}\s+(?:{_CONDITION})[^.?!]*(?:[.!]|$)",
+        re.IGNORECASE,
+    ),
+)
+# "If data for the company is not available, exclude it from the comparison."
+_EXCLUDE = re.compile(
+    r"(?:^|(?<=[.?!])\s+)if\s+[^.?!]{0,120}?(?:not\s+available|missing|not\s+disclosed|not\s+reported)[^.?!]*?,?\s*"
+    r"(?:exclude|ignore|omit|skip|leave\s+out)\b[^.?!]*(?:[.!]|$)",
+    re.IGNORECASE,
+)
+# A role preamble or a note on where to look, as a sentence of its own.
+_PREAMBLE = re.compile(
+    r"^(?:you\s+are\b|assume\s+(?:that\s+)?you\b|act\s+as\b|imagine\s+(?:that\s+)?you\b|as\s+an?\s+[\w\s-]{1,40}?,"
+    r"|your\s+(?:only\s+)?(?:resource|source|task|job|goal)s?\b|please\s+answer\b|answer\s+the\s+following\b"
+    r"|give\s+a\s+response\b|base\s+your\b|rely\s+on\b|relying\s+on\b|using\s+(?:only\s+)?the\b|use\s+(?:only\s+)?the\b"
+    r"|refer\s+to\b|only\s+use\b|consider\s+only\b|focus\s+on\b|note\s*:|context\s*:|here\s+is\s+the\s+question\b"
+    r"|here'?s\s+the\s+question\b|the\s+question\s+is\b|by\s+(?:primarily\s+)?using\b)",
+    re.IGNORECASE,
+)
+# A definition: "FCF is defined as ...", "Define EBITDA as ...", "Definition: ...", "where X = ...".
+_DEFINITION = re.compile(
+    r"\b(?:is|are)\s+(?:here\s+)?defined\s+as\b|^define\b|^definitions?\s*:|\bis\s+calculated\s+as\b"
+    r"|\bis\s+computed\s+as\b|^where\s+\w[\w\s]{0,40}=|\bhere\s+is\s+defined\b",
+    re.IGNORECASE,
+)
+# What the answer should be, as an instruction of its own: "Give me the title of the position."
+_KIND_INSTRUCTION = re.compile(
+    r"^(?:please\s+)?(?:give|provide|return|state|answer\s+with|reply\s+with|respond\s+with|list)\s+(?:me\s+|us\s+)?"
+    r"(?:only\s+|just\s+)?(?:the|a|an|their|its)\s+(?P<what>[\w\s'-]{1,40}?)(?:\s+only)?\s*[.!]?$",
+    re.IGNORECASE,
+)
+# "(within the last period or at the end of the last period)", "at the end of the period", "in the last
+# reporting period": the latest period the documents cover.
+_LATEST = re.compile(
+    r",?\s*\(?\s*(?:(?:with)?in|for|during|at\s+the\s+end\s+of|as\s+(?:of|at)\s+the\s+end\s+of)\s+the\s+"
+    r"(?:last|latest|most\s+recent|current|reporting|reported)?\s*(?:reporting\s+|fiscal\s+|financial\s+)?"
+    r"(?:period|year)(?:\s+(?:or|and)\s+(?:at\s+the\s+end\s+of|in|within)\s+the\s+(?:last|latest)\s+"
+    r"(?:reporting\s+)?period)?\s*\)?(?=[\s,.?!;:]|$)"
+    r"|,?\s*\(?\s*at\s+(?:the\s+)?(?:period|year)[- ]end\s*\)?(?=[\s,.?!;:]|$)",
+    re.IGNORECASE,
+)
+_REPORT_REFERENCE = re.compile(
+    r"^(?:according\s+to|based\s+on|per|from|in)\s+(?:the|its|their)\s+(?:latest\s+|most\s+recent\s+)?"
+    r"(?:annual|quarterly|financial)?\s*(?:report|filing|statements?|10-[kq])s?\s*,\s*"
+    r"|\s+(?:in|within|from)\s+(?:the|its|their)\s+(?:latest\s+|most\s+recent\s+)?(?:annual|quarterly)\s+"
+    r"(?:report|filing)s?(?=\s*[?.!]|$)",
+    re.IGNORECASE,
+)
+# A unit in brackets after a metric: "(%)", "(TB)", "(MW)", "(in EUR)", "(GBP)", "(in EUR millions)".
+_BRACKET_UNIT = re.compile(r"\s+\(\s*(?:in\s+|as\s+)?(?P<unit>%|[A-Za-z$€£¥][\w$€£¥ .'’/-]{0,30}?)\s*\)")
+_INLINE_CURRENCY = re.compile(
+    rf"\s+in\s+(?P<code>{'|'.join(sorted(CODES))})\b(?:\s+(?P<scale>thousands?|millions?|billions?))?", re.IGNORECASE
+)
+_SCALE_WORDS: dict[str, Scale] = {"thousand": "thousand", "million": "million", "billion": "billion"}
+# What a bracket after a metric may name as its unit: a percentage, a unit in capitals or its symbol ("TB",
+# "MW", "GWh", "m2"), or a unit word ("tonnes", "employees", "per share").
+_UNIT_WORDS = re.compile(
+    r"^(?:%|percent|per\s?cent|percentage|[A-Z][A-Za-z]{0,3}\d?|[a-z]{1,3}\d?|per\s+share|"
+    r"(?:metric\s+)?(?:tonnes?|tons?)|units?|people|persons|employees|shares|days|years|months|hours|"
+    r"(?:square\s+)?(?:feet|metres|meters|kilometres|kilometers|miles)|litres|liters|barrels|boe|"
+    r"(?:kilo|mega|giga|tera)?(?:watts?|watt-hours|bytes))$"
+)
+_COMPARISON = re.compile(
+    r"^(?P<lead>which|what)\s+(?:of\s+(?:the|these|those)\s+)?(?:\w+\s+){0,2}?"
+    r"(?:companies|company|entities|entity|firms|firm|properties|property|banks|issuers|corporations)\b"
+    r"[^?:]*?\b(?:the\s+)?(?P<extreme>lowest|highest|largest|smallest|biggest|greatest|most|least|fewest|"
+    r"maximum|minimum|top|bottom)\b(?P<metric>[^?:]*?)\s*[:?]?\s*(?P<names>(?:[\"“][^\"”]{1,120}[\"”]\s*(?:,|and|or)?\s*){2,})",
+    re.IGNORECASE,
+)
+_QUOTED_NAME = re.compile(r"[\"“]([^\"”]{1,120})[\"”]")
+_LOW = frozenset({"lowest", "smallest", "least", "fewest", "minimum", "bottom"})
+_NAMES_ASK = re.compile(
+    r"\b(?:names?\s+of\s+(?:all\s+|the\s+)?|list\s+(?:of\s+)?(?:all\s+|the\s+)?|which\s+(?:\w+\s+){0,3}?"
+    r"(?:positions|products|executives|members|directors|officers|subsidiaries|people|persons|individuals|roles|"
+    r"titles|services|brands|markets|countries|segments)\b|what\s+(?:are|were)\s+(?:the\s+)?(?:\w+\s+){0,3}?"
+    r"(?:names|products|positions|executives|members|directors|officers|subsidiaries|brands|titles))",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^(?:what|which|who|whom|whose|when|where|how|why|did|does|do|is|are|was|were|has|have|had|can|could|will|"
+    r"would|should|calculate|compute|determine|find|list|name)\b",
+    re.IGNORECASE,
+)
+# A question asking what a document says or how something works: its answer is text, whatever nouns it holds.
+_OPEN_ASK = re.compile(
+    r"\b(?:say|says|said|state|stated|mention|mentions)\s+about\b|^(?:describe|explain|summari[sz]e|discuss|why|how\s+"
+    r"(?:does|do|did|is|are|was|were|has|have|will|would|can|could|should))\b",
+    re.IGNORECASE,
+)
+# A lead this short before a colon names the question's topic ("Acme 10-K: revenue in 2023?"): it stays.
+MAX_TOPIC_WORDS = 6
+_SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"“(])")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A question comparing entities by one figure: which of `names` (as the question quotes them) has the
+    lowest or highest `metric`; entities without the figure are left out of the comparison and named."""
+
+    extreme: Extreme
+    metric: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a question asks of its answer (see the module docstring). `question` is the question proper;
+    `instructions` every piece taken off it, as written (the trace shows them)."""
+
+    question: str
+    kind: ValueKind
+    absent: Plain = None
+    currency: str | None = None
+    unit: str | None = None
+    scale: Scale | None = None
+    decimals: int | None = None
+    period: Literal["latest"] | None = None
+    context: tuple[str, ...] = ()
+    instructions: tuple[str, ...] = ()
+    comparison: Comparison | None = None
+    format: FormatRequest | None = None
+    # Where the question says to look ("the cash flow statement"), from its preamble.
+    sources: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def has_absent(self) -> bool:
+        """Whether the question names its own absent value."""
+        return self.absent is not None
+
+
+def read_contract(text: str) -> Contract:
+    """The contract of `text` (see the module docstring): the question proper and what its instructions ask."""
+    text = " ".join(text.split())
+    taken: list[str] = []
+    absent: Plain = None
+    for pattern in _ABSENT_PATTERNS:
+        for m in pattern.finditer(text):
+            absent = _absent_value(m.group("value"))
+        text, pieces = _cut(pattern, text)
+        taken += pieces
+    text, pieces = _cut(_EXCLUDE, text)
+    taken += pieces
+    context: list[str] = []
+    kept: list[str] = []
+    kind_words: list[str] = []
+    for sentence in _sentences(text):
+        lead, colon, rest = sentence.partition(":")
+        if colon and rest.strip() and _PREAMBLE.match(lead.strip()) and not _asks(rest):
+            context.append(sentence)
+            continue
+        long_lead = len(lead.split()) > MAX_TOPIC_WORDS
+        if (
+            colon
+            and rest.strip()
+            and (_PREAMBLE.match(lead.strip()) or (long_lead and _asks(rest) and not _asks(lead)))
+        ):
+            context.append(f"{lead.strip()}:")
+            sentence = rest.strip()
+        if (_DEFINITION.search(sentence) and not sentence.rstrip().endswith("?")) or (
+            _PREAMBLE.match(sentence) and not _asks(sentence)
+        ):
+            context.append(sentence)
+        elif (asked := _KIND_INSTRUCTION.match(sentence)) is not None and not sentence.endswith("?"):
+            taken.append(sentence)
+            kind_words.append(asked.group("what"))
+        else:
+            kept.append(sentence)
+    text = " ".join(kept)
+    body, request = split_format(text)
+    if request is not None:
+        taken.append(request.text)
+        text = body
+    period: Literal["latest"] | None = None
+    text, pieces = _cut(_LATEST, text)
+    if pieces:
+        period = "latest"
+        taken += pieces
+    text, pieces = _cut(_REPORT_REFERENCE, text)
+    taken += pieces
+    currency = request.currency if request else None
+    scale: Scale | None = request.scale if request else None
+    unit: str | None = "%" if request and request.percent else None
+    for m in list(_INLINE_CURRENCY.finditer(text)):
+        currency = currency or m.group("code").upper()
+        scale = scale or (_SCALE_WORDS[m.group("scale").casefold().rstrip("s")] if m.group("scale") else None)
+        taken.append(m.group(0).strip())
+    text = _INLINE_CURRENCY.sub("", text)
+    kept_brackets: list[str] = []
+
+    def bracket(m: re.Match[str]) -> str:
+        nonlocal currency, scale, unit
+        inner = m.group("unit").strip()
+        found_currency = currency_of(inner)
+        found_scale = next((s for w, s in _SCALE_WORDS.items() if re.search(rf"\b{w}s?\b", inner, re.I)), None)
+        if found_currency or found_scale:
+            currency = currency or found_currency
+            scale = scale or found_scale
+        elif _UNIT_WORDS.match(inner) and not _QUOTED_NAME.search(inner):
+            unit = unit or ("%" if inner in ("%", "percent", "per cent", "percentage") else inner)
+        else:
+            kept_brackets.append(m.group(0))
+            return m.group(0)
+        taken.append(m.group(0).strip())
+        return ""
+
+    text = _BRACKET_UNIT.sub(bracket, text)
+    question = _tidy(text)
+    comparison = _comparison(question)
+    kind = _kind(question, absent, comparison, unit, currency, kind_words)
+    if kind != "number" and comparison is None:
+        # a currency or scale only means something for a figure; a unit may name the kind of a name ("title")
+        currency, scale = None, None
+    sources = tuple(_sources(context))
+    return Contract(
+        question=question,
+        kind=kind,
+        absent=absent,
+        currency=currency,
+        unit=unit if kind == "number" or comparison else None,
+        scale=scale,
+        decimals=request.decimals if request else None,
+        period=period,
+        context=tuple(context),
+        instructions=tuple(p for p in taken if p),
+        comparison=comparison,
+        format=request,
+        sources=sources,
+    )
+
+
+def _cut(pattern: re.Pattern[str], text: str) -> tuple[str, list[str]]:
+    """`text` without `pattern`'s matches, and the matches as written."""
+    found: list[str] = []
+
+    def take(m: re.Match[str]) -> str:
+        found.append(m.group(0).strip(" ,"))
+        return " "
+
+    return " ".join(pattern.sub(take, text).split()), found
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of `text`, a question mark or full stop ending each."""
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+def _asks(text: str) -> bool:
+    """Whether `text` is worded as a question (a question word or an auxiliary first, or a "?")."""
+    stripped = text.strip()
+    return stripped.endswith("?") or bool(
+        re.match(
+            r"^(?:what|which|who|whom|whose|when|where|how|why|did|does|do|is|are|was|were|has|have|had|can|"
+            r"could|will|would|should|calculate|compute|determine|find|list|name)\b",
+            stripped,
+            re.I,
+        )
+    )
+
+
+def _absent_value(raw: str) -> Plain:
+    """The absent value as the instruction writes it: False / True as booleans, 'N/A' and other words as
+    strings, a bare number as a number."""
+    value = raw.strip().strip("'\"“”‘’").strip()
+    folded = value.casefold()
+    if folded == "false":
+        return False
+    if folded == "true":
+        return True
+    if re.fullmatch(r"\d+", value):
+        return int(value)
+    return value or None
+
+
+def _tidy(text: str) -> str:
+    """The question proper with the spaces and punctuation taking instructions off it left behind."""
+    text = re.sub(r"\s+([,.?!;:])", r"\1", " ".join(text.split()))
+    text = re.sub(r"([,;:])(?=[?.!]|$)", "", text)
+    text = re.sub(r"\(\s*\)", "", text).strip(" ,;:")
+    if text and text[0].islower():
+        text = text[0].upper() + text[1:]
+    return text
+
+
+def _comparison(question: str) -> Comparison | None:
+    """The comparison `question` asks for, if it names two or more entities in quotes."""
+    m = _COMPARISON.search(question)
+    if m is None:
+        return None
+    names = tuple(dict.fromkeys(n.strip() for n in _QUOTED_NAME.findall(m.group("names")) if n.strip()))
+    if len(names) < 2:
+        return None
+    metric = " ".join(m.group("metric").split()).strip(" ,:") or "value"
+    extreme: Extreme = "lowest" if m.group("extreme").casefold() in _LOW else "highest"
+    return Comparison(extreme, metric, names)
+
+
+def _kind(
+    question: str,
+    absent: Plain,
+    comparison: Comparison | None,
+    unit: str | None,
+    currency: str | None,
+    kind_words: list[str],
+) -> ValueKind:
+    """The kind of value the question asks for, from its instructions and its question words."""
+    if comparison is not None:
+        return "name"
+    if isinstance(absent, bool):
+        return "boolean"
+    if _NAMES_ASK.search(question) or any(re.search(r"\b(?:names|titles|list)\b", w, re.I) for w in kind_words):
+        return "names"
+    if any(re.search(r"\b(?:name|title)\b", w, re.I) for w in kind_words):
+        return "name"
+    if _OPEN_ASK.search(question):
+        return "text"
+    asked = answer_kind(question)
+    if asked == "yes_no":
+        return "boolean"
+    if asked in ("amount", "percent", "count") or unit or currency:
+        return "number"
+    if asked == "date":
+        return "date"
+    if asked == "name":
+        return "name"
+    return "text"
+
+
+_STATEMENTS = re.compile(
+    r"\b(?:(?:consolidated\s+)?(?:statements?\s+of\s+(?:cash\s+flows?|income|operations|financial\s+position|"
+    r"comprehensive\s+income|changes\s+in\s+(?:shareholders'?|stockholders'?)\s+equity)|cash\s+flows?\s+statements?|"
+    r"income\s+statements?|balance\s+sheets?|p&l|profit\s+and\s+loss\s+(?:account|statement)))\b",
+    re.IGNORECASE,
+)
+
+
+def _sources(context: list[str]) -> list[str]:
+    """The statements the preamble says to use ("the cash flow statement", "the balance sheet")."""
+    found = [" ".join(m.group(0).casefold().split()) for line in context for m in _STATEMENTS.finditer(line)]
+    return list(dict.fromkeys(found))
+
+
+def currency_known(code: str | None) -> bool:
+    """Whether `code` is an ISO currency code the contract reads."""
+    return code is not None and code in CODES
+
+
+def contract_record(contract: Contract) -> dict[str, object]:
+    """The contract as the trace records it (plain JSON)."""
+    comparison = contract.comparison
+    return {
+        "kind": contract.kind,
+        "absent": contract.absent,
+        "currency": contract.currency,
+        "unit": contract.unit,
+        "scale": contract.scale,
+        "decimals": contract.decimals,
+        "period": contract.period,
+        "sources": list(contract.sources),
+        "instructions": list(contract.instructions),
+        "context": list(contract.context),
+        "comparison": None
+        if comparison is None
+        else {"extreme": comparison.extreme, "metric": comparison.metric, "names": list(comparison.names)},
+    }
+
+
+def section_kind(sub_question: str, contract: Contract | None) -> ValueKind:
+    """The kind of value one section answers: the contract's when the section asks the question itself, else
+    what its own words ask for (with the contract's unit and currency, which apply to every figure asked)."""
+    if contract is None:
+        return _kind(sub_question, None, None, None, None, [])
+    if contract.comparison is not None:
+        return "number"
+    if " ".join(sub_question.split()) == contract.question:
+        return contract.kind
+    return _kind(sub_question, contract.absent, None, contract.unit, contract.currency, [])
