@@ -113,7 +113,10 @@ class JobPlan:
 
     def work(self) -> list[Work]:
         """The phases as the ETA plans them."""
-        return [Work(p.name, p.units, p.kind, p.seconds_per_unit, _singular(p.unit)) for p in self.phases]
+        return [
+            Work(p.name, p.units, p.kind, p.seconds_per_unit, _singular(p.unit), calibrates=p.unit != "step")
+            for p in self.phases
+        ]
 
 
 def plan_job(

@@ -88,6 +88,9 @@ class Work:
     kind: str
     idle_seconds: float | None
     unit: str = "unit"  # what one unit is, in words ("example", "LM call")
+    # whether its pace says how fast the other kinds will go: not for setting up or logging, whose time is the
+    # index's size and the store's, not the machine's speed
+    calibrates: bool = True
 
 
 @dataclass
@@ -186,10 +189,11 @@ class Eta:
         return {w.kind: w.idle_seconds for w in self.work if w.idle_seconds is not None}
 
     def factor(self) -> float | None:
-        """How the finished units compare with their plan (observed over planned idle time, one planned unit
-        counted as observed at its plan); None before a planned unit finished."""
+        """How the finished units of calibrating kinds compare with their plan (observed over planned idle time,
+        one planned unit counted as observed at its plan); None before such a unit finished."""
         planned = self._planned()
-        observed = {k: v for k, v in self._observed().items() if planned.get(k)}
+        calibrating = {w.kind for w in self.work if w.calibrates}
+        observed = {k: v for k, v in self._observed().items() if planned.get(k) and k in calibrating}
         units = sum(n for _, n in observed.values())
         expected = sum(planned[k] * n for k, (_, n) in observed.items())
         if not units or expected <= 0:
@@ -201,12 +205,14 @@ class Eta:
         """kind -> idle seconds per unit now: learned from its finished units (its plan counting as one), else
         its plan scaled by how the other kinds compared with theirs; None when neither is known."""
         planned, observed, factor = self._planned(), self._observed(), self.factor() or 1.0
+        calibrated = {w.kind for w in self.work if w.calibrates}
         out: dict[str, float | None] = {}
         for kind in {w.kind for w in self.work}:
             seconds, units = observed.get(kind, (0.0, 0))
             prior = planned.get(kind)
             if prior is not None:
-                out[kind] = (seconds + prior * factor) / (units + 1)
+                scaled = prior * factor if kind in calibrated else prior
+                out[kind] = (seconds + scaled) / (units + 1)
             else:
                 out[kind] = seconds / units if units else None
         return out

@@ -31,11 +31,12 @@ FORMAT: Literal["scoperag-timings/v2"] = "scoperag-timings/v2"
 # end-to-end question 18.5 s); "setup" is loading the model and opening the job's run before the first unit,
 # "log" the export and logging after the last (estimates until a job has measured them here).
 EMBEDDED_SECONDS = {"decompose": 2.1, "score": 15.4, "answer": 14.9, "question": 18.5, "setup": 6.0, "log": 3.0}
-# How the embedded model's time grows with the contention c it meets (runnable processes per core): as c ** 1.9.
-# Its threads wait for each other at every token, so an oversubscribed core slows it more than the load says:
-# benchmarks/results/eta.json, decompose calls of 2.1 s on an idle machine took about 40 s at c = 4.5 and 80 s at
-# c = 7 (16x and 38x); one thread of plain Python (the floors, retrieval) slows as c.
-EMBEDDED_LOAD_EXPONENT = 1.9
+# How the embedded model's time grows with the contention c it meets (runnable processes per core): as c ** 1.5.
+# Its threads wait for each other at every token, so an oversubscribed core slows it more than the load says.
+# Fitted on four quick jobs on 2 shared cores (benchmarks/results/eta.json): a decompose call of 2.1 s on an idle
+# machine took 12.8x, 23x and 40x that at a mean c of 5.8, 7.3 and 8.1 (exponents 1.45, 1.58, 1.77; 1.9 put a
+# job's first ETA 4.75x over, 1.0 one 5x under). One thread of plain Python (the floors, retrieval) slows as c.
+EMBEDDED_LOAD_EXPONENT = 1.5
 # What any job spends before its first unit and after its last when its LM's rates are not measured yet.
 OVERHEAD_SECONDS = {"setup": 3.0, "log": 3.0}
 MAX_BYTES = 1024 * 1024
