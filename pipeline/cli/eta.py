@@ -111,12 +111,12 @@ class Eta:
     clock: Callable[[], float] = time.monotonic
     # None: the work is not slowed by this machine's load (a remote LM)
     gauge: Callable[[], float] | None = None
-    _phases: dict[str, _Phase] = field(default_factory=dict)
-    _began: float | None = None
-    _sampled: float | None = None  # wall time of the last sample
-    _idle: float = 0.0  # idle-equivalent seconds since the work began
-    _contention: float = 1.0  # at the last sample
-    _noted: bool = False
+    _phases: dict[str, _Phase] = field(default_factory=dict, init=False)
+    _began: float | None = field(default=None, init=False)
+    _sampled: float | None = field(default=None, init=False)  # wall time of the last sample
+    _idle: float = field(default=0.0, init=False)  # idle-equivalent seconds since the work began
+    _contention: float = field(default=1.0, init=False)  # the slowdown read at the last sample
+    _noted: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self._phases = {w.name: _Phase(w) for w in self.work}
