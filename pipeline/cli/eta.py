@@ -27,6 +27,8 @@ from pipeline.cli.progress import clock_time
 LOAD_MINUTE = 60.0
 # The note comparing this machine with the plan comes once this many units of timed work have finished.
 NOTE_AFTER_UNITS = 2
+# How much work (idle seconds) the plan counts for against what is measured, when scaling the kinds not seen yet.
+PLAN_WEIGHT_SECONDS = 10.0
 
 
 def available_cores() -> int:
@@ -189,17 +191,17 @@ class Eta:
         return {w.kind: w.idle_seconds for w in self.work if w.idle_seconds is not None}
 
     def factor(self) -> float | None:
-        """How the finished units of calibrating kinds compare with their plan (observed over planned idle time,
-        one planned unit counted as observed at its plan); None before such a unit finished."""
+        """How the finished units of calibrating kinds compare with their plan: observed over planned idle time,
+        the plan counting as PLAN_WEIGHT_SECONDS of work done at its rate (so a few units of a kind that takes
+        milliseconds, the floors, cannot scale a model's calls); None before such a unit finished."""
         planned = self._planned()
         calibrating = {w.kind for w in self.work if w.calibrates}
         observed = {k: v for k, v in self._observed().items() if planned.get(k) and k in calibrating}
-        units = sum(n for _, n in observed.values())
         expected = sum(planned[k] * n for k, (_, n) in observed.items())
-        if not units or expected <= 0:
+        if expected <= 0:
             return None
         seconds = sum(s for s, _ in observed.values())
-        return (seconds + expected / units) / (expected + expected / units)
+        return (seconds + PLAN_WEIGHT_SECONDS) / (expected + PLAN_WEIGHT_SECONDS)
 
     def rates(self) -> dict[str, float | None]:
         """kind -> idle seconds per unit now: learned from its finished units (its plan counting as one), else

@@ -280,3 +280,18 @@ def test_a_models_threads_slow_faster_than_the_load_and_a_jobs_gauge_says_so() -
     gauge = job_gauge(True, 2)
     assert gauge is not None and gauge.exponent == EMBEDDED_LOAD_EXPONENT > 1
     assert job_gauge(False, 2) is None
+
+
+def test_units_of_a_kind_that_takes_milliseconds_do_not_scale_a_models_calls() -> None:
+    """A floor example 3x its planned millisecond moves the factor by a hair; a model call 3x its plan moves it."""
+    ticks = Ticks()
+    eta = Eta([Work("floor", 8, "floor", 0.001), Work("baseline", 8, "decompose", 2.0)], clock=ticks)
+    eta.start()
+    ticks.now = 0.003
+    eta.advance("floor", 1)
+    assert eta.factor() == pytest.approx((0.003 + 10.0) / (0.001 + 10.0))
+    ticks.now = 0.01
+    eta.advance("floor", 8)
+    ticks.now = 30.01
+    eta.advance("baseline", 5)  # 30 s for 10 s of planned calls
+    assert eta.factor() == pytest.approx((0.01 + 30.0 + 10.0) / (0.008 + 10.0 + 10.0))
