@@ -20,6 +20,17 @@ of its RSS plus its reading processes', sampled every 100 ms from /proc.
   empty index, then all but the last file into a new index and the last one added to it.
 
 The machine may be shared: compare ratios within one run; the load average is printed.
+
+Growth (`--growth`): builds of a synthetic corpus of annual-report shape (benchmarks/annual_reports.py) at
+1x, 2x, 4x and 8x the EDGAR set's 8,415 pages (`--scales`), each a whole `build_index` with the default
+embedder into an empty directory, in a fresh process: its time, CPU seconds (process and reading processes),
+and per phase (read, embed, each index step) its time and the peak RSS of the process and its reading
+processes while it ran (sampled every 100 ms). Memory at 8x against 1x says whether the build streams.
+`--baseline DIR` runs the same builds with the `pipeline` package of another checkout (e.g. the commit
+before a change: `git worktree add /tmp/old COMMIT`) in the same run, old against new:
+
+    .venv/bin/python benchmarks/build.py --growth --scales 1 8 --json benchmarks/results/build-growth.json
+    .venv/bin/python benchmarks/build.py --growth --scales 1 --baseline /tmp/old
 """
 
 from __future__ import annotations
@@ -62,7 +73,7 @@ def _read_old(files: list[tuple[Path, str]]) -> list[tuple[str, ...]]:
     from pipeline.store.pdf import _read_with_pypdf
     from pipeline.text import strip_hidden
 
-    return [tuple(strip_hidden(page)[0] for page in _read_with_pypdf(path)[0]) for path, _ in files]
+    return [tuple(strip_hidden(page)[0] for page in _read_with_pypdf(path).pages) for path, _ in files]
 
 
 def _read_new(files: list[tuple[Path, str]], workers: int) -> list[tuple[str, ...]]:
@@ -186,10 +197,110 @@ def part_build(docs: Path, manifest: Path) -> dict[str, Any]:
     }
 
 
-def _run_part(*arguments: str) -> dict[str, Any]:
-    """Run one part in a fresh interpreter; its JSON result."""
+def part_growth(docs: Path, out: Path) -> dict[str, Any]:
+    """One whole `build_index` of `docs` into `out` (default embedder): time, CPU, and each phase's time and peak
+    RSS (this process and its reading processes)."""
+    import resource
+
+    import pipeline
+    from pipeline.store.build import build_index
+    from pipeline.store.embedders import StaticEmbedder
+
+    embedder = StaticEmbedder()
+    events: list[tuple[float, str, str]] = []
+    start = time.perf_counter()
+
+    def progress(
+        stage: str, done: int, total: int | None, note: str = "", rate_of: tuple[int, str] | None = None
+    ) -> None:
+        events.append((time.perf_counter() - start, stage, note if stage == "index" else ""))
+
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    with TreeRss(history=True) as tree:
+        report = build_index(docs, out, embedder, progress=progress)
+    seconds = time.perf_counter() - start
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    samples = [(t - start, mb) for t, mb in tree.samples]
+    return {
+        "code_root": str(Path(pipeline.__file__).resolve().parents[1]),
+        "pages": report.pages,
+        "chunks": report.chunks,
+        "documents": report.documents,
+        "seconds": seconds,
+        "cpu_seconds": own.ru_utime
+        + own.ru_stime
+        + children.ru_utime
+        + children.ru_stime
+        - before.ru_utime
+        - before.ru_stime,
+        "peak_rss_mb": peak_rss_mb(),
+        "peak_tree_rss_mb": max(tree.peak_mb, peak_rss_mb()),
+        "phases": growth_phases(events, samples, seconds),
+    }
+
+
+def growth_phases(
+    events: list[tuple[float, str, str]], samples: list[tuple[float, float]], end: float
+) -> list[dict[str, Any]]:
+    """Each phase's start, length and peak sampled RSS: reading (first to last "read" event), embedding what is
+    left once reading ended, whatever runs before the first index step, then each index step to the next."""
+    read = [t for t, stage, _ in events if stage == "read"] or [0.0]
+    embed = [t for t, stage, _ in events if stage == "embed"]
+    steps = [(t, note) for t, stage, note in events if stage == "index"]
+    spans = [("read", read[0], read[-1])]
+    if embed and embed[-1] > read[-1]:
+        spans.append(("embed (after reading)", read[-1], embed[-1]))
+    previous = max(read[-1], *(embed[-1:] or [0.0]))
+    if steps and steps[0][0] > previous:
+        spans.append(("before the index steps", previous, steps[0][0]))
+    named = [(t, note.split(" (")[0]) for t, note in steps]  # "dense index of N chunks (M added)" is one step
+    starts = [(t, name) for i, (t, name) in enumerate(named) if i == 0 or named[i - 1][1] != name]
+    for i, (t, name) in enumerate(starts):
+        if name == "published":
+            break
+        spans.append((f"index: {name}", t, starts[i + 1][0] if i + 1 < len(starts) else end))
+    return [
+        {
+            "phase": name,
+            "start_s": start,
+            "seconds": finish - start,
+            "peak_tree_rss_mb": max((mb for at, mb in samples if start <= at <= finish), default=float("nan")),
+        }
+        for name, start, finish in spans
+    ]
+
+
+def growth(scales: list[float], baseline: Path | None, keep: Path) -> list[dict[str, Any]]:
+    """Builds of the synthetic corpus at each scale (corpora written once under `keep`), new code and, with
+    `baseline`, old code in the same run."""
+    from annual_reports import EDGAR_PAGES, write_corpus
+
+    rows = []
+    for scale in scales:
+        docs = keep / f"reports-{scale:g}x"
+        if not docs.is_dir():
+            log(f"writing the {scale:g}x corpus ({round(EDGAR_PAGES * scale):,} pages) to {docs}")
+            write_corpus(docs, round(EDGAR_PAGES * scale))
+        for code in ([baseline] if baseline else []) + [None]:
+            label = "old" if code else "new"
+            log(f"{scale:g}x: build with the {label} code")
+            with tempfile.TemporaryDirectory(prefix="growth-") as tmp:
+                result = _run_part("growth", str(docs), str(Path(tmp) / "index"), code=code)
+            rows.append({"scale": scale, "code": label, **result})
+            log(
+                f"{scale:g}x {label}: {result['pages']:,} pages, {result['seconds']:.0f} s, "
+                f"peak {result['peak_tree_rss_mb']:.0f} MB"
+            )
+    return rows
+
+
+def _run_part(*arguments: str, code: Path | None = None) -> dict[str, Any]:
+    """Run one part in a fresh interpreter (importing `pipeline` from `code` when given); its JSON result."""
     command = [sys.executable, __file__, "--part", *arguments]
-    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    env = {**os.environ, "PYTHONPATH": str(code)} if code else None
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"part {arguments} failed:\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -202,11 +313,19 @@ def main() -> None:
         "--manifest", type=Path, default=ROOT / "datasets" / "sec-10q" / "corpus.toml", help="corpus manifest"
     )
     parser.add_argument("--json", type=Path, help="write every number here")
+    parser.add_argument("--growth", action="store_true", help="builds of a synthetic corpus at several sizes")
+    parser.add_argument("--scales", type=float, nargs="+", default=[1, 2, 4, 8], help="sizes, times the EDGAR set")
+    parser.add_argument("--baseline", type=Path, help="a checkout whose pipeline package builds too (old code)")
+    parser.add_argument(
+        "--corpora", type=Path, default=ROOT / ".scoperag" / "growth", help="where the synthetic corpora are kept"
+    )
     parser.add_argument("--part", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.part:
         kind, *rest = args.part
-        if kind == "read":
+        if kind == "growth":
+            result = part_growth(Path(rest[0]), Path(rest[1]))
+        elif kind == "read":
             result = part_read(args.docs, rest[0], args.embed_sample, rest[1] if len(rest) > 1 else None)
         elif kind == "build":
             result = part_build(args.docs, args.manifest)
@@ -215,6 +334,9 @@ def main() -> None:
         print(json.dumps(result))
         return
 
+    if args.growth:
+        report_growth(args)
+        return
     if not _files(args.docs):
         parser.error(f"no PDF under {args.docs}; pass --docs DIR")
     load_before = os.getloadavg()
@@ -278,6 +400,33 @@ def main() -> None:
             "embedding": embeds,
             "memory": memory,
             "builds": build,
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(record, indent=2) + "\n")
+
+
+def report_growth(args: argparse.Namespace) -> None:
+    """Run the growth builds, print their tables, write the JSON."""
+    load_before = os.getloadavg()
+    log(f"growth builds at {args.scales}; {CORES} cores; load average {load_before[0]:.2f}")
+    rows = growth(args.scales, args.baseline, args.corpora)
+    first = {r["code"]: r for r in rows if r["scale"] == min(args.scales)}
+    for row in rows:
+        row["rss_vs_smallest"] = row["peak_tree_rss_mb"] / first[row["code"]]["peak_tree_rss_mb"]
+    columns = ["scale", "code", "pages", "chunks", "seconds", "cpu_seconds", "peak_tree_rss_mb", "rss_vs_smallest"]
+    print(table("whole builds (default embedder, synthetic annual reports)", rows, columns))
+    for row in rows:
+        title = f"phases at {row['scale']:g}x ({row['code']} code)"
+        print(table(title, row["phases"], ["phase", "start_s", "seconds", "peak_tree_rss_mb"]))
+    load_after = os.getloadavg()
+    log(f"load average {load_before[0]:.2f} -> {load_after[0]:.2f}")
+    if args.json:
+        record = {
+            "benchmark": "build-growth",
+            "cores": CORES,
+            "python": platform.python_version(),
+            "load_average": {"start": load_before, "end": load_after},
+            "builds": rows,
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(record, indent=2) + "\n")

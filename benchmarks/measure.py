@@ -101,9 +101,12 @@ class TreeRss:
     its peak includes the parent's pages at that moment.
     """
 
-    def __init__(self, every: float = 0.1) -> None:
+    def __init__(self, every: float = 0.1, history: bool = False) -> None:
         self.every = every
         self.peak_mb = 0.0
+        # (time.perf_counter(), MB) of every sample, when `history`
+        self.samples: list[tuple[float, float]] = []
+        self._history = history
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -117,7 +120,10 @@ class TreeRss:
 
     def _sample(self) -> None:
         while not self._stop.wait(self.every):
-            self.peak_mb = max(self.peak_mb, sum(_rss_kb(pid) for pid in _tree(os.getpid())) / 1024)
+            mb = sum(_rss_kb(pid) for pid in _tree(os.getpid())) / 1024
+            self.peak_mb = max(self.peak_mb, mb)
+            if self._history:
+                self.samples.append((time.perf_counter(), mb))
 
 
 def _tree(root: int) -> list[int]:

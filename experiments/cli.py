@@ -19,7 +19,7 @@ from pipeline.cli.common import (
     configure_dspy,
     console,
     json_option,
-    lm_api_key,
+    lm_keys,
     mlruns_option,
     model_cache_dir,
     output,
@@ -101,7 +101,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                     stop=stop,
                     dspy_cache_dir=dspy_cache_dir(),
                     timings=timings_file(),
-                    api_key=lm_api_key(),
+                    keys=lm_keys(),
                 )
     except JobInterrupted as exc:
         notices.print(styled((str(exc), "yellow")), soft_wrap=True)

@@ -68,7 +68,7 @@ from pipeline.evaluation.compare import Difference, select_candidate
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
 from pipeline.program.calls import StopRequested, StopSignal
-from pipeline.program.lm import default_model_cache_dir, make_lm, parse_lm_spec
+from pipeline.program.lm import LMKeys, default_model_cache_dir, make_lm, parse_lm_spec
 from pipeline.program.lm.timings import record_rates
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
@@ -92,13 +92,13 @@ def run_experiment(
     stop: StopSignal | None = None,
     dspy_cache_dir: Path | None = None,
     timings: Path | None = None,
-    api_key: str = "local",
+    keys: LMKeys | None = None,
 ) -> RunSummary:
     """Run the job in `config_path`, logging to `tracking_uri` (default: the MLflow store under `mlruns`,
     which also holds the job's scratch files).
 
     `lm_factory` makes a dspy LM from a spec string (default: pipeline.lm.make_lm with the embedded
-    model's cache in `model_cache_dir`, and `api_key` for an OpenAI-compatible server); `store` defaults
+    model's cache in `model_cache_dir`, and `keys` for OpenAI-compatible servers); `store` defaults
     to the config's index. `ray` (an address or 'local') evaluates the examples of every phase as Ray tasks,
     each worker making its LM with `lm_factory`; the job's other steps run here. `parent` makes the run a
     child of a sweep's run (in the sweep's experiment). Raises BudgetExceededError when the compile step
@@ -113,7 +113,7 @@ def run_experiment(
     report_progress(ProgressEvent("setup", message=f"{config.name}: {config.optimizer} on {', '.join(config.modules)}"))
     prepared = prepare_job(config, config_path, store, timings)
     _announce_cost(config, prepared.plan, report_progress)
-    factory = lm_factory or _default_factory(config, model_cache_dir, api_key)
+    factory = lm_factory or _default_factory(config, model_cache_dir, keys)
     embedded = parse_lm_spec(config.lm.task).kind == "embedded"
     clock = job_eta(prepared.plan, job_gauge(embedded and not ray, config.lm.threads))
     with ray_session(ray) if ray else contextlib.nullcontext():
@@ -350,9 +350,9 @@ def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:
     return directory
 
 
-def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None, api_key: str = "local") -> LMFactory:
-    """make_lm for each spec; `api_key` goes to an OpenAI-compatible server (e.g. `scoperag lm-serve`)."""
+def _default_factory(config: ExperimentConfig, model_cache_dir: Path | None, keys: LMKeys | None = None) -> LMFactory:
+    """make_lm for each spec; each OpenAI-compatible server gets its own key from `keys` (pipeline.program.lm.keys)."""
     cache_dir = model_cache_dir or default_model_cache_dir()
     return functools.partial(
-        make_lm, cache_dir=cache_dir, threads=config.lm.threads, parallel=config.lm.num_threads, api_key=api_key
+        make_lm, cache_dir=cache_dir, threads=config.lm.threads, parallel=config.lm.num_threads, keys=keys
     )

@@ -25,6 +25,27 @@ class InputFileError(ScopeRagError):
         return InputFileError, (self.path, self.reason)  # crosses from reading processes intact
 
 
+class StorageError(ScopeRagError):
+    """Something could not be written where it belongs (a full or read-only disk, no permission); names what and
+    where, why, and the way out. What was there before is unchanged."""
+
+    def __init__(self, what: str, path: Path | str, reason: str, hint: str, kept: str = "") -> None:
+        super().__init__(f"cannot write {what} at {path}: {reason}; {hint}" + (f" ({kept})" if kept else ""))
+        self.what = what
+        self.path = str(path)
+        self.reason = reason
+        self.hint = hint
+
+
+class FactRefused(ScopeRagError):
+    """An inline XBRL fact that is not kept (a scale out of range, a value of too many digits); carries why."""
+
+    def __init__(self, concept: str, reason: str) -> None:
+        super().__init__(f"{concept}: {reason}")
+        self.concept = concept
+        self.reason = reason
+
+
 class ManifestError(ScopeRagError):
     """A corpus manifest (corpus.toml) or front matter is invalid."""
 

@@ -1,24 +1,28 @@
 """File-system helpers shared by index builds, the embedder check, exports, profiles and labels: hashing,
-fsync, atomic writes, advisory locks (flock: one writer at a time, released when the holder exits or is killed)
-and whether the process that left something behind (a scratch directory, a RUNNING run) still lives."""
+fsync, atomic writes, locked appends in place, advisory locks (flock: one writer at a time, released when the
+holder exits or is killed) and whether the process that left something behind (a scratch directory, a RUNNING
+run) still lives."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
 import re
 import socket
+import sqlite3
+import stat
 import tempfile
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from pipeline.errors import LockHeld, ScopeRagError
+from pipeline.errors import LockHeld, ScopeRagError, StorageError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -71,6 +75,119 @@ def write_file_atomic(path: Path, data: bytes) -> None:
     """`path` holds `data` or its previous content, never a mix (temp file + fsync + rename)."""
     with atomic_output(path) as handle:
         handle.write(data)
+
+
+# Why writing failed, by errno, and the way out: a full disk, a read-only file system, no permission.
+_STORAGE_PROBLEMS = {
+    errno.ENOSPC: ("the disk is full", "free some space, or write elsewhere"),
+    errno.EDQUOT: ("the disk quota is used up", "free some space, or write elsewhere"),
+    errno.EROFS: ("the file system is read-only", "write to a writable place"),
+    errno.EACCES: ("permission denied", "check the permissions of it and of its folder, or write elsewhere"),
+    errno.EPERM: ("the operation is not permitted", "check the permissions of it and of its folder"),
+}
+# What SQLite says for the same (its errors carry no errno).
+_SQLITE_PROBLEMS = (
+    ("disk is full", errno.ENOSPC),
+    ("readonly database", errno.EROFS),
+    ("read-only", errno.EROFS),
+    ("unable to open database file", errno.EACCES),
+)
+
+
+def storage_problem(exc: BaseException, path: Path | str | None = None) -> tuple[str, str] | None:
+    """(why, way out) when `exc` is a failure to write to storage (an OSError of a full or read-only disk or of
+    permissions, or SQLite's word for one: a file SQLite cannot open on a read-only file system at `path` is said
+    to be read-only); None for any other error."""
+    code = exc.errno if isinstance(exc, OSError) else None
+    if code is None and isinstance(exc, sqlite3.Error):
+        text = str(exc).casefold()
+        code = next((c for words, c in _SQLITE_PROBLEMS if words in text), None)
+        if code == errno.EACCES and path is not None and _read_only_at(Path(path)):
+            code = errno.EROFS
+    return _STORAGE_PROBLEMS.get(code) if code is not None else None
+
+
+def _read_only_at(path: Path) -> bool:
+    """Whether the file system holding `path` (or its nearest existing folder) is mounted read-only."""
+    for place in (path, *path.parents):
+        try:
+            return bool(os.statvfs(place).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
+
+
+@contextlib.contextmanager
+def storage_errors(what: str, path: Path | str, kept: str = "") -> Iterator[None]:
+    """Inside the block, a failure to write to storage becomes StorageError naming `what` and the file it failed on
+    (else `path`), and saying what was `kept`."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        where = getattr(exc, "filename", None) or path
+        problem = storage_problem(exc, where)
+        if problem is None:
+            raise
+        raise StorageError(what, where, *problem, kept=kept) from exc
+
+
+def append_locked(path: Path, extend: Callable[[bytes], bytes]) -> bytes:
+    """Append to the file `path` names the bytes `extend(what it holds)` returns, under an exclusive lock (flock)
+    held from the read to the write; returns what the file held before.
+
+    The file is the one a symlink points to, written in place: its other hard links, its mode and its owner stay
+    as they are (a new file is created 0644 less the umask). Two writers, threads or processes, never interleave
+    or lose one another's bytes. `extend` raising appends nothing; a write that fails (a full disk) is cut back,
+    so the file holds what it held, and a file this call created is removed again.
+    """
+    target = path.resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        created = False
+        try:
+            fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+            created = True
+        except FileExistsError:
+            fd = os.open(target, os.O_RDWR | os.O_APPEND)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device or a FIFO would never end or never hold it
+                raise ScopeRagError(f"{target} is not a regular file: labels are appended to a file")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not _still_at(fd, target):  # removed or replaced while we waited for the lock: open it again
+                continue
+            current = _read_all(fd)
+            try:
+                data = extend(current)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except BaseException:
+                os.ftruncate(fd, len(current))
+                if created and not current:
+                    target.unlink(missing_ok=True)
+                raise
+            return current
+        finally:
+            os.close(fd)
+
+
+def _still_at(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path`."""
+    try:
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    parts = []
+    while block := os.read(fd, 1 << 20):
+        parts.append(block)
+    return b"".join(parts)
 
 
 @contextlib.contextmanager

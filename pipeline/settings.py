@@ -132,7 +132,8 @@ ScoreStep = Literal["lm", "keep_all", "top_k"]
 AnswerStep = Literal["lm", "sentence", "span"]
 AbstainStep = Literal["lm", "support"]
 ComputeStep = Literal["lm", "rows"]
-STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute")
+HydeStep = Literal["lm", "none"]
+STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute", "hyde")
 # The program's LM steps, each with its own output budget (ProgramSettings.max_tokens).
 LM_STEPS = ("decompose", "score", "answer", "hyde", "compute")
 # No one call asks for more output than this (the question's budget, PlannerConfig.max_tokens, caps it further).
@@ -148,7 +149,9 @@ class StepChoices(Strict):
     `keep_top_k` by retrieval); answer: "sentence" (the best-ranked sentence), "span" (the span of the
     kind asked for: an amount, a date, a name ...); abstain: "support" (not found when the best sentences
     hold less than `support_threshold` of the key terms), "lm" (when the LM finds no answer; needs
-    answer = "lm"); compute: "rows" (operands read as table rows), "lm" (the LM names the operands).
+    answer = "lm"); compute: "rows" (operands read as table rows), "lm" (the LM names the operands); hyde:
+    "lm" (a hypothetical passage the LM writes is what dense search looks for, in the rounds the plan marks),
+    "none" (dense search looks for the sub-question itself).
     """
 
     decompose: DecomposeStep = "lm"
@@ -156,6 +159,7 @@ class StepChoices(Strict):
     answer: AnswerStep = "lm"
     abstain: AbstainStep = "lm"
     compute: ComputeStep = "lm"
+    hyde: HydeStep = "lm"
 
     @model_validator(mode="after")
     def _abstain_needs_lm_answer(self) -> StepChoices:
@@ -213,8 +217,18 @@ class LMRequestSettings(Strict):
     retries: int = Field(default=2, ge=0, le=10)
     # Seconds before the first retry, doubled before each further one (a server's Retry-After, up to 30 s, wins).
     backoff_seconds: float = Field(default=1.0, ge=0.0, le=60.0)
-    # Seconds one request to a remote LM may take before it fails (the embedded model has no timeout).
+    # Seconds one request to a remote LM may take before it fails (the question's bound may cut it shorter).
     timeout_seconds: float = Field(default=120.0, gt=0.0, le=3600.0)
+
+
+class QuestionLimits(Strict):
+    """Bounds of one question as a whole (pipeline.deadline)."""
+
+    # Seconds one question may take: the planner's rounds, retrieval, the floors and every LM call together.
+    # Past it the question ends with what it has, each unanswered section an error naming the stage. The
+    # shipped program answers in well under a second; an uncompiled program on the embedded model takes
+    # 15-110 s per question on 2 cores (README "Results"), hence 120 s.
+    seconds: float = Field(default=120.0, gt=0.0, le=3600.0)
 
 
 class BuildSettings(Strict):
@@ -237,6 +251,7 @@ class Settings(Strict):
     core: CoreConfig = CoreConfig()
     program: ProgramSettings = ProgramSettings()
     lm_requests: LMRequestSettings = LMRequestSettings()
+    question: QuestionLimits = QuestionLimits()
     build: BuildSettings = BuildSettings()
 
 

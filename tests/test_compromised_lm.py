@@ -40,6 +40,7 @@ from tests.support.compromised_server import (
 from tests.support.harmless import assert_data_safe, assert_markdown_safe, assert_terminal_safe
 
 RENT = "What is the monthly rent for Banda Lane?"
+DEPOSIT = "How much deposit does the tenant pay?"
 DISPLAY_ATTACKS = ("links", "nested_links", "markup", "escapes", "markers", "huge")
 RETRIES = 3
 TIMEOUT_SECONDS = 2.0
@@ -213,6 +214,24 @@ def test_output_sizes_are_capped_and_the_cuts_recorded(cli: Cli) -> None:
     ignored = [i["reason"] for i in trace["interventions"] if i["guard"] == "answer"]
     assert any(r.startswith("sentence ids [") and r.endswith("were not offered: ignored") for r in ignored)
     assert cli.history.stat().st_size < 2 * MAX_TRACE_BYTES
+
+
+@pytest.mark.parametrize(
+    ("attack", "planted"),
+    [("negated_deposit", "KSH -570,000"), ("swapped_payer", "The landlord pays the tenant KSH 570,000")],
+)
+def test_a_figure_planted_with_another_meaning_is_never_shown_as_the_answer(
+    cli: Cli, attack: str, planted: str
+) -> None:
+    done, trace, shown = ask_everywhere(cli, attack, DEPOSIT)
+    (section,) = done["sections"]
+    assert planted not in shown and planted not in done["answer"]
+    # the evidence sentence the LM cited stands as the line: the documents' own words
+    assert section["status"] == "answered" and section["basis"] == "sentence"
+    assert "the Tenant pays a deposit of KSH 570,000" in section["answer"]
+    assert section["answer"] == section["evidence"][0]["text"]
+    replaced = [i["reason"] for i in trace["interventions"] if i["guard"] == "grounding"]
+    assert replaced and replaced[0].startswith("answer line replaced by its first quote"), trace["interventions"]
 
 
 def test_every_http_attempt_is_a_counted_lm_call(cli: Cli) -> None:

@@ -32,6 +32,7 @@ from tests.support.compromised_server import CooperativeLM, openai_compatible_se
 from tests.support.paths import ROOT
 from tests.support.readme_commands import Command, expand, fence_problems, readme_commands, readme_files
 from tests.support.serve_process import free_port, scoperag_command, stop_process, wait_until_healthy
+from tests.support.sockets import listeners, process_tree
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,12 @@ RULES = [
         extra=("--limit", "4"),
     ),
     Rule(r"--ray", "process", "starts a local Ray (10 s and more), in a process of its own", slow=True),
-    Rule(r"scoperag serve ", "serve"),
+    Rule(
+        r"scoperag serve ",
+        "serve",
+        "each on the scratch port, one at a time: a test never listens beyond 127.0.0.1",
+        replace=((r"--host 0\.0\.0\.0", "--host 127.0.0.1"),),
+    ),
     Rule(r"^curl ", "shell"),
     Rule(r"scoperag evaluate .*--limit", reason="a sample of 4 examples", replace=((r"--limit \d+", "--limit 4"),)),
     Rule(r"scoperag evaluate ", reason="a sample of 4 examples", extra=("--limit", "4")),
@@ -243,6 +249,13 @@ def run_command(command: Command, rule: Rule, scratch: Scratch) -> None:
         return
     argv = shlex.split(text)[1:] + list(rule.extra)
     if rule.action == "serve":
+        if scratch.server is not None:  # the one before is stopped: the health check below must reach this one
+            stop_process(scratch.server, 30)
+            scratch.server = None
+        if "--port" not in argv:
+            argv += ["--port", str(scratch.port)]
+        host = argv[argv.index("--host") + 1] if "--host" in argv else "127.0.0.1"
+        assert host == "127.0.0.1", f"{command.where()}: a test listens on 127.0.0.1 only, not {host}"
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         log = (scratch.root / "serve.log").open("wb")
         scratch.server = subprocess.Popen(
@@ -255,6 +268,8 @@ def run_command(command: Command, rule: Rule, scratch: Scratch) -> None:
             lambda: (scratch.root / "serve.log").read_text(errors="replace")[-2000:],
             "scoperag serve",
         )
+        held = listeners(process_tree(scratch.server.pid))  # this server answered, and on the loopback only
+        assert held and all(h.loopback_only for h in held), f"{command.where()}: {held}"
         return
     if rule.action == "process":
         done = subprocess.run([*scoperag_command(), *argv], capture_output=True, text=True, timeout=1800)

@@ -214,6 +214,11 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
             rf"|\b(?:what\s+)?(?:percentage|percent|share|proportion|fraction)\s+of\s+(?:the\s+)?(?P<c>{_PHRASE})\s+"
             rf"(?:came|come|comes|was|were|is|did)\s+(?:from|generated\s+by|made\s+up\s+by|accounted\s+for\s+by)\s+"
             rf"(?:the\s+)?(?P<d>{_PHRASE}){_END}"
+            rf"|\b(?:what\s+)?(?:percentage|percent|share|proportion|fraction)\s+of\s+(?:its\s+|the\s+)?(?P<e>{_PHRASE})\s+"
+            rf"(?:did|does|do|was|is|were)\s+(?:the\s+)?(?P<f>{_PHRASE})\s+(?:represent|account\s+for|make\s+up|"
+            rf"constitute|amount\s+to)\b"
+            rf"|\b(?P<g>{_PHRASE})\s+(?:relative\s+to|in\s+relation\s+to|as\s+a\s+proportion\s+of)\s+(?:its\s+|the\s+)?"
+            rf"(?P<h>{_PHRASE}){_END}"
         ),
     ),
     (
@@ -274,6 +279,8 @@ def compute_request(question: str) -> ComputeRequest | None:
         if m is None:
             continue
         phrases = tuple(_operand(p) for p in m.groups() if p)
+        if operation == "share" and (m.group("c") or m.group("e")):
+            phrases = phrases[::-1]  # "what share of the whole came from the part": the part over the whole
         if operation == "margin":
             if _MARGIN_AMOUNT.search(q):
                 return None

@@ -6,12 +6,18 @@ The no-LM way to find the operands (`find_operands`) reads the offered sentences
 operand is the row whose label holds the operand's words best, and its value is the row's first figure
 (a statement's current period); a change takes the row's first two figures (this period and the one it
 is compared with); an average takes the best row of each document in scope. The LM's way names the
-operands by sentence and figure; both end in `compute`, which checks each operand against its sentence.
+operands by sentence and figure and writes the expression; `check_expression` accepts it only when it is,
+up to operand order, the one the asked operation stands for. Both end in `compute`, which checks each
+operand against its sentence. An operand is always an amount of its sentence, never a year, a clause or
+section number or a note reference (`amount_figures`).
 """
 
 from __future__ import annotations
 
+import ast
+import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -21,9 +27,10 @@ from pipeline.answering.asks import ComputeRequest, FormatRequest, Operation
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import scale_note
 from pipeline.answering.terms import held_terms, ordered_terms
+from pipeline.deadline import Deadline, unbounded
 from pipeline.errors import ArithmeticRefused
 from pipeline.values.arithmetic import evaluate_arithmetic
-from pipeline.values.quantities import SCALES, Quantity, figures_outside_dates, same_figure
+from pipeline.values.quantities import SCALES, Quantity, amount_figures, figures_outside_dates, same_figure
 
 NAMES = "abcdefgh"
 # Words of an operand's name its answer line keeps.
@@ -69,6 +76,12 @@ def digit_figures(text: str) -> list[Quantity]:
     return figures_outside_dates(text, words=False)
 
 
+def operand_figures(text: str) -> list[Quantity]:
+    """The figures of a table row or a sentence that may be operands: amounts written in digits (no date, year,
+    clause or section number, or note reference)."""
+    return amount_figures(text)
+
+
 def expression_for(operation: Operation, count: int, percent: bool) -> str:
     """The expression an operation stands for over `count` operands named a, b, c, ..."""
     names = NAMES[:count]
@@ -91,7 +104,9 @@ def operand_label(sentence: OfferedSentence, figure: Quantity) -> str:
     return " ".join(words[-12:]).strip(" :,;") or sentence.text[:60]
 
 
-def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int]) -> OfferedSentence | None:
+def _best_row(
+    sentences: Sequence[OfferedSentence], phrase: str, used: set[int], deadline: Deadline
+) -> OfferedSentence | None:
     """The offered sentence whose words hold `phrase` best and that holds a figure (best-ranked on ties)."""
     terms = ordered_terms(phrase)
     if not terms:
@@ -99,9 +114,11 @@ def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int])
     wanted = frozenset(terms)
     best: tuple[float, int, OfferedSentence] | None = None
     for rank, sentence in enumerate(sentences):
-        if sentence.sentence_id in used or not digit_figures(sentence.text):
+        deadline.check("computing (rows floor)")
+        figures = operand_figures(sentence.text)
+        if sentence.sentence_id in used or not figures:
             continue
-        first = digit_figures(sentence.text)[0]
+        first = figures[0]
         label = sentence.text[: first.start]
         held = held_terms(label, wanted)
         if not held:
@@ -113,13 +130,16 @@ def _best_row(sentences: Sequence[OfferedSentence], phrase: str, used: set[int])
     return best[2] if best and best[0] >= 0.5 else None
 
 
-def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence]) -> list[Operand]:
+def find_operands(
+    request: ComputeRequest, sentences: Sequence[OfferedSentence], deadline: Deadline | None = None
+) -> list[Operand]:
     """The operands of `request` read from the offered sentences as table rows (see the module docstring);
-    empty when any of them is not found."""
+    empty when any of them is not found. Past the question's `deadline` DeadlinePassed stops it."""
+    deadline = deadline or unbounded()
     operands: list[Operand] = []
     if request.operation in ("change", "difference", "percent_change") and len(request.operands) == 1:
-        row = _best_row(sentences, request.operands[0], set())
-        figures = digit_figures(row.text) if row else []
+        row = _best_row(sentences, request.operands[0], set(), deadline)
+        figures = operand_figures(row.text) if row else []
         if row is None or len(figures) < 2:
             return []
         label = operand_label(row, figures[0])
@@ -130,24 +150,121 @@ def find_operands(request: ComputeRequest, sentences: Sequence[OfferedSentence])
             by_document.setdefault(sentence.hit.chunk.document_id, sentence)
         rows = []
         for document in by_document:
-            row = _best_row([s for s in sentences if s.hit.chunk.document_id == document], request.operands[0], set())
+            row = _best_row(
+                [s for s in sentences if s.hit.chunk.document_id == document], request.operands[0], set(), deadline
+            )
             if row is not None:
                 rows.append(row)
         if len(rows) < 2:
             return []
         return [
-            Operand(NAMES[i], operand_label(row, digit_figures(row.text)[0]), digit_figures(row.text)[0], row)
+            Operand(NAMES[i], operand_label(row, operand_figures(row.text)[0]), operand_figures(row.text)[0], row)
             for i, row in enumerate(rows[:MAX_OPERANDS])
         ]
     used: set[int] = set()
     for name, phrase in zip(NAMES, request.operands, strict=False):
-        row = _best_row(sentences, phrase, used)
+        row = _best_row(sentences, phrase, used, deadline)
         if row is None:
             return []
         used.add(row.sentence_id)
-        figure = digit_figures(row.text)[0]
+        figure = operand_figures(row.text)[0]
         operands.append(Operand(name, operand_label(row, figure), figure, row))
     return operands if len(operands) >= 2 else []
+
+
+def operand_count(request: ComputeRequest) -> tuple[int, int]:
+    """(fewest, most) operands the asked computation takes: two for a ratio, share, margin or change; as many
+    as the question names for a sum; two or more for an average (one per period or document)."""
+    if request.operation == "average":
+        return 2, MAX_OPERANDS
+    if request.operation == "sum":
+        named = max(2, len(request.operands))
+        return named, named
+    return 2, 2
+
+
+# Values the operand names stand for when two expressions are compared: far apart, no simple ratio between
+# them, so two different expressions over them differ.
+_PROBES = (
+    (Fraction(7919, 13), Fraction(104729, 17), Fraction(1299709, 19), Fraction(15485863, 23)),
+    (Fraction(-611953, 7), Fraction(32452843, 29), Fraction(49979687, 31), Fraction(86028121, 37)),
+)
+_PROBE_REST = (Fraction(179424673, 41), Fraction(2038074743, 43), Fraction(-122949823, 47), Fraction(961748941, 53))
+_ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Name, ast.Load, ast.Constant)
+_NODE_WORDS = {ast.UnaryOp: "a sign change", ast.Pow: "a power", ast.Mod: "a remainder", ast.Call: "a call"}
+
+
+def _expression_parts(expression: str) -> tuple[Counter[str], Counter[Fraction]]:
+    """(how often each operand name occurs, the numeric literals) of `expression`; ArithmeticRefused when it holds
+    anything but operand names, numbers, + - * / and parentheses."""
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as exc:
+        raise ArithmeticRefused("the expression could not be read") from exc
+    names: Counter[str] = Counter()
+    literals: Counter[Fraction] = Counter()
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            what = next((w for kind, w in _NODE_WORDS.items() if isinstance(node, kind)), type(node).__name__)
+            raise ArithmeticRefused(f"the expression holds {what}")
+        if isinstance(node, ast.Name):
+            if node.id not in NAMES:
+                raise ArithmeticRefused(f"the expression names {node.id!r}, which is no operand")
+            names[node.id] += 1
+        elif isinstance(node, ast.Constant):
+            if type(node.value) not in (int, float):
+                raise ArithmeticRefused("the expression holds something other than a number")
+            literals[Fraction(str(node.value))] += 1
+    return names, literals
+
+
+def _value_at(expression: str, values: dict[str, Fraction]) -> Fraction | None:
+    """`expression` worked out with each name standing for `values[name]` (None on a division by zero)."""
+    substituted = re.sub(r"[a-h]", lambda m: f"({values[m.group(0)]})", expression)
+    try:
+        result = evaluate_arithmetic(substituted)
+    except ArithmeticRefused:
+        return None
+    return result if isinstance(result, Fraction) else Fraction(result)
+
+
+def check_expression(expression: str, operation: Operation, count: int, percent: bool) -> None:
+    """Nothing when `expression`, over operands a, b, ... (`count` of them), is the expression `operation` stands
+    for (`expression_for`) up to the order of its operands: no numeric literal but those that expression holds
+    (a percentage's 100, an average's count), every operand used as often as there, and the same value for
+    any operands. Otherwise ArithmeticRefused says why (the LM wrote "a * 0 + 4242424", "(a + b) * 1000", a
+    product for a sum)."""
+    planned = expression_for(operation, count, percent)
+    names, literals = _expression_parts(expression)
+    wanted_names, wanted_literals = _expression_parts(planned)
+    extra = literals - wanted_literals
+    if extra:
+        literal = max(extra, key=abs)
+        number = str(literal.numerator) if literal.denominator == 1 else str(float(literal))
+        raise ArithmeticRefused(f"the expression holds the number {number}, which a {operation} does not")
+    unused = sorted(set(NAMES[:count]) - set(names))
+    if unused:
+        raise ArithmeticRefused(f"operand {unused[0]} is not used")
+    if sorted(names.values()) != sorted(wanted_names.values()):
+        overused = [n for n in sorted(names) if names[n] > max(wanted_names.values())]
+        if overused:
+            raise ArithmeticRefused(f"operand {overused[0]} is used {names[overused[0]]} times")
+        raise ArithmeticRefused(f"the expression does not use its operands as a {operation} does ({planned})")
+    orders = itertools.permutations(NAMES[:count]) if count <= 3 else iter([tuple(NAMES[:count])])
+    for order in orders:
+        renamed = dict(zip(NAMES[:count], order, strict=True))
+        if all(
+            (expected := _value_at(planned, _probe_values(probe, count))) is not None
+            and _value_at(expression, {renamed[n]: v for n, v in _probe_values(probe, count).items()}) == expected
+            for probe in _PROBES
+        ):
+            return
+    raise ArithmeticRefused(f"the expression is not the {operation} asked for ({planned}, in any operand order)")
+
+
+def _probe_values(probe: tuple[Fraction, ...], count: int) -> dict[str, Fraction]:
+    values = (*probe, *_PROBE_REST)
+    return {name: values[i] for i, name in enumerate(NAMES[:count])}
 
 
 def _fraction(value: Decimal) -> Fraction:
@@ -220,6 +337,22 @@ def compute(
     ratio = "/" in expression and operation not in ("average",)
     scale = None if ratio or len(scales) != 1 else next(iter(scales))
     text = format_figure(value, percent, request, scale)
+    shown = {o.name: _shown(o.figure) for o in operands}
+    formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
+    return Computation(operation, expression, tuple(operands), value, text, formula)
+
+
+def computed_figure(
+    operation: Operation | None,
+    expression: str,
+    operands: Sequence[Operand],
+    percent: bool,
+    request: FormatRequest | None,
+) -> Computation:
+    """The worked-out figure of operands read from tables as figures (their values in units, each quoted from
+    its row): the expression evaluated over the values, written as the question's format asks."""
+    value = evaluate(expression, operands)
+    text = format_figure(value, percent, request)
     shown = {o.name: _shown(o.figure) for o in operands}
     formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
     return Computation(operation, expression, tuple(operands), value, text, formula)

@@ -10,15 +10,20 @@ any other.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
+from decimal import Decimal
 from typing import Protocol
 
+from pipeline.answering.asks import ComputeRequest
+from pipeline.answering.compute import MAX_OPERANDS, NAMES, Operand
 from pipeline.answering.figures import (
     Figure,
     MetricAsk,
     asked_months,
+    cell_value,
     document_period_matches,
     find_figure,
     label_terms,
@@ -29,8 +34,10 @@ from pipeline.answering.metric_labels import alternatives
 from pipeline.answering.sentences import OfferedSentence, offered_sentences
 from pipeline.intake.contract import Contract
 from pipeline.types import ChunkHit, TableRow
+from pipeline.values.columns import column_period
 from pipeline.values.money import currency_sign, table_units
-from pipeline.values.periods import Period, find_periods
+from pipeline.values.periods import AskedPeriods, Period, find_periods
+from pipeline.values.quantities import Quantity
 
 # Documents of the retrieved chunks whose tables are read, best-ranked first.
 MAX_DOCUMENTS = 3
@@ -49,6 +56,8 @@ class TableSource(Protocol):
     def document_periods(self, document_id: str) -> tuple[Period, ...]: ...
 
     def owner_names(self, document_id: str) -> tuple[str, ...]: ...
+
+    def document_form(self, document_id: str) -> str: ...
 
 
 def metric_ask(
@@ -72,12 +81,13 @@ def metric_ask(
         alternatives=alternatives(terms),
         periods=periods,
         latest=bool(contract and contract.period == "latest") or periods.latest,
-        months=asked_months(sub_question),
+        months=asked_months(sub_question) or (12 if contract and contract.report == "annual" else None),
         percent=percent,
         per_share=per_share,
         count=count,
         sources=contract.sources if contract else (),
         names=frozenset(names),
+        report=contract.report if contract else None,
     )
 
 
@@ -85,8 +95,12 @@ def figure_for(ask: MetricAsk, hits: Sequence[ChunkHit], tables: TableSource) ->
     """The best figure in the tables of the documents `hits` come from (MAX_DOCUMENTS, best-ranked first)."""
     if not ask.terms:
         return None
-    order = list(dict.fromkeys(h.chunk.document_id for h in hits))[:MAX_DOCUMENTS]
-    rows = {d: tables.document_rows(d) for d in order}
+    order = list(dict.fromkeys(h.chunk.document_id for h in hits))
+    if ask.report is not None:
+        # the kind of report asked for first ("annual report": its 10-K before its 10-Qs)
+        order.sort(key=lambda d: not report_matches(ask.report or "", tables.document_form(d)))
+    order = order[:MAX_DOCUMENTS]
+    rows = {d: with_document_scale(tables.document_rows(d)) for d in order}
     owners = {t for d in order for name in tables.owner_names(d) for t in label_terms(name)}
     # the owner's name says whose figure it is, not which: it is left out of the metric's words
     terms = tuple(t for t in ask.terms if t not in owners) or ask.terms
@@ -139,3 +153,116 @@ def figure_evidence(
         if note is not None:
             evidence.append(OfferedSentence(FIRST_ID + 1, note.text, note.hit))
     return Draft(figure_line(figure), (FIRST_ID,), "extracted"), evidence, page_hits
+
+
+def operand_figures(
+    request: ComputeRequest,
+    sub_question: str,
+    contract: Contract | None,
+    generic: AbstractSet[str],
+    hits: Sequence[ChunkHit],
+    tables: TableSource,
+) -> list[Figure]:
+    """The figures a computation asks for, each read from the tables as a figure asked alone would be (its row
+    names the operand, its column the period asked), all from one document: a change takes one row's figure of
+    the period asked and of the same span a year before. Empty when any operand is not found."""
+    periods = find_periods(sub_question)
+    report = contract.report if contract else None
+    months = asked_months(sub_question) or (12 if report == "annual" else None)
+    latest = bool(contract and contract.period == "latest") or periods.latest
+
+    def ask(phrase: str) -> MetricAsk:
+        terms = metric_terms(phrase, frozenset(generic))
+        return MetricAsk(terms, alternatives(terms), periods, latest, months, report=report)
+
+    if request.operation in ("change", "difference", "percent_change") and len(request.operands) == 1:
+        named = sorted(periods.periods, key=lambda p: p.end)
+        if len(named) >= 2:
+            # "between the quarter ended July 30 and the quarter ended October 29": the later against the earlier
+            def at(period: Period) -> Figure | None:
+                return figure_for(replace(ask(request.operands[0]), periods=AskedPeriods((period,))), hits, tables)
+
+            later, earlier = at(named[-1]), at(named[0])
+            return [later, earlier] if later is not None and earlier is not None else []
+        current = figure_for(ask(request.operands[0]), hits, tables)
+        prior = None if current is None else prior_figure(current)
+        return [current, prior] if current is not None and prior is not None else []
+    if request.operation == "average" or len(request.operands) < 2:
+        return []
+    found: list[Figure] = []
+    for phrase in request.operands[:MAX_OPERANDS]:
+        same = [h for h in hits if not found or h.chunk.document_id == found[0].document_id]
+        figure = figure_for(ask(phrase), same, tables)
+        if figure is None:
+            return []
+        found.append(figure)
+    return found
+
+
+def prior_figure(figure: Figure) -> Figure | None:
+    """The figure of the same row for the same span ending a year before (the period a change compares with)."""
+    end = figure.period.end
+    year = end.year if end else figure.period.year
+    if year is None:
+        return None
+    for cell in figure.row.cells:
+        period = column_period(cell.header)
+        earlier = period.end.year if period.end else period.year
+        if cell is figure.cell or earlier != year - 1 or period.months != figure.period.months:
+            continue
+        read = cell_value(cell.text)
+        if read is None:
+            continue
+        number = read[0] * (figure.value / figure_number(figure)) if figure_number(figure) else read[0]
+        return replace(figure, cell=cell, value=number, period=period)
+    return None
+
+
+def figure_number(figure: Figure) -> Decimal:
+    """The figure's number as its cell prints it (sign applied, no scale)."""
+    read = cell_value(figure.cell.text)
+    return read[0] if read else Decimal(0)
+
+
+def figure_operands(figures: Sequence[Figure], filename_of: Callable[[str], str], tables: TableSource) -> list[Operand]:
+    """The figures as a computation's operands: each named a, b, ..., labelled by its row, quoted from its row
+    as printed, on a page the section is shown."""
+    operands: list[Operand] = []
+    for index, figure in enumerate(figures):
+        hits = tables.page_hits(figure.document_id, figure.page)
+        if not hits:
+            return []
+        hit = replace(hits[0], filename=filename_of(figure.document_id))
+        text = render_row(figure.row)
+        sentence = OfferedSentence(FIRST_ID + 10 + index, text, hit)
+        start = text.find(figure.cell.text)
+        quantity = Quantity(
+            value=figure.value,
+            mantissa=figure_number(figure),
+            percent=figure.unit == "%",
+            quantum=Decimal(1),
+            start=max(start, 0),
+            end=max(start, 0) + len(figure.cell.text),
+            text=figure.cell.text,
+        )
+        operands.append(Operand(NAMES[index], figure.row.label, quantity, sentence))
+    return operands
+
+
+_FORMS = {"annual": ("10-k", "20-f", "40-f", "annual"), "quarterly": ("10-q", "quarterly", "interim")}
+
+
+def report_matches(report: str, form: str) -> bool:
+    """Whether a document's form ("10-K", "annual_report") is the kind of report asked for."""
+    folded = form.casefold()
+    return any(name in folded for name in _FORMS.get(report, ()))
+
+
+def with_document_scale(rows: Sequence[TableRow]) -> list[TableRow]:
+    """A document's rows with the scale most of its tables state given to those whose own note was not found
+    (a statement continued on a page without its note): a report writes its figures in one scale."""
+    counts = Counter(r.scale for r in rows if r.scale)
+    if not counts:
+        return list(rows)
+    usual = counts.most_common(1)[0][0]
+    return [r if r.scale else replace(r, scale=usual) for r in rows]

@@ -64,6 +64,7 @@ _SECTION_WORDS = frozenset(
 )
 # Label words of an outflow a statement prints in brackets but a question asks as an amount ("Purchases of
 # property and equipment (1,234)" is capital expenditure of 1,234).
+_GAIN = frozenset(bm25_tokens("income earnings profit gain gains"))
 _OUTFLOW = frozenset(bm25_tokens("purchases payments additions acquisition acquisitions repurchases expenditures paid"))
 _PER_SHARE = re.compile(r"\bper\s+(?:common\s+|ordinary\s+|basic\s+|diluted\s+)?shares?\b|\beps\b", re.IGNORECASE)
 _PERCENT_LABEL = re.compile(r"%|\bpercent|\bratio\b|\bmargin\b|\brate\b|\bbps\b", re.IGNORECASE)
@@ -105,6 +106,10 @@ class MetricAsk:
     sources: tuple[str, ...] = ()
     # The stemmed words of the names of the entities in scope (a label naming its own company says no more).
     names: frozenset[str] = frozenset()
+    # Any row that names the metric answers, per share or percentage alike (whether it happened, not how much).
+    any_kind: bool = False
+    # The kind of report asked for ("annual", "quarterly"), if any: an annual figure spans twelve months.
+    report: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,8 +146,8 @@ def metric_terms(question: str, generic: frozenset[str] = frozenset()) -> tuple[
             continue
         if not any(c.isalpha() for c in term):
             continue
-        if re.fullmatch(r"(?:fy|q[1-4])\d*", term):
-            continue
+        if re.fullmatch(r"(?:fy|q[1-4])\d*|\d+-[a-z]|[a-z]", term):
+            continue  # a period ("FY23", "Q2") or a form ("10-K") says which report, not which figure
         out.append(term)
     return tuple(dict.fromkeys(out))
 
@@ -247,18 +252,23 @@ def row_figures(
     found: list[tuple[tuple[float, ...], Figure]] = []
     for row in rows:
         per_share, percent_row = _row_kind(row)
-        if per_share != ask.per_share:
+        if per_share != ask.per_share and not ask.any_kind:
             continue
         own = label_terms(row.label)
-        # a short label says what it is with the headings above it ("Basic" under "Earnings per share:")
-        with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
-        score = max(best_label_score(ask, own), best_label_score(ask, with_parents))
+        score = best_label_score(ask, own)
+        if len([t for t in own if t not in _NEUTRAL]) <= 1:
+            # a one-word label says what it is with the headings above it ("Basic" under "Earnings per share:")
+            with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
+            score = max(score, best_label_score(ask, with_parents))
         if score < MIN_LABEL_SCORE:
             continue
         parents = [t for p in row.parents for t in label_terms(p)]
         heading = [t for t in parents if t not in _SECTION_WORDS]
         segment = bool(heading) and not any(related(a, w) for a in ask.terms for w in heading)
         outflow = bool(_OUTFLOW & set(label_terms(row.label)))
+        own_terms = set(own)
+        # "Net loss 2,242" answers for net income as -2,242 (unless a loss is what is asked)
+        loss = "loss" in own_terms and not own_terms & _GAIN and "loss" not in ask.terms
         segment_hint = any(t in _SEGMENT_HINT for t in [*parents, *label_terms(row.title)])
         columns = [(cell, column_period(cell.header)) for cell in row.cells]
         for rank, (cell, period) in enumerate(_column_order(columns, ask, document_matches)):
@@ -266,9 +276,9 @@ def row_figures(
             if read is None:
                 continue
             number, percent_cell = read
-            number = abs(number) if outflow else number
+            number = abs(number) if outflow else -abs(number) if loss else number
             percent = percent_cell or percent_row
-            if ask.percent != percent:
+            if ask.percent != percent and not ask.any_kind:
                 continue
             currency = currency_of(cell.text) or row.currency
             if ask.count and currency is not None:

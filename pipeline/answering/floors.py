@@ -3,7 +3,8 @@
 `sentence_line` takes the best-ranked sentence (cut to MAX_LINE_WORDS); `span_line` takes, from the best-
 ranked sentences, the best span of the kind asked for (pipeline.answering.spans). `support` is the floor of
 abstention: the best share of the key terms one of the best sentences holds, halved when none of them holds
-a value of the kind asked for.
+a value of the kind asked for. Each reads its sentences under the question's `deadline` (checked per sentence:
+a floor given a huge table stops at the bound instead of running on).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pipeline.answering.asks import AnswerKind
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import candidates, scale_note, typed_spans
 from pipeline.answering.terms import coverage, held_terms
+from pipeline.deadline import Deadline, unbounded
 
 Basis = Literal["extracted", "sentence", "computed", "written"]
 # An answer line is at most this many words (a whole clause is no answer).
@@ -64,6 +66,7 @@ def span_line(
     terms: Sequence[str],
     question: str,
     focus: Sequence[str] = (),
+    deadline: Deadline | None = None,
 ) -> Draft | None:
     """The floor "span": the best candidate span (pipeline.answering.spans) of the READ_DEPTH best-ranked
     sentences, or a field of any offered sentence whose label names what is asked: by tier, then by how
@@ -72,12 +75,19 @@ def span_line(
     before one that holds less, whatever its tier ("the Tenant pays a deposit of EUR 420" before a
     sale's "Deposit (10%) | EUR 8,650" for "How much deposit did the tenant pay?"), except that a bare
     small number never beats a value that says what it is. No candidate: the best-ranked sentence."""
+    deadline = deadline or unbounded()
     wanted = frozenset(terms)
     asked = frozenset(focus) or wanted
-    rarity = {t: max(1, sum(bool(held_terms(s.text, {t})) for s in sentences)) for t in wanted}
+    counts = dict.fromkeys(wanted, 0)
+    for sentence in sentences:
+        deadline.check("answering (span floor)")
+        for term in held_terms(sentence.text, wanted):
+            counts[term] += 1
+    rarity = {t: max(1, counts[t]) for t in wanted}
     weight = {t: (2.0 if i == 0 else 1.0) / rarity[t] for i, t in enumerate(terms)}
     best: tuple[tuple[float, ...], Draft] | None = None
     for rank, sentence in enumerate(sentences):
+        deadline.check("answering (span floor)")
         scale = scale_note(sentence.hit.chunk.text)
         found = candidates(sentence.text, kind, terms, question, scale, rarity, focus)
         # past the best-ranked sentences only a field its label names the answer to counts
@@ -98,7 +108,12 @@ MAX_LISTED = 3
 
 
 def trend_line(
-    sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: Sequence[str], question: str, focus: Sequence[str]
+    sentences: Sequence[OfferedSentence],
+    kind: AnswerKind,
+    terms: Sequence[str],
+    question: str,
+    focus: Sequence[str],
+    deadline: Deadline | None = None,
 ) -> Draft | None:
     """For a question about how a figure moved across periods: the best span of each document (a filing is a
     period), up to MAX_LISTED, as a short list "82,959 million (2022 Q3 ACME.pdf); 117,154 million (...)";
@@ -108,7 +123,7 @@ def trend_line(
         by_document.setdefault(sentence.hit.chunk.document_id, []).append(sentence)
     found: list[tuple[str, Draft]] = []
     for group in by_document.values():
-        draft = span_line(group, kind, terms, question, focus)
+        draft = span_line(group, kind, terms, question, focus, deadline)
         if draft is not None and draft.basis == "extracted":
             found.append((group[0].hit.filename, draft))
     if len(found) < 2:
@@ -118,13 +133,16 @@ def trend_line(
     return Draft(text, tuple(i for _, draft in listed for i in draft.evidence), "extracted")
 
 
-def support(sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: AbstractSet[str]) -> float:
+def support(
+    sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: AbstractSet[str], deadline: Deadline | None = None
+) -> float:
     """How well the best-ranked sentences support an answer: the best share of `terms` (what the question asks
     about) one holds, halved when none of them holds a value of the kind asked for (an amount for "how much",
     a date for "when")."""
     read = sentences[:READ_DEPTH]
     if not read:
         return 0.0
+    (deadline or unbounded()).check("answering (support floor)")
     best = max(coverage(s.text, terms) for s in read)
     if kind in VALUE_KINDS and not any(typed_spans(s.text, kind, terms, frozenset(), None, 0) for s in read):
         best /= 2

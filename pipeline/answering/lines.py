@@ -19,11 +19,21 @@ from pipeline.answering.compute import Computation, compute, expression_for, fin
 from pipeline.answering.floors import Draft, sentence_line, span_line, support, trend_line
 from pipeline.answering.sentences import OfferedSentence, offered_sentences
 from pipeline.answering.terms import focus_terms, held_terms, ordered_terms
+from pipeline.deadline import Deadline
 from pipeline.errors import ArithmeticRefused
 from pipeline.intake.parts import question_parts
 from pipeline.settings import AnswerStep
+from pipeline.text import bm25_tokens
 from pipeline.types import ChunkHit
 from pipeline.values.quantities import missing_values
+
+# Nouns that say which kind of name a question asks for ("which firm", "what company"), not what it is about.
+CLASS_NOUNS = frozenset(
+    bm25_tokens(
+        "firm firms company companies person people party parties entity entities individual organisation "
+        "organization name"
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -63,45 +73,49 @@ def section_inputs(
     sentences = offered_sentences(chunks, max_chars, ranking_query) if chunks else []
     asked = ranking_query if asked is None else asked
     kind = answer_kind(question_parts(sub_question)[0])
-    terms = ordered_terms(asked, generic)
+    # "which firm", "what company": the kind of name asked for, which the name itself does not write
+    ignored = generic | CLASS_NOUNS if kind == "name" else generic
+    terms = ordered_terms(asked, ignored)
     first = question_parts(asked)[0]
     # a yes/no question names what it asks about after its verb: all its terms are the focus
-    focus = ordered_terms(first, generic) if kind == "yes_no" else None
+    focus = ordered_terms(first, ignored) if kind == "yes_no" else None
     return SectionInputs(
         index=index,
         sub_question=sub_question,
         sentences=tuple(sentences),
         kind=kind,
         terms=tuple(terms),
-        focus=tuple(focus or focus_terms(first, generic)),
+        focus=tuple(focus or focus_terms(first, ignored)),
         request=compute_request(sub_question),
         over_time=over_time(sub_question),
     )
 
 
-def floor_draft(inputs: SectionInputs, step: AnswerStep) -> Draft | None:
+def floor_draft(inputs: SectionInputs, step: AnswerStep, deadline: Deadline | None = None) -> Draft | None:
     """The answer line without an LM: the best-ranked sentence ("sentence") or the span of the kind asked
-    for ("span"); None when nothing was offered."""
+    for ("span"); None when nothing was offered. Past `deadline` DeadlinePassed stops it."""
     if step == "sentence":
         return sentence_line(inputs.sentences)
     if inputs.over_time and inputs.kind in ("amount", "percent", "count"):
-        listed = trend_line(inputs.sentences, inputs.kind, inputs.terms, inputs.sub_question, inputs.focus)
+        listed = trend_line(inputs.sentences, inputs.kind, inputs.terms, inputs.sub_question, inputs.focus, deadline)
         if listed is not None:
             return listed
-    return span_line(inputs.sentences, inputs.kind, inputs.terms, inputs.sub_question, inputs.focus)
+    return span_line(inputs.sentences, inputs.kind, inputs.terms, inputs.sub_question, inputs.focus, deadline)
 
 
-def support_of(inputs: SectionInputs) -> float:
+def support_of(inputs: SectionInputs, deadline: Deadline | None = None) -> float:
     """How well the offered sentences support an answer (pipeline.answering.spans.support)."""
-    return support(inputs.sentences, inputs.kind, frozenset(inputs.focus))
+    return support(inputs.sentences, inputs.kind, frozenset(inputs.focus), deadline)
 
 
-def floor_computation(inputs: SectionInputs, request: FormatRequest | None) -> Computation | None:
+def floor_computation(
+    inputs: SectionInputs, request: FormatRequest | None, deadline: Deadline | None = None
+) -> Computation | None:
     """The computed figure with its operands read as table rows; None when an operand is not found."""
     asked = inputs.request
     if asked is None:
         return None
-    operands = find_operands(asked, inputs.sentences)
+    operands = find_operands(asked, inputs.sentences, deadline)
     if not operands:
         return None
     percent = asked.percent or bool(request and request.percent)

@@ -219,7 +219,7 @@ def typed_spans(
     if kind in ("amount", "percent", "count", "duration"):
         return _figure_spans(text, figures_outside_dates(text), kind, scale)
     if kind == "name":
-        return _name_runs(text, avoid)
+        return name_runs(text, avoid)
     return []
 
 
@@ -271,7 +271,7 @@ def _figure_spans(text: str, figures: Sequence[Quantity], kind: AnswerKind, scal
     return spans
 
 
-def _name_runs(text: str, avoid: AbstractSet[str]) -> list[str]:
+def name_runs(text: str, avoid: AbstractSet[str]) -> list[str]:
     """Runs of at least two capitalised words that are not the question's own words, a label ("Tenant:"),
     a date, or an amount written in words."""
     runs: list[str] = []
@@ -315,7 +315,7 @@ def _defined_names(text: str, terms: AbstractSet[str], avoid: AbstractSet[str]) 
     boundary = 0
     for definition in _DEFINED.finditer(text):
         if held_terms(definition.group(1), terms):
-            runs = _name_runs(text[boundary : definition.start()], avoid)
+            runs = name_runs(text[boundary : definition.start()], avoid)
             mixed = [r for r in runs if not r.isupper()]
             if runs:
                 out.append(mixed[0] if mixed else runs[-1])

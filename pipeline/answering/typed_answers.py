@@ -9,6 +9,7 @@ note naming the currency found (never shown unconverted as if it were the one as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
@@ -91,3 +92,21 @@ def line_value(
     if kind == "boolean":
         return TypedValue(kind=kind, value=True, as_written=line[:600], pages=refs)
     return TypedValue(kind=kind, value=line, as_written=line[:600], pages=refs)
+
+
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def states_figure(line: str, count: bool = False) -> bool:
+    """Whether an answer line states a figure that can answer a question asking for a number: one that is not
+    a bare year ("2022"), nor (unless a count is asked, "how many") a lone small number with nothing to say what
+    it is."""
+    figures = figures_outside_dates(line)
+    if not figures:
+        return False
+    first = figures[0]
+    written = first.text.strip("()$€£¥ ")
+    if _YEAR.match(written) and not first.percent:
+        return False
+    said = re.sub(r"[\d.,()%$€£¥\s-]", "", line)
+    return count or first.percent or first.scaled or bool(said) or abs(first.value) >= 1000

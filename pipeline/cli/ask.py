@@ -16,7 +16,7 @@ from pipeline.cli.common import (
     history_option,
     index_option,
     json_option,
-    lm_api_key,
+    lm_keys,
     lm_option,
     lm_threads_option,
     load_program,
@@ -123,7 +123,9 @@ def _ask_one(args: argparse.Namespace) -> int:
 
     from pipeline.cli.common import read_settings
     from pipeline.cli.progress import StageLine
+    from pipeline.errors import StorageError
     from pipeline.evaluation.history import History, Status, index_key
+    from pipeline.files import storage_errors
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed, value_text
     from pipeline.program.lm import make_lm
@@ -158,7 +160,7 @@ def _ask_one(args: argparse.Namespace) -> int:
                 cache_dir=model_cache_dir(),
                 threads=args.threads,
                 requests=settings.lm_requests,
-                api_key=lm_api_key(),
+                keys=lm_keys(),
                 deferred=True,
                 on_load=on_load,
             )
@@ -174,10 +176,14 @@ def _ask_one(args: argparse.Namespace) -> int:
             return 130
     history_id = None
     if final is not None and final.trace is not None:
-        history = History(Path(args.history))
         status: Status = "failed" if isinstance(final, Failed) else "done"
-        history_id = history.record(final.trace, status=status, index=index_key(Path(args.index)))
-        history.close()
+        try:
+            with storage_errors("the question history", args.history):
+                history = History(Path(args.history))
+                history_id = history.record(final.trace, status=status, index=index_key(Path(args.index)))
+                history.close()
+        except StorageError as exc:  # the answer is shown all the same
+            notices.print(styled(("warning: ", "yellow"), f"{exc}; this answer is not recorded"), soft_wrap=True)
     if isinstance(final, Failed) or final is None:
         notices.print(styled(("error: ", "red"), final.message if final else "no answer"))
         return 1
@@ -324,11 +330,11 @@ def history_lines(entries: list[HistoryEntry], *, with_index: bool = False, widt
 
     if not entries:
         return ["no questions recorded here yet"]
-    lines = [f"{'id':<8}  {'local time':<11}  {'status':<9}  {'LM calls':>8}  {'tokens':>7}  {'seconds':>8}"]
+    lines = [f"{'id':<8}  {'local time':<11}  {'status':<11}  {'LM calls':>8}  {'tokens':>7}  {'seconds':>8}"]
     for e in entries:
         when = local_time(e.created_at)
         lines.append(
-            f"{e.history_id[:8]:<8}  {when:<11}  {e.status:<9}  {e.lm_calls:>8}  {e.tokens:>7}  {e.seconds:>8.1f}"
+            f"{e.history_id[:8]:<8}  {when:<11}  {e.status:<11}  {e.lm_calls:>8}  {e.tokens:>7}  {e.seconds:>8.1f}"
         )
         place = f"[{Path(e.index).name if e.index else 'index not recorded'}] " if with_index else ""
         lines.extend(textwrap.wrap(place + e.question, width, initial_indent="  ", subsequent_indent="  "))
@@ -351,6 +357,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     from pipeline.errors import LabellingError
     from pipeline.evaluation.history import History
     from pipeline.evaluation.labelling import append_example, example_from_history
+    from pipeline.files import storage_errors
     from pipeline.store import open_store
 
     entry = History(Path(args.history)).get(args.id)
@@ -385,6 +392,7 @@ def cmd_label(args: argparse.Namespace) -> int:
         if input("append it? [y/N] ").strip().lower() not in ("y", "yes"):
             notices.print("nothing was appended")
             return 1
-    line = append_example(Path(args.traces), example)
+    with storage_errors("the label", args.traces, "the traces file is as it was"):
+        line = append_example(Path(args.traces), example)
     print(f"labelled {entry.history_id[:8]} as {args.case} example {example.id} ({args.traces}, line {line})")
     return 0

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pipeline.cli.common import (
     configure_dspy,
     console,
-    lm_api_key,
+    lm_keys,
     load_program,
     model_cache_dir,
     output,
@@ -88,7 +88,7 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
         cache_dir=model_cache_dir(),
         threads=args.threads,
         requests=settings.lm_requests,
-        api_key=lm_api_key(),
+        keys=lm_keys(),
         parallel=parallel,
         deferred=True,
         on_load=on_load,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from pipeline.export.profiles import ProfilePaths
+    from pipeline.program.lm.keys import LMKeys
     from pipeline.program.module import ScopedQA
     from pipeline.settings import Settings
     from pipeline.store import Store
@@ -208,14 +209,16 @@ def lm_option() -> argparse.ArgumentParser:
     )
 
 
-# The API key of an OpenAI-compatible server named by --lm (`scoperag lm-serve` writes its key to a file).
+# The API key of an OpenAI-compatible server on the loopback (`scoperag lm-serve` writes its key to a file).
 LM_KEY_ENV = "SCOPERAG_LM_KEY"
 
 
-def lm_api_key() -> str:
-    """The key sent to an OpenAI-compatible server named by --lm: $SCOPERAG_LM_KEY, else "local" (a server
-    without keys ignores it)."""
-    return os.environ.get(LM_KEY_ENV) or "local"
+def lm_keys() -> LMKeys:
+    """The keys for OpenAI-compatible servers named by --lm, from the environment: $SCOPERAG_LM_KEY for a loopback
+    address only, $SCOPERAG_LM_KEY_<HOST>_<PORT> for any other (pipeline.program.lm.keys)."""
+    from pipeline.program.lm.keys import keys_from
+
+    return keys_from(os.environ)
 
 
 def lm_threads_option() -> argparse.ArgumentParser:

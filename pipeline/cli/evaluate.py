@@ -18,7 +18,7 @@ from pipeline.cli.common import (
     configure_dspy,
     console,
     index_option,
-    lm_api_key,
+    lm_keys,
     lm_option,
     load_program,
     model_cache_dir,
@@ -107,7 +107,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 cache_dir=model_cache_dir(),
                 threads=args.lm_threads,
                 parallel=max(1, args.threads),
-                api_key=lm_api_key(),
+                keys=lm_keys(),
             )
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
     eta = None if args.ray else evaluation_eta(args, modes, len(examples))
@@ -273,7 +273,7 @@ def _evaluate_on_ray(
         setup = WorkerSetup(index_dir, settings=read_settings(args.settings), mode=mode)
     else:
         lm = functools.partial(
-            make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1, api_key=lm_api_key()
+            make_lm, args.lm, cache_dir=model_cache_dir(), threads=args.lm_threads, parallel=1, keys=lm_keys()
         )
         setup = program_setup(index_dir, program, lm)
     fanned = evaluate_on_ray(examples, setup, progress=advance)

@@ -74,8 +74,10 @@ def register(commands: Commands) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from pipeline.cli.build_phases import BuildPhases
     from pipeline.cli.progress import StageProgress
     from pipeline.cluster import ray_session
+    from pipeline.files import storage_errors
     from pipeline.settings import BuildSettings
     from pipeline.store.build import build_index
     from pipeline.store.embedder_pool import EmbedderPool
@@ -112,6 +114,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         else:
             embedder = MiniLMEmbedder(threads=1)
         bar = resources.enter_context(StageProgress(notices))
+        phases = resources.enter_context(BuildPhases(bar.update))
+        kept = "nothing was published: the index there is as it was"
+        resources.enter_context(storage_errors("the index", args.out, kept))
         report = build_index(
             Path(args.source),
             Path(args.out),
@@ -120,7 +125,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             settings=BuildSettings(
                 chunk_words=args.chunk_words, chunk_overlap=args.chunk_overlap, read_workers=args.read_workers
             ),
-            progress=bar.update,
+            progress=phases,
             strict=args.strict,
             reader=reader,
             allow_unmatched=args.allow_unmatched,
@@ -150,6 +155,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         "embedded": report.embedded,
         "reused": report.reused,
         "seconds": round(time.monotonic() - started, 2),
+        "phases": phases.record(),
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -160,6 +166,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"last build, {embedded_words(report.embedded, had_cache)}; {len(report.skipped)} skipped",
             soft_wrap=True,
         )
+        notices.print(phases.line(), highlight=False, markup=False, soft_wrap=True)
     return 0
 
 

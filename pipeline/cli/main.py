@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
@@ -82,6 +83,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # errors quote what was given (a property, a path, a key): no escape sequence reaches the terminal
         print(f"scoperag: error: {strip_controls(str(exc))}", file=sys.stderr)
+        return 2
+    except (OSError, sqlite3.Error) as exc:  # a full or read-only disk where no command said what it was writing
+        from pipeline.files import storage_problem
+        from pipeline.guards.sanitise import strip_controls
+
+        problem = storage_problem(exc)
+        if problem is None:
+            raise
+        where = getattr(exc, "filename", None)
+        said = f"cannot write{f' {where}' if where else ''}: {problem[0]}; {problem[1]}"
+        print(f"scoperag: error: {strip_controls(said)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("scoperag: interrupted", file=sys.stderr)

@@ -14,7 +14,7 @@ from pipeline.cli.common import (
     configure_dspy,
     history_option,
     index_option,
-    lm_api_key,
+    lm_keys,
     lm_option,
     lm_threads_option,
     model_cache_dir,
@@ -142,7 +142,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         announce=lambda line: print(line, file=sys.stderr),
         corpus=Path(args.corpus) if args.corpus else None,
         allowed_hosts=args.allowed_host,
-        api_key=lm_api_key(),
+        keys=lm_keys(),
         label_to=label_to,
         tracking=tracking.rstrip("/") if tracking else None,
     )
@@ -156,7 +156,7 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
     import threading
 
     from pipeline.files import write_file_atomic
-    from pipeline.program.lm import serve_embedded_model
+    from pipeline.program.lm import key_variable, serve_embedded_model
     from pipeline.serving.hosts import LOOPBACK_NAMES
 
     key = os.environ.get(LM_KEY_ENV) or secrets.token_urlsafe(24)
@@ -179,12 +179,20 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
         parallel=args.parallel,
     )
     url = f"http://{args.host}:{args.port}/v1"
+    # SCOPERAG_LM_KEY goes to loopback addresses only: a server other machines reach has a variable of its own
+    variable = LM_KEY_ENV if args.host in LOOPBACK_NAMES else key_variable(url)
     print(
         f"serving the embedded model on {url} (OpenAI-compatible, {args.parallel} requests at once); its key is in "
-        f'{key_file}\nclients: SCOPERAG_LM_KEY=$(cat {key_file}) scoperag ask "..." --lm {url}   (Ctrl-C stops it)',
+        f'{key_file}\nclients: {variable}=$(cat {key_file}) scoperag ask "..." --lm {url}   (Ctrl-C stops it)',
         file=sys.stderr,
         flush=True,
     )
+    if args.host not in LOOPBACK_NAMES:
+        print(
+            "clients on other machines name this machine's address in --lm, with the key in that address's own "
+            "variable, SCOPERAG_LM_KEY_<HOST>_<PORT> (SCOPERAG_LM_KEY is sent to loopback addresses only)",
+            file=sys.stderr,
+        )
     try:
         threading.Event().wait()
     except KeyboardInterrupt:

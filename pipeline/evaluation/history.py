@@ -1,10 +1,15 @@
 """The question history: every question's full trace in SQLite, with how it ended, the LM that answered it and the
 index it was asked of, listed and shown by the CLI and the server (each listing the questions of its own index
-unless asked for all)."""
+unless asked for all).
+
+The server writes a question as "running" when it starts (`begin`) and closes its row when it ends (`finish`):
+a question under way when the server stops is closed as cancelled, and one whose server died before closing it
+reads as "interrupted" (its writer, a process of this machine, is gone)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -13,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from pipeline.errors import ScopeRagError
+from pipeline.files import host_tag, process_alive, process_start
 from pipeline.program.trace import QuestionTrace, fit_trace
 
 SCHEMA = """
@@ -24,10 +30,13 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_by_time ON history(created_at);
 """
 # Columns added after the first release: an older file gets them on open (empty for its old rows).
-ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"), ("index_dir", "TEXT"))
-COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm, index_dir"
+ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"), ("writer", "TEXT"), ("index_dir", "TEXT"))
+COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm, writer, index_dir"
+# How a question ended.
 Status = Literal["done", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("done", "failed", "cancelled")
+# How a row reads: ended, still running, or left running by a writer that is gone.
+RowStatus = Literal["done", "failed", "cancelled", "running", "interrupted"]
 
 
 @dataclass(frozen=True)
@@ -42,8 +51,9 @@ class HistoryEntry:
     tokens: int
     seconds: float
     trace: QuestionTrace
-    # done (answered, asked back or refused), failed (the LM or the program failed), cancelled (stopped by the user)
-    status: Status = "done"
+    # done (answered, asked back or refused), failed (the LM or the program failed), cancelled (stopped by the user or
+    # the server stopping), running (under way), interrupted (its server ended without closing it: a crash)
+    status: RowStatus = "done"
     # the LM that answered (as the server names it); None when not recorded
     lm: str | None = None
     # the index the question was asked of (its directory, resolved); None for questions recorded before indexes were
@@ -55,11 +65,28 @@ def index_key(index_dir: Path) -> str:
     return str(Path(index_dir).resolve())
 
 
-def recorded_status(stored: object, trace: QuestionTrace) -> Status:
-    """A row's status; a row written before statuses were kept failed when its trace records the LM failing."""
+def recorded_status(stored: object, trace: QuestionTrace, writer: object = None) -> RowStatus:
+    """A row's status; a row written before statuses were kept failed when its trace records the LM failing; a
+    running row whose writer is gone was interrupted."""
     if stored in STATUSES:
         return stored  # type: ignore[return-value]
+    if stored == "running":
+        return "running" if writer_alive(writer) else "interrupted"
     return "failed" if any(f.guard == "lm" for f in trace.fallbacks) else "done"
+
+
+def this_writer() -> str:
+    """This process as a row's writer: "host:pid:start"."""
+    return f"{host_tag()}:{os.getpid()}:{process_start(os.getpid()) or ''}"
+
+
+def writer_alive(writer: object) -> bool:
+    """Whether the process that wrote a row may still run (another machine's counts as running)."""
+    host, _, rest = str(writer or "").partition(":")
+    pid, _, start = rest.partition(":")
+    if not pid.isdigit():
+        return False
+    return process_alive(host, int(pid), start or None)
 
 
 class History:
@@ -113,6 +140,52 @@ class History:
                 ),
             )
         return history_id
+
+    def begin(self, trace: QuestionTrace, *, lm: str | None = None, index: str | None = None) -> str:
+        """Store a question that starts now as "running" (its trace so far), written by this process and asked of
+        `index`; returns its history id, which `finish` closes."""
+        fit_trace(trace)
+        history_id = str(uuid.uuid4())
+        with self._db:
+            self._db.execute(
+                "INSERT INTO history (history_id, created_at, question, scope, answer, lm_calls, tokens, seconds, "
+                "trace, status, lm, writer, index_dir) VALUES (?, ?, ?, ?, ?, 0, 0, 0, ?, 'running', ?, ?, ?)",
+                (
+                    history_id,
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                    trace.question,
+                    json.dumps(trace.scope),
+                    trace.answer,
+                    trace.model_dump_json(),
+                    lm,
+                    this_writer(),
+                    index,
+                ),
+            )
+        return history_id
+
+    def finish(self, history_id: str, trace: QuestionTrace, status: Status) -> bool:
+        """Close a running question with its trace and how it ended; False when it was closed already (the first
+        to close it, the question's end or the server's, decides)."""
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
+        fit_trace(trace)
+        with self._db:
+            changed = self._db.execute(
+                "UPDATE history SET question = ?, answer = ?, lm_calls = ?, tokens = ?, seconds = ?, trace = ?, "
+                "status = ? WHERE history_id = ? AND status = 'running'",
+                (
+                    trace.question,
+                    trace.answer,
+                    trace.lm_calls,
+                    trace.tokens,
+                    trace.timings.get("total", 0.0),
+                    trace.model_dump_json(),
+                    status,
+                    history_id,
+                ),
+            ).rowcount
+        return bool(changed)
 
     def recent(
         self,
@@ -168,7 +241,7 @@ class History:
 
     @staticmethod
     def _entry(row: tuple[object, ...]) -> HistoryEntry:
-        history_id, created, question, answer, calls, tokens, seconds, trace, status, lm, index = row
+        history_id, created, question, answer, calls, tokens, seconds, trace, status, lm, writer, index = row
         parsed = QuestionTrace.model_validate_json(str(trace))
         return HistoryEntry(
             str(history_id),
@@ -179,7 +252,7 @@ class History:
             int(tokens),  # type: ignore[call-overload]
             float(seconds),  # type: ignore[arg-type]
             parsed,
-            recorded_status(status, parsed),
+            recorded_status(status, parsed, writer),
             None if lm is None else str(lm),
             None if index is None else str(index),
         )

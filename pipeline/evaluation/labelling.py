@@ -17,10 +17,14 @@ from pydantic import ValidationError
 from pipeline.errors import DuplicateExampleError, LabellingError
 from pipeline.evaluation.examples import Case, GoldPage, LabelledExample, Split, load_examples, make_example
 from pipeline.evaluation.history import HistoryEntry
-from pipeline.files import write_file_atomic
+from pipeline.files import append_locked
+from pipeline.guards.sanitise import sanitised_text
 from pipeline.store.catalog import Catalog
 
 log = logging.getLogger(__name__)
+
+# Characters a labelled fact keeps (a fact is a figure, a name or a short phrase).
+MAX_FACT_CHARS = 500
 
 # Which recorded scope kinds each case may be labelled from (wrong_property: any).
 CASE_SCOPES: dict[str, frozenset[str]] = {
@@ -29,6 +33,15 @@ CASE_SCOPES: dict[str, frozenset[str]] = {
     "property": frozenset({"property"}),
     "wrong_property": frozenset({"no_scope", "chip", "property"}),
 }
+
+
+def labelled_facts(facts: Sequence[str]) -> tuple[str, ...]:
+    """The facts a user gave for a label as they are stored: sanitised as every text a user writes is (no terminal
+    escapes, controls, invisible or bidi characters, markup, links or DSPy field markers: the facts reach the fact
+    metric and an optimiser's feedback to the reflection LM), at most MAX_FACT_CHARS each, blanks and repeats
+    left out."""
+    kept = (sanitised_text(fact, MAX_FACT_CHARS) for fact in facts)
+    return tuple(dict.fromkeys(fact for fact in kept if fact))
 
 
 def _relpaths(catalog: Catalog, document_ids: Sequence[str], what: str) -> list[str]:
@@ -145,7 +158,7 @@ def example_from_history(
             scope=scope,
             gold_documents=tuple(gold),
             gold_pages=tuple(dict.fromkeys(pages)),
-            answer_facts=tuple(f.strip() for f in answer_facts if f.strip()),
+            answer_facts=labelled_facts(answer_facts),
             forbidden_documents=tuple(_as_relpaths(catalog, forbidden_documents)),
             expect_not_found=expect_not_found,
             expected_plan="one_step" if scope else "two_step",
@@ -158,24 +171,26 @@ def example_from_history(
 
 
 def append_example(path: Path, example: LabelledExample) -> int:
-    """Append `example` to a JSONL trace file atomically; returns its line number.
+    """Append `example` to a JSONL trace file; returns its line number.
 
-    The file is validated first (ExamplesError names a bad line) and DuplicateExampleError is
-    raised when it already holds the example's id. The new file is written beside the old one
-    and renamed over it, so a crash leaves the old file or the new one, never half a line.
+    The file is validated first (ExamplesError names a bad line) and DuplicateExampleError is raised when it
+    already holds the example's id. Reading, checking and appending happen under one lock on the file
+    (pipeline.files.append_locked), so two processes labelling at once each add their line; the line is appended
+    in place to the file a symlink names, keeping its hard links and mode, and a failed write leaves the file as
+    it was. The example's facts were sanitised when it was made (make_example).
     """
-    existing = b""
-    lines = 0
-    if path.exists():
-        load_examples(path)  # the whole file must be valid before anything is added to it
-        existing = path.read_bytes()
+    line: list[int] = []
+
+    def checked_line(existing: bytes) -> bytes:
+        if existing:
+            load_examples(path)  # the whole file must be valid before anything is added to it
         for number, raw in enumerate(existing.splitlines(), start=1):
             if raw.strip() and json.loads(raw)["id"] == example.id:
                 raise DuplicateExampleError(path, example.id, number)
-        if existing and not existing.endswith(b"\n"):
-            existing += b"\n"
-        lines = existing.count(b"\n")
-    data = existing + (example.model_dump_json(exclude_defaults=True) + "\n").encode("utf-8")
-    write_file_atomic(path, data)
+        separator = b"\n" if existing and not existing.endswith(b"\n") else b""
+        line.append((existing + separator).count(b"\n") + 1)
+        return separator + (example.model_dump_json(exclude_defaults=True) + "\n").encode("utf-8")
+
+    append_locked(path, checked_line)
     log.info("appended example %s to %s", example.id, path)
-    return lines + 1
+    return line[0]

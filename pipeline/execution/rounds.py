@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pipeline.deadline import Deadline, unbounded
 from pipeline.entities import find_entity_mentions
 from pipeline.execution.acceptance import Acceptance, check_acceptance, merge_chunks
 from pipeline.execution.executor import ExecutionResult, StepExecutor
@@ -172,8 +173,12 @@ class QuestionRetrieval:
         mode: SearchMode | None = None,
         clock: Clock = time.monotonic,
         started: float | None = None,
+        deadline: Deadline | None = None,
     ) -> None:
         self.store, self.scope, self.plan = store, scope, plan
+        # The question's hard time bound (every search checks it); `plan`'s latency deadline above only stops
+        # follow-up rounds.
+        self.bound = deadline or unbounded()
         self.config = config or CoreConfig()
         self.passage, self.mode, self.clock = passage, mode, clock
         self.executor = StepExecutor(store, scope, self.config)
@@ -233,6 +238,7 @@ class QuestionRetrieval:
                 break
             executions = []
             for query in queries:
+                self.bound.check("retrieving")
                 done.add(_search_key(query, search))
                 result = self.executor.run(scope_steps(self.scope, query), search)
                 executions.append((query, result))

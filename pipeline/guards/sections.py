@@ -17,6 +17,7 @@ from pipeline.guards.citations import CitedSource, RemovedCitation, check_source
 from pipeline.guards.grounding import ground_line
 from pipeline.guards.sanitise import sanitise, strip_inline_citations
 from pipeline.types import ChunkHit
+from pipeline.values.figures import Passage, passage
 from pipeline.values.quantities import missing_values
 
 # What a section says when the documents in scope do not answer its sub-question.
@@ -88,6 +89,7 @@ def guard_section(
     interventions: list[tuple[str, str]] = []
     removed: list[RemovedCitation] = []
     quotes: list[Quote] = []
+    passages: list[Passage] = []  # each quote with what its chunk says of its bare figures (a table's note)
     for sentence in evidence:
         verdict = check_source(index, _source(sentence), shown, allowed)
         if isinstance(verdict, RemovedCitation):
@@ -98,6 +100,7 @@ def guard_section(
         same = any(q.text == clean.text and q.source.document_id == verdict.document_id for q in quotes)
         if clean.text and not same:
             quotes.append(Quote(clean.text, verdict))
+            passages.append(passage(clean.text, sentence.hit.chunk.text))
     if not quotes:
         return GuardedSection(
             "not_found",
@@ -118,11 +121,13 @@ def guard_section(
     if words(line) > MAX_LINE_WORDS:
         interventions.append(("cap", f"answer line of {words(line)} words cut to {MAX_LINE_WORDS}"))
         line = first_words(line)
-    grounding = ground_line(line, [q.text for q in quotes], generic, question)
+    grounding = ground_line(line, passages, generic, question)
     if not grounding.grounded:
         interventions.append(("grounding", f"answer line replaced by its first quote: {grounding.reason}"))
         line, basis = first_words(quotes[0].text), "sentence"
-    stating = tuple(q.source for q in quotes if not missing_values(line, q.text) and _holds(line, q.text))
+    stating = tuple(
+        q.source for q, p in zip(quotes, passages, strict=True) if not missing_values(line, q.text) and _holds(line, p)
+    )
     return GuardedSection(
         "answered",
         line,
@@ -135,9 +140,9 @@ def guard_section(
     )
 
 
-def _holds(line: str, text: str) -> bool:
-    """Whether `text` holds the line (values compared as values; words as a grounding check would)."""
-    return ground_line(line, [text]).grounded
+def _holds(line: str, quoted: Passage) -> bool:
+    """Whether the quote holds the line (values compared as values; words as a grounding check would)."""
+    return ground_line(line, [quoted]).grounded
 
 
 def _computed(

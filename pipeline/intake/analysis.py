@@ -316,12 +316,18 @@ def analyse_question(
     doc_types: Collection[str],
     config: PlannerConfig,
     vocabulary: Vocabulary,
+    context: str = "",
 ) -> Intake:
-    """Everything the planner rules need to know about `question`, in the corpus's vocabulary."""
+    """Everything the planner rules need to know about `question`, in the corpus's vocabulary; `context` (a
+    long prompt's preamble: "You are reviewing Acme's annual report.") adds the entities it names."""
     text = normalise(question)
     scan = scan_entity_mentions(question, entities, vocabulary)
     named = tuple(dict.fromkeys(m.entity_id for m in scan.mentions if m.entity_id))
     named = (*named, *find_partial_entities(question, entities, named, vocabulary))
+    if context.strip():
+        around = scan_entity_mentions(context, entities, vocabulary)
+        named = (*named, *(m.entity_id for m in around.mentions if m.entity_id and m.entity_id not in named))
+        named = (*named, *find_partial_entities(context, entities, named, vocabulary))
     # a name in quotes ("for "Acme Corp"") names an entity: the quotes mark the name, not a term to match
     literal = tuple(
         t

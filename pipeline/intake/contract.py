@@ -59,7 +59,8 @@ _PREAMBLE = re.compile(
     r"|your\s+(?:only\s+)?(?:resource|source|task|job|goal)s?\b|please\s+answer\b|answer\s+the\s+following\b"
     r"|give\s+a\s+response\b|base\s+your\b|rely\s+on\b|relying\s+on\b|using\s+(?:only\s+)?the\b|use\s+(?:only\s+)?the\b"
     r"|refer\s+to\b|only\s+use\b|consider\s+only\b|focus\s+on\b|note\s*:|context\s*:|here\s+is\s+the\s+question\b"
-    r"|here'?s\s+the\s+question\b|the\s+question\s+is\b|by\s+(?:primarily\s+)?using\b)",
+    r"|here'?s\s+the\s+question\b|the\s+question\s+is\b|by\s+(?:primarily\s+)?using\b"
+    r"|(?:the\s+)?(?:question|task|query)\s*$)",
     re.IGNORECASE,
 )
 # A definition: "FCF is defined as ...", "Define EBITDA as ...", "Definition: ...", "where X = ...".
@@ -74,14 +75,21 @@ _KIND_INSTRUCTION = re.compile(
     r"(?:only\s+|just\s+)?(?:the|a|an|their|its)\s+(?P<what>[\w\s'-]{1,40}?)(?:\s+only)?\s*[.!]?$",
     re.IGNORECASE,
 )
+# "Answer True or False.", "Reply with yes or no.": a yes/no question's kind, said outright.
+_BOOLEAN_INSTRUCTION = re.compile(
+    r"(?:^|(?<=[.?!)])\s+)(?:please\s+)?(?:answer|reply|respond|return)\s+(?:with\s+|only\s+)?"
+    r"(?:(?:true|yes)\s+or\s+(?:false|no)|a\s+boolean)\b[^.?!]*(?:[.!]|$)",
+    re.IGNORECASE,
+)
 # "(within the last period or at the end of the last period)", "at the end of the period", "in the last
 # reporting period": the latest period the documents cover.
 _LATEST = re.compile(
     r",?\s*\(?\s*(?:(?:with)?in|for|during|at\s+the\s+end\s+of|as\s+(?:of|at)\s+the\s+end\s+of)\s+the\s+"
-    r"(?:last|latest|most\s+recent|current|reporting|reported)?\s*(?:reporting\s+|fiscal\s+|financial\s+)?"
-    r"(?:period|year)(?:\s+(?:or|and)\s+(?:at\s+the\s+end\s+of|in|within)\s+the\s+(?:last|latest)\s+"
+    r"(?:(?:last|latest|most\s+recent|current|reporting|reported)\s+(?:reporting\s+|fiscal\s+|financial\s+)?"
+    r"(?:period|year)|(?:reporting\s+)?period)(?!\s+(?:ended|ending|of|from)\b)"
+    r"(?:\s+(?:or|and)\s+(?:at\s+the\s+end\s+of|in|within)\s+the\s+(?:last|latest)\s+"
     r"(?:reporting\s+)?period)?\s*\)?(?=[\s,.?!;:]|$)"
-    r"|,?\s*\(?\s*at\s+(?:the\s+)?(?:period|year)[- ]end\s*\)?(?=[\s,.?!;:]|$)",
+    r"|,?\s*\(?\s*at\s+(?:the\s+)?period[- ]end\s*\)?(?=[\s,.?!;:]|$)",
     re.IGNORECASE,
 )
 _REPORT_REFERENCE = re.compile(
@@ -105,11 +113,15 @@ _UNIT_WORDS = re.compile(
     r"(?:square\s+)?(?:feet|metres|meters|kilometres|kilometers|miles)|litres|liters|barrels|boe|"
     r"(?:kilo|mega|giga|tera)?(?:watts?|watt-hours|bytes))$"
 )
-_COMPARISON = re.compile(
-    r"^(?P<lead>which|what)\s+(?:of\s+(?:the|these|those)\s+)?(?:\w+\s+){0,2}?"
-    r"(?:companies|company|entities|entity|firms|firm|properties|property|banks|issuers|corporations)\b"
-    r"[^?:]*?\b(?:the\s+)?(?P<extreme>lowest|highest|largest|smallest|biggest|greatest|most|least|fewest|"
-    r"maximum|minimum|top|bottom)\b(?P<metric>[^?:]*?)\s*[:?]?\s*(?P<names>(?:[\"“][^\"”]{1,120}[\"”]\s*(?:,|and|or)?\s*){2,})",
+# The extreme a comparison asks for, and the metric after it ("the lowest total assets").
+_EXTREME = re.compile(
+    r"\b(?P<extreme>lowest|highest|largest|smallest|biggest|greatest|most|least|fewest|maximum|minimum)\b"
+    r"(?P<metric>[^?:\"“]*)",
+    re.IGNORECASE,
+)
+# Where a comparison's metric ends: its currency, period or the list of entities.
+_METRIC_END = re.compile(
+    r"\s+(?:in|at|as\s+of|within|according|among|for|during|of\s+(?:these|those|the)\s+\w+)\b|[,(;]",
     re.IGNORECASE,
 )
 _QUOTED_NAME = re.compile(r"[\"“]([^\"”]{1,120})[\"”]")
@@ -134,6 +146,8 @@ _OPEN_ASK = re.compile(
 )
 # A lead this short before a colon names the question's topic ("Acme 10-K: revenue in 2023?"): it stays.
 MAX_TOPIC_WORDS = 6
+# "On which exchange(s) ...", "Which subsidiaries ...": several names asked for.
+_PLURAL_ASK = re.compile(r"^(?:on\s+|in\s+|at\s+)?(?:which|what)\s+(?:\w+\s+){0,2}\w+\(s\)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"“(])")
 
 
@@ -166,6 +180,8 @@ class Contract:
     format: FormatRequest | None = None
     # Where the question says to look ("the cash flow statement"), from its preamble.
     sources: tuple[str, ...] = field(default_factory=tuple)
+    # The kind of report the question names ("annual report", "10-K": annual; "10-Q": quarterly), if any.
+    report: Literal["annual", "quarterly"] | None = None
 
     @property
     def has_absent(self) -> bool:
@@ -176,6 +192,7 @@ class Contract:
 def read_contract(text: str) -> Contract:
     """The contract of `text` (see the module docstring): the question proper and what its instructions ask."""
     text = " ".join(text.split())
+    report = _report_kind(text)
     taken: list[str] = []
     absent: Plain = None
     for pattern in _ABSENT_PATTERNS:
@@ -185,6 +202,10 @@ def read_contract(text: str) -> Contract:
         taken += pieces
     text, pieces = _cut(_EXCLUDE, text)
     taken += pieces
+    text, pieces = _cut(_BOOLEAN_INSTRUCTION, text)
+    taken += pieces
+    if pieces and absent is None:
+        absent = False
     context: list[str] = []
     kept: list[str] = []
     kind_words: list[str] = []
@@ -193,7 +214,7 @@ def read_contract(text: str) -> Contract:
         if colon and rest.strip() and _PREAMBLE.match(lead.strip()) and not _asks(rest):
             context.append(sentence)
             continue
-        long_lead = len(lead.split()) > MAX_TOPIC_WORDS
+        long_lead = len(lead.split()) > MAX_TOPIC_WORDS and not _QUOTED_NAME.search(lead)
         if (
             colon
             and rest.strip()
@@ -270,7 +291,18 @@ def read_contract(text: str) -> Contract:
         comparison=comparison,
         format=request,
         sources=sources,
+        report=report,
     )
+
+
+_ANNUAL = re.compile(r"\bannual\s+(?:report|filing|accounts)s?\b|\b10-K\b|\bform\s+20-F\b|\b20-F\b", re.IGNORECASE)
+_QUARTERLY = re.compile(r"\bquarterly\s+(?:report|filing)s?\b|\b10-Q\b|\binterim\s+report", re.IGNORECASE)
+
+
+def _report_kind(text: str) -> Literal["annual", "quarterly"] | None:
+    """The kind of report a question names, when it names one kind only."""
+    annual, quarterly = bool(_ANNUAL.search(text)), bool(_QUARTERLY.search(text))
+    return "annual" if annual and not quarterly else "quarterly" if quarterly and not annual else None
 
 
 def _cut(pattern: re.Pattern[str], text: str) -> tuple[str, list[str]]:
@@ -327,14 +359,13 @@ def _tidy(text: str) -> str:
 
 
 def _comparison(question: str) -> Comparison | None:
-    """The comparison `question` asks for, if it names two or more entities in quotes."""
-    m = _COMPARISON.search(question)
-    if m is None:
+    """The comparison `question` asks for: two or more entities in quotes and an extreme ("the lowest X")."""
+    names = tuple(dict.fromkeys(n.strip() for n in _QUOTED_NAME.findall(question) if n.strip()))
+    m = _EXTREME.search(question)
+    if len(names) < 2 or m is None:
         return None
-    names = tuple(dict.fromkeys(n.strip() for n in _QUOTED_NAME.findall(m.group("names")) if n.strip()))
-    if len(names) < 2:
-        return None
-    metric = " ".join(m.group("metric").split()).strip(" ,:") or "value"
+    metric = _METRIC_END.split(m.group("metric"), maxsplit=1)[0]
+    metric = " ".join(metric.split()).strip(" ,:") or "value"
     extreme: Extreme = "lowest" if m.group("extreme").casefold() in _LOW else "highest"
     return Comparison(extreme, metric, names)
 
@@ -352,7 +383,11 @@ def _kind(
         return "name"
     if isinstance(absent, bool):
         return "boolean"
-    if _NAMES_ASK.search(question) or any(re.search(r"\b(?:names|titles|list)\b", w, re.I) for w in kind_words):
+    if (
+        _NAMES_ASK.search(question)
+        or _PLURAL_ASK.search(question)
+        or any(re.search(r"\b(?:names|titles|list)\b", w, re.I) for w in kind_words)
+    ):
         return "names"
     if any(re.search(r"\b(?:name|title)\b", w, re.I) for w in kind_words):
         return "name"

@@ -259,11 +259,12 @@ def analyse_and_plan(
     config: PlannerConfig | None = None,
     *,
     vocabulary: Vocabulary,
+    context: str = "",
 ) -> tuple[Intake, PlannerState]:
     """The question's intake signals and the plan they give, for the catalog's entities, document types
     and vocabulary."""
     config = config or PlannerConfig()
-    intake = analyse_question(question, list(entities.values()), doc_types, config, vocabulary)
+    intake = analyse_question(question, list(entities.values()), doc_types, config, vocabulary, context)
     return intake, plan_question(intake, scope, entities, config)
 
 
@@ -294,11 +295,15 @@ def plan_in_scope(
     store: PlanningStore,
     doc_types: Collection[str],
     config: PlannerConfig | None = None,
+    context: str = "",
 ) -> tuple[Intake, PlannerState, QuestionScope]:
     """The question's intake, its plan, and the documents it may read, derived once here: a question
-    with no scope that names entities reads only their documents (an implicit entity scope)."""
+    with no scope that names entities (or whose `context`, a long prompt's preamble, names them) reads only
+    their documents (an implicit entity scope)."""
     catalog = store.catalog
-    intake, plan = analyse_and_plan(question, scope, catalog.entities, doc_types, config, vocabulary=catalog.vocabulary)
+    intake, plan = analyse_and_plan(
+        question, scope, catalog.entities, doc_types, config, vocabulary=catalog.vocabulary, context=context
+    )
     named = tuple(e for e in intake.entity_ids if e in catalog.entities) if plan.retrieval_rounds else ()
     return intake, plan, question_scope(scope, store, named)
 

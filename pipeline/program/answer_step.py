@@ -12,6 +12,7 @@ Which way each step ran, and why a section is not found, goes into the trace.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
@@ -24,12 +25,15 @@ from pipeline.answering.compute import (
     NAMES,
     Computation,
     Operand,
+    check_expression,
     compute,
     digit_figures,
     format_figure,
+    operand_count,
+    operand_figures,
     operand_label,
 )
-from pipeline.answering.figure_answers import TableSource, figure_evidence, figure_for, metric_ask
+from pipeline.answering.figure_answers import TableSource
 from pipeline.answering.floors import Draft
 from pipeline.answering.lines import (
     SectionInputs,
@@ -41,24 +45,27 @@ from pipeline.answering.lines import (
 )
 from pipeline.answering.sentences import OfferedSentence, numbered
 from pipeline.answering.spans import scale_note
-from pipeline.answering.typed_answers import absent, figure_value, line_value
+from pipeline.answering.typed_answers import states_figure
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract, section_kind
 from pipeline.program.events import Evidence, Section
 from pipeline.program.trace import Intervention, LineTrace, record_line
+from pipeline.program.typed_sections import TypedSections, line_typed_value
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
 from pipeline.types import ChunkHit, SourceRef
-from pipeline.values.quantities import figures_outside_dates, find_quantities, same_figure
-from pipeline.values.typed import TypedValue, ValueKind
+from pipeline.values.quantities import figures_outside_dates, find_quantities, reference_kind, same_figure
+from pipeline.values.typed import TypedValue
 from signatures.models import AnswerLine, FigureComputation, LineSentences
 from signatures.shapes import exact_computations_type, exact_lines_type
 
 log = logging.getLogger(__name__)
 
 Call = Callable[..., "dspy.Prediction | None"]
+# A currency written beside a figure ("KSH 285,000", "$5"): a figure in prose, in units.
+_MONEY_WORD = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥]")
 # Sentences (table rows) a compute call is shown per section: a statement's rows need more than prose.
 COMPUTE_SENTENCES = 16
 
@@ -99,6 +106,11 @@ class AnswerStep:
         before scoring (whose documents' tables a figure is read from)."""
         settings, steps = self.settings, self.settings.steps
         contract: Contract | None = getattr(run, "contract", None)
+        # a name is a value one sentence holds anywhere retrieval found it: every retrieved chunk is read for it
+        kept = [
+            _with_retrieved(kept[i], retrieved[i]) if retrieved and section_kind(sq, contract) == "name" else kept[i]
+            for i, sq in enumerate(sub_questions)
+        ]
         items = [
             section_inputs(i, sq, kept[i], queries[i], settings.max_chunk_chars, self.generic, asked[i])
             for i, sq in enumerate(sub_questions)
@@ -107,19 +119,35 @@ class AnswerStep:
         lines = {i.index: LineTrace(index=i.index, kind=i.kind, step=steps.answer) for i in items}
         guarded: dict[int, GuardedSection] = {}
         values: dict[int, TypedValue] = {}
+        typed = TypedSections(self.tables, self.generic, settings.max_chunk_chars)
+        # a figure the question asks to be computed: from figures read from the tables where they are found
+        for item in (i for i in items if i.request is not None and steps.compute != "lm"):
+            hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
+            worked = typed.computed(item, contract, hits, kept[item.index], allowed)
+            if worked is not None:
+                guarded[item.index], values[item.index], traced = worked
+                lines[item.index] = traced(lines[item.index])
         # a computed figure whose operands are found rests on them: it needs no other support
-        computed = self._computations(run, [i for i in items if not i.empty and i.request is not None])
+        pending = [i for i in items if not i.empty and i.request is not None and i.index not in guarded]
+        computed = self._computations(run, pending)
         for item in items:
-            if kinds[item.index] != "number" or item.index in computed or item.request is not None:
+            kind = kinds[item.index]
+            done = item.index in computed or item.index in guarded
+            if kind not in ("number", "boolean", "names") or done or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
-            read = self._figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
+            read: tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None
+            if kind == "boolean":
+                query = queries[item.index]
+                read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
+            elif kind == "names":
+                avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
+                read = typed.names(item, contract, hits, kept[item.index], allowed, queries[item.index], avoid)
+            else:
+                read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
             if read is not None:
-                guarded[item.index], values[item.index], lines[item.index] = (
-                    read[0],
-                    read[1],
-                    read[2](lines[item.index]),
-                )
+                guarded[item.index], values[item.index], traced = read
+                lines[item.index] = traced(lines[item.index])
         for item in items:
             if item.empty and item.index not in guarded:
                 guarded[item.index] = not_found("no chunk was kept for it")
@@ -138,7 +166,7 @@ class AnswerStep:
         rest: list[SectionInputs] = []
         for item in (i for i in items if i.index not in guarded):
             if steps.abstain == "support":
-                held = support_of(item)
+                held = support_of(item, run.deadline)
                 lines[item.index] = lines[item.index].model_copy(update={"support": round(held, 3)})
                 if held < settings.support_threshold:
                     reason = f"the best sentences hold {held:.2f} of its key terms, below {settings.support_threshold}"
@@ -147,6 +175,7 @@ class AnswerStep:
             rest.append(item)
         drafts = self._drafts(run, rest)
         for item in rest:
+            run.deadline.check("answering")
             draft = drafts.get(item.index)
             if draft is None:
                 guarded[item.index] = not_found("the LM found no sentence that answers it")
@@ -158,61 +187,25 @@ class AnswerStep:
             section = guard_section(
                 item.index, draft, evidence, kept[item.index], allowed, None, self.generic, item.sub_question
             )
+            # the floor's pick for a figure asked must be one (the LM's line is its own claim, measured as such)
+            if (
+                kinds[item.index] == "number"
+                and steps.answer != "lm"
+                and section.status == "answered"
+                and not states_figure(section.line, item.kind == "count")
+            ):
+                reason = f"the line states no figure of what is asked ({section.line[:80]!r})"
+                section = not_found(reason)
             guarded[item.index] = self._formatted(section, run.format_request, item)
         sections = []
         for item in items:
             section = guarded[item.index]
             record_line(run.trace, lines[item.index], section)
-            typed = values.get(item.index) or self._value(kinds[item.index], item, section, contract)
-            sections.append(_section(item.index, item.sub_question, section, typed))
+            value = values.get(item.index) or line_typed_value(kinds[item.index], item, section, contract)
+            sections.append(_section(item.index, item.sub_question, section, value))
         return sections
 
     # -- typed values ----------------------------------------------------------------------------
-
-    def _figure(
-        self,
-        item: SectionInputs,
-        asked: str,
-        contract: Contract | None,
-        hits: Sequence[ChunkHit],
-        kept: Sequence[ChunkHit],
-        allowed: Collection[str] | None,
-    ) -> tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None:
-        """A section answered by a figure read from the tables of the retrieved documents, its value and how
-        its line trace reads; None when no row names what is asked (the sentences then answer)."""
-        if self.tables is None or not hits:
-            return None
-        ask = metric_ask(item.sub_question, asked, contract, self.generic)
-        figure = figure_for(ask, hits, self.tables)
-        if figure is None:
-            return None
-        filename = next((h.filename for h in hits if h.chunk.document_id == figure.document_id), "")
-        draft, evidence, page_hits = figure_evidence(figure, self.tables, filename)
-        section = guard_section(
-            item.index, draft, evidence, [*kept, *page_hits], allowed, None, self.generic, item.sub_question
-        )
-        if section.status != "answered":
-            return None
-        value = figure_value(figure, filename, contract)
-
-        def traced(line: LineTrace) -> LineTrace:
-            proposed = f"{figure.row.label} = {figure.cell.text} (label score {figure.label_score:.2f})"
-            return line.model_copy(update={"step": "figure:rows", "proposed": proposed, "basis": "extracted"})
-
-        return section, value, traced
-
-    def _value(
-        self, kind: ValueKind, item: SectionInputs, section: GuardedSection, contract: Contract | None
-    ) -> TypedValue:
-        """The typed value of a section answered from sentences (or not found)."""
-        if section.status != "answered":
-            return absent(kind, contract, section.reason)
-        pages = tuple(
-            SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in section.line_sources
-        )
-        quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
-        scale = scale_note(quoted.hit.chunk.text) if quoted else None
-        return line_value(kind, section.line, pages, contract, scale)
 
     # -- answer lines ------------------------------------------------------------------------
 
@@ -222,7 +215,7 @@ class AnswerStep:
         if not items:
             return {}
         if steps.answer != "lm":
-            return {i.index: floor_draft(i, steps.answer) for i in items}
+            return {i.index: floor_draft(i, steps.answer, run.deadline) for i in items}
         shown = {i.index: i.sentences[: self.settings.line_sentences] for i in items}
         contexts = _contexts(items, shown)
         shape = exact_lines_type([(i.index, len(shown[i.index])) for i in items])
@@ -250,7 +243,7 @@ class AnswerStep:
                     guard="answer", target=target, reason="no answer line in the LM's output: the span floor answered"
                 )
             )
-            return floor_draft(item, "span")
+            return floor_draft(item, "span", run.deadline)
         offered = {s.sentence_id: s for s in shown}
         unknown = [i for i in line.sentence_ids if i not in offered]
         if unknown:
@@ -263,7 +256,7 @@ class AnswerStep:
                 return None
             reason = "the LM found no answer but abstaining is the support floor's call: the span floor answered"
             run.trace.fallbacks.append(Intervention(guard="answer", target=target, reason=reason))
-            return floor_draft(item, "span")
+            return floor_draft(item, "span", run.deadline)
         if not ids:
             ids = tuple(s.sentence_id for s in shown if normalise(text) in normalise(s.text))[:1]
         copied = any(normalise(text) in normalise(offered[i].text) for i in ids)
@@ -286,6 +279,9 @@ class AnswerStep:
         if not figure.scaled:
             quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
             scale = scale_note(quoted.hit.chunk.text) if quoted else None
+            unknown = scale is None and not _MONEY_WORD.search(section.line)
+            if unknown and request.scale is not None and not figure.percent:
+                return section  # a bare figure of no known scale is not rescaled by guess: shown as reported
         value = figure.value if figure.scaled else figure.mantissa
         text = format_figure(value, figure.percent, request, scale)
         if normalise(text) == normalise(section.line):
@@ -305,7 +301,7 @@ class AnswerStep:
             return {}
         request = run.format_request
         if self.settings.steps.compute != "lm":
-            found = {i.index: floor_computation(i, request) for i in items}
+            found = {i.index: floor_computation(i, request, run.deadline) for i in items}
             return {k: v for k, v in found.items() if v is not None}
         shown = {i.index: i.sentences[:COMPUTE_SENTENCES] for i in items}
         figures = {
@@ -323,13 +319,16 @@ class AnswerStep:
                 given[entry.sub_question_index] = entry
         out: dict[int, Computation] = {}
         for item in items:
-            computation = self._lm_computation(item, shown[item.index], given.get(item.index), request)
-            if computation is None:
-                reason = "the LM's computation could not be used: the rows floor computed it"
-                run.trace.fallbacks.append(Intervention(guard="compute", target=f"section:{item.index}", reason=reason))
-                computation = floor_computation(item, request)
-            if computation is not None:
-                out[item.index] = computation
+            computed = self._lm_computation(item, shown[item.index], given.get(item.index), request)
+            if isinstance(computed, Computation):
+                out[item.index] = computed
+                continue
+            floor = floor_computation(item, request, run.deadline)
+            then = "the rows floor computed it" if floor else "the rows floor found no operands either"
+            reason = f"the LM's computation could not be used ({computed}): {then}"
+            run.trace.fallbacks.append(Intervention(guard="compute", target=f"section:{item.index}", reason=reason))
+            if floor is not None:
+                out[item.index] = floor
         return out
 
     def _lm_computation(
@@ -338,28 +337,50 @@ class AnswerStep:
         shown: Sequence[OfferedSentence],
         given: FigureComputation | None,
         request: FormatRequest | None,
-    ) -> Computation | None:
-        """The LM's operands and expression worked out by code; None when an operand is not a figure of its
-        sentence, a name repeats, or the expression does not evaluate."""
-        if given is None or not given.operands or not given.expression.strip() or item.request is None:
-            return None
+    ) -> Computation | str:
+        """The LM's operands and expression worked out by code, or why they cannot be used: an operand that is not
+        an amount of its sentence (a year, a clause or note number, a figure it does not hold), a repeated name,
+        too few or too many operands, or an expression that is not the asked operation's (pipeline.answering.
+        compute.check_expression)."""
+        asked = item.request
+        if given is None or not given.operands or not given.expression.strip() or asked is None:
+            return "it named no operands or no expression"
         offered = {s.sentence_id: s for s in shown}
         operands: list[Operand] = []
         for choice in given.operands:
             sentence = offered.get(choice.sentence_id)
             wanted = find_quantities(choice.figure)
-            if sentence is None or choice.name not in NAMES or not wanted or choice.name in {o.name for o in operands}:
-                return None
-            figure = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
+            if sentence is None or not wanted:
+                return f"operand {choice.name!r} is no figure of an offered sentence"
+            if choice.name not in NAMES or choice.name in {o.name for o in operands}:
+                return f"operand name {choice.name!r} is not one of a-h or repeats"
+            figure = next((q for q in operand_figures(sentence.text) if same_figure(wanted[0], q)), None)
             if figure is None:
-                return None
+                written = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
+                kind = reference_kind(sentence.text, written) if written else None
+                return f"operand {choice.name} ({choice.figure[:40]}) is {kind or 'not a figure of its sentence'}"
             operands.append(Operand(choice.name, operand_label(sentence, figure), figure, sentence))
-        asked = item.request
+        fewest, most = operand_count(asked)
+        if not fewest <= len(operands) <= most:
+            return f"{len(operands)} operands given; a {asked.operation} takes {fewest}" + (
+                f" to {most}" if most != fewest else ""
+            )
+        operands.sort(key=lambda o: o.name)
+        if [o.name for o in operands] != list(NAMES[: len(operands)]):
+            return "its operands are not named a, b, c, ... in turn"
         percent = asked.percent or bool(request and request.percent)
+        expression = given.expression.strip()
         try:
-            return compute(asked.operation, given.expression.strip(), operands, percent, request)
-        except ArithmeticRefused:
-            return None
+            check_expression(expression, asked.operation, len(operands), percent)
+            return compute(asked.operation, expression, operands, percent, request)
+        except ArithmeticRefused as refused:
+            return refused.reason
+
+
+def _with_retrieved(kept: Sequence[ChunkHit], retrieved: Sequence[ChunkHit]) -> list[ChunkHit]:
+    """The kept chunks, then the other retrieved ones, each once."""
+    rows = {h.chunk.row for h in kept}
+    return [*kept, *(h for h in retrieved if h.chunk.row not in rows)]
 
 
 def _contexts(items: Sequence[SectionInputs], shown: Mapping[int, Sequence[OfferedSentence]]) -> list[LineSentences]:

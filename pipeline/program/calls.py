@@ -24,6 +24,7 @@ from dspy.utils.callback import BaseCallback
 from dspy.utils.exceptions import is_retryable_lm_error
 from dspy.utils.usage_tracker import UsageTracker
 
+from pipeline.deadline import Deadline, run_within, unbounded
 from pipeline.errors import LMFailure, ModelError
 from pipeline.settings import LMRequestSettings
 
@@ -209,15 +210,24 @@ MAX_RETRY_AFTER_SECONDS = 30.0
 
 
 def call_once(
-    name: str, predictor: dspy.Predict, max_tokens: int, requests: LMRequestSettings | None = None, **inputs: Any
+    name: str,
+    predictor: dspy.Predict,
+    max_tokens: int,
+    requests: LMRequestSettings | None = None,
+    deadline: Deadline | None = None,
+    **inputs: Any,
 ) -> CallOutcome:
     """Run `predictor` for one step; an unparseable output is an outcome, any other failure LMFailure.
 
     A transient failure (dropped connection, timeout, HTTP 429 or 5xx) is retried up to
     `requests.retries` times; every attempt is an LM call, counted in `calls` (and by any
-    LMCallCounter listening, so a budget stops retries too).
+    LMCallCounter listening, so a budget stops retries too). Under a bounded `deadline` each attempt may
+    take what is left of it, the call's thread is told so (the embedded model then runs the call where a
+    timeout stops it), and past it DeadlinePassed names the step: no attempt or retry starts after it.
     """
     requests = requests or LMRequestSettings()
+    deadline = deadline or unbounded()
+    stage = f"waiting for the LM ({name})"
     started = time.perf_counter()
     counter = LMCallCounter()
     prediction = None
@@ -226,10 +236,19 @@ def call_once(
     tokens: list[tuple[int, int]] = []
     cached = False
     while True:
+        deadline.check(stage)
         usage = UsageTracker()
         try:
             with dspy.context(**one_call_settings(counter)), dspy.track_usage() as usage:
-                prediction = predictor(**inputs, config={"max_tokens": max_tokens})
+                if deadline.seconds is None:
+                    prediction = predictor(**inputs, config={"max_tokens": max_tokens})
+                else:
+                    prediction = run_within(
+                        deadline.remaining(),
+                        stage,
+                        deadline.seconds,
+                        lambda: predictor(**inputs, config={"max_tokens": max_tokens}),
+                    )
             answered = list(usage_tokens(usage))
             # DSPy records usage only for calls its cache did not answer (the same rule as LMCallCounter.new_calls).
             cached = not answered
@@ -247,8 +266,9 @@ def call_once(
             transient = _transient(exc)
             if transient is not None and len(retried) < requests.retries:
                 retried.append(type(transient).__name__)
-                time.sleep(_retry_delay(requests, len(retried), transient))
+                time.sleep(min(_retry_delay(requests, len(retried), transient), deadline.remaining()))
                 continue
+            deadline.check(stage)  # a call cut short by the bound is the bound's stop, not the LM's failure
             raise LMFailure(
                 f"{name}: {type(exc).__name__}: {exc}",
                 public=_public_failure(name, root),

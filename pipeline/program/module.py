@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
 
 from pipeline.answering.asks import FormatRequest
+from pipeline.answering.typed_answers import absent
+from pipeline.deadline import Deadline, DeadlinePassed, unbounded
 from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
@@ -33,13 +35,14 @@ from pipeline.guards.sanitise import (
     valid_text,
 )
 from pipeline.guards.sub_questions import check_sub_questions
-from pipeline.intake.contract import Contract, contract_record, read_contract
+from pipeline.intake.contract import Comparison, Contract, contract_record, read_contract
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import QuestionScope, Scope, ScopeNote
 from pipeline.program.answer_step import AnswerStep
 from pipeline.program.calls import call_once
+from pipeline.program.comparing import compared_sections, comparison_of
 from pipeline.program.events import (
     Completed,
     Decomposed,
@@ -71,6 +74,7 @@ from pipeline.program.trace import (
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
+from pipeline.values.typed import TypedValue
 from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, ScoreRelevance
 from signatures.models import ChunkForScoring, ScoringGroup
 from signatures.shapes import exact_scores_type
@@ -94,12 +98,15 @@ class QuestionRun:
     format_request: FormatRequest | None = None
     # What the question's instructions ask of the answer, read before planning (never searched for).
     contract: Contract | None = None
+    # The question's time bound, checked by every stage (a step run alone, as stage jobs do, has none).
+    deadline: Deadline = field(default_factory=unbounded)
 
 
 class ScopedQA(dspy.Module):
     """Scoped, sectioned question answering with citations checked against what was shown.
 
-    `clock` (seconds, monotonic) measures the plan's latency budget; tests pass a fake one.
+    `clock` (seconds, monotonic) measures the plan's latency budget and the question's time bound
+    (`settings.question.seconds`); tests pass a fake one.
     """
 
     def __init__(self, store: Store, settings: Settings | None = None, clock: Clock = time.monotonic) -> None:
@@ -132,35 +139,34 @@ class ScopedQA(dspy.Module):
         carries the question's trace."""
         started = time.perf_counter()
         arrived = self.clock()
+        deadline = Deadline(self.settings.question.seconds, self.clock, started=arrived)
         trace = self._new_trace(question, scope)
         if not trace.question.strip():
             yield Failed(message="the question is empty once markup and control characters are removed", trace=trace)
             return
         run = self._plan(trace, scope)
-        plan, config = run.plan, self.settings.core
+        run.deadline = deadline
+        plan = run.plan
         scoped = run.scope
         if plan.strategy != "retrieve_then_answer":
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
-        note = self.scope_note(run)
+        comparison = comparison_of(run)
+        note = self.scope_note(run) if comparison is None else None
         steps = self.settings.program.steps
-        yield Decomposing(lm=steps.uses_lm("decompose"))
+        hyde = steps.uses_lm("hyde") and any(r.use_hyde for r in plan.retrieval_rounds)
+        # The line says "LM" whenever a call is made in this stage: HyDE's, before any sub-question, counts.
+        yield Decomposing(lm=(steps.uses_lm("decompose") or hyde) and comparison is None)
+        asked: list[str] = []
         try:
-            passage = self._hyde(run) if any(r.use_hyde for r in plan.retrieval_rounds) else None
-            sub_questions = self.decompose_step(run)
-            yield Decomposed(sub_questions=tuple(sub_questions))
-            yield Retrieving()
-            retrieval = QuestionRetrieval(
-                self.store, scoped, plan, config, passage=passage, clock=self.clock, started=arrived
-            )
-            groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
-            record_tool_loop(trace, retrieval)
-            yield Filtering(lm=steps.uses_lm("score"))
-            kept = self.score_step(run, sub_questions, groups)
-            yield Generating(lm=steps.uses_lm("answer"))
-            sections_out = self.answer_sections(run, sub_questions, kept, groups)
-            for section in sections_out:
-                yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
+            deadline.check("planning")
+            if comparison is not None:
+                sections_out, notice = yield from self._compared(run, comparison, arrived)
+            else:
+                sections_out, notice = yield from self._answered(run, arrived, hyde, asked)
+        except DeadlinePassed as stop:
+            yield self._stopped(run, asked, stop, started)
+            return
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
             failure = Intervention(guard="lm", target="call", reason=str(exc))
@@ -190,14 +196,14 @@ class ScopedQA(dspy.Module):
         completed = Completed(
             answer=answer,
             sections=tuple(sections_out),
-            value=sections_out[0].value if len(sections_out) == 1 else None,
+            value=self._answer_value(run, sections_out, note, comparison is not None),
             lm_calls=trace.lm_calls,
             cached_calls=trace.cached_calls,
             tokens=trace.tokens,
             seconds=round(trace.timings["total"], 3),
             strategy=plan.strategy,
             clarifying_questions=tuple(q.question for q in plan.clarifying_questions),
-            notice=retrieval.user_message,
+            notice=notice,
             scope_note=note,
             implicit_scope=tuple(self.store.catalog.entities[e].name for e in scoped.implicit_entity_ids),
             trace=trace,
@@ -205,10 +211,98 @@ class ScopedQA(dspy.Module):
         trace.value = completed.value
         yield completed
 
+    def _answered(
+        self, run: QuestionRun, arrived: float, hyde: bool, asked: list[str]
+    ) -> Generator[Event, None, tuple[list[Section], str | None]]:
+        """The steps of one question (HyDE when `hyde`, decompose, retrieve, score, answer) as events, its
+        sub-questions appended to `asked` once known; returns its sections and the tool loop's notice."""
+        plan, trace, steps, deadline = run.plan, run.trace, self.settings.program.steps, run.deadline
+        passage = self._hyde(run) if hyde else None
+        sub_questions = self.decompose_step(run)
+        asked.extend(sub_questions)
+        yield Decomposed(sub_questions=tuple(sub_questions))
+        yield Retrieving()
+        retrieval = QuestionRetrieval(
+            self.store,
+            run.scope,
+            plan,
+            self.settings.core,
+            passage=passage,
+            clock=self.clock,
+            started=arrived,
+            deadline=deadline,
+        )
+        groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
+        record_tool_loop(trace, retrieval)
+        yield Filtering(lm=steps.uses_lm("score"))
+        deadline.check("scoring")
+        kept = self.score_step(run, sub_questions, groups)
+        yield Generating(lm=steps.uses_lm("answer"))
+        deadline.check("answering")
+        sections = self.answer_sections(run, sub_questions, kept, groups)
+        for section in sections:
+            yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
+        return sections, retrieval.user_message
+
+    def _compared(
+        self, run: QuestionRun, comparison: Comparison, arrived: float
+    ) -> Generator[Event, None, tuple[list[Section], str | None]]:
+        """A comparison's steps as events (pipeline.program.comparing); returns its sections."""
+        yield Retrieving()
+        sub_questions, sections = compared_sections(self, run, comparison, arrived)
+        yield Decomposed(sub_questions=tuple(sub_questions))
+        yield Generating(lm=False)
+        for section in sections:
+            yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
+        return sections, None
+
+    def _answer_value(
+        self, run: QuestionRun, sections: Sequence[Section], note: ScopeNote | None, compared: bool
+    ) -> TypedValue | None:
+        """The answer's typed value: a comparison's, the one section's, or, when the scope holds only other
+        entities' documents, the question's absent value (with the note's words); None for several parts."""
+        if note is not None and note.kind == "other_entity" and run.contract is not None:
+            return absent(run.contract.kind, run.contract, note.message[:400])
+        if compared or len(sections) == 1:
+            return sections[-1].value if sections else None
+        return None
+
     def citation_name(self, document_id: str) -> str:
         """How citations name the document (pipeline.guards.citations.citation_name); "" when it has no title."""
         document = self.store.catalog.documents.get(document_id)
         return "" if document is None else citation_name(document, self.store.catalog.entities)
+
+    def _stopped(
+        self, run: QuestionRun, sub_questions: Sequence[str], stop: DeadlinePassed, started: float
+    ) -> Completed:
+        """The question ended at its time bound: what it has (the plan, what retrieval found, the calls made, all
+        in its trace) and one error section per sub-question (the question itself before it had any) naming the
+        stage it stopped in."""
+        trace = run.trace
+        trace.timings["total"] = time.perf_counter() - started
+        trace.fallbacks.append(Intervention(guard="deadline", target=stop.stage, reason=str(stop)))
+        log.warning("question stopped: %s", stop)
+        message = f"Not answered: {stop}."
+        asked = list(sub_questions) or [run.plan.goal]
+        sections = [
+            Section(index=i, sub_question=sq, status="error", error=str(stop), answer=message)
+            for i, sq in enumerate(asked)
+        ]
+        answer = render_markdown(sections)
+        trace.answer = answer
+        trace.sections = [s.model_dump(mode="json") for s in sections]
+        fit_trace(trace)
+        return Completed(
+            answer=answer,
+            sections=tuple(sections),
+            lm_calls=trace.lm_calls,
+            cached_calls=trace.cached_calls,
+            tokens=trace.tokens,
+            seconds=round(trace.timings["total"], 3),
+            strategy=run.plan.strategy,
+            notice=message,
+            trace=trace,
+        )
 
     def scope_note(self, run: QuestionRun) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""
@@ -242,6 +336,11 @@ class ScopedQA(dspy.Module):
 
     # -- steps (each learned step is also run alone by stage-wise optimisation) ----------------
 
+    @property
+    def doc_types(self) -> frozenset[str]:
+        """The document types of the catalog (what a question may name as the kind it asks about)."""
+        return self._doc_types
+
     def start(self, question: str, scope: Scope) -> QuestionRun:
         """The plan and a fresh trace for `question` in `scope` (every step below continues them)."""
         return self._plan(self._new_trace(question, scope), scope)
@@ -260,7 +359,8 @@ class ScopedQA(dspy.Module):
         planner = self.settings.core.planner
         contract = read_contract(trace.question)
         body = contract.question or trace.question
-        intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner)
+        context = " ".join(contract.context)
+        intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner, context)
         trace.planner = plan.model_dump(mode="json")
         trace.format_request = contract.format.text if contract.format else None
         trace.contract = contract_record(contract)
@@ -303,7 +403,7 @@ class ScopedQA(dspy.Module):
             trace.fallbacks.append(Intervention(guard="budget", target=name, reason=reason))
             max_tokens = remaining
         try:
-            outcome = call_once(name, predictor, max_tokens, self.settings.lm_requests, **inputs)
+            outcome = call_once(name, predictor, max_tokens, self.settings.lm_requests, run.deadline, **inputs)
         except LMFailure as exc:
             record_attempts(trace, name, exc.calls, exc.retried)
             raise
@@ -343,6 +443,8 @@ class ScopedQA(dspy.Module):
         return sub_questions
 
     def _hyde(self, run: QuestionRun) -> str | None:
+        """The LM's hypothetical passage for dense search (the step "hyde" = "lm"; its floor "none" searches with
+        the question itself)."""
         result = self._call("hyde", self.hyde, run, question=run.plan.goal)
         passage = getattr(result, "passage", None)
         return valid_text(passage.strip()) if isinstance(passage, str) and passage.strip() else None
@@ -351,8 +453,10 @@ class ScopedQA(dspy.Module):
         self, index: int, sub_question: str, retrieval: QuestionRetrieval, trace: QuestionTrace
     ) -> list[ChunkHit]:
         started = time.perf_counter()
-        result = retrieval.retrieve(sub_question)
-        trace.timings["retrieve"] = trace.timings.get("retrieve", 0.0) + time.perf_counter() - started
+        try:
+            result = retrieval.retrieve(sub_question)
+        finally:
+            trace.timings["retrieve"] = trace.timings.get("retrieve", 0.0) + time.perf_counter() - started
         record_retrieval(trace, index, result)
         return list(result.chunks)
 

@@ -7,7 +7,7 @@ selector lose almost all recall on small filters.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -24,6 +24,8 @@ HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 512  # recall@10 at 1M synthetic chunks: 0.98 (0.78 at 96) for ~1 ms more; benchmarks/README.md
 
+# Rows added to an index at a time (progress is reported between blocks).
+ADD_BLOCK = 32_768
 DenseKind = Literal["flat", "hnsw"]
 
 
@@ -55,8 +57,14 @@ class DenseIndex:
         return int(self.vectors.shape[0])
 
     @classmethod
-    def build(cls, vectors: npt.NDArray[np.float32], kind: DenseKind | None = None) -> DenseIndex:
-        """An index over `vectors` (rows must be unit-norm float32)."""
+    def build(
+        cls,
+        vectors: npt.NDArray[np.float32],
+        kind: DenseKind | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> DenseIndex:
+        """An index over `vectors` (rows must be unit-norm float32); `progress(added, total)` after each block of
+        ADD_BLOCK rows (an HNSW graph of a few hundred thousand rows takes minutes to build)."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         dim = vectors.shape[1]
         chosen: DenseKind = kind or ("hnsw" if len(vectors) >= HNSW_MIN_ROWS else "flat")
@@ -66,8 +74,10 @@ class DenseIndex:
         else:
             index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        if len(vectors):
-            index.add(vectors)
+        for start in range(0, len(vectors), ADD_BLOCK):
+            index.add(vectors[start : start + ADD_BLOCK])
+            if progress is not None:
+                progress(min(start + ADD_BLOCK, len(vectors)), len(vectors))
         return cls(vectors, index, chosen)
 
     def save(self, directory: Path) -> None:

@@ -43,6 +43,8 @@ from pipeline.store import Store
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_CONCURRENT_STREAMS = 64
+# Why questions under way when the server stops are cancelled, as their history records it.
+SERVER_STOPPED = "the server stopped"
 DEFAULT_HEARTBEAT_SECONDS = 15.0
 
 _STREAM_DOC = (
@@ -105,7 +107,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
-        state.registry.cancel_all()
+        state.registry.end_all(SERVER_STOPPED)  # questions under way land in the history as cancelled
         if state.history is not None:
             state.history.close()
 
@@ -165,8 +167,9 @@ def _add_query_routes(app: FastAPI, state: ServingState) -> None:
             adapter=state.adapter,
             channel=channel,
             on_done=state.registry.release,
-            record=state.history.record if state.history is not None else None,
+            history=state.history,
         )
+        state.registry.attach(stream_id, worker)
         log.info("stream %s: %s scope, %d chars", stream_id, scope.kind, len(body.question))
         return StreamingResponse(
             _sse(worker, channel, state.limits.heartbeat_seconds, state.registry.release),

@@ -88,9 +88,10 @@ def job_router(state: ServingState) -> APIRouter:
             adapter=state.adapter,
             channel=log_,
             on_done=done,
-            record=state.history.record if state.history is not None else None,
+            history=state.history,
             counter=LMCallCounter(stop=stop),
         )
+        state.registry.attach(job_id, job.worker)
         state.jobs.add(job)
         log.info("job %s: %s scope, %d chars", job_id, prepared.scope.kind, len(body.question))
         job.worker.start()

@@ -7,15 +7,17 @@ No request names a file: every label goes to that one file. Its case follows fro
 
 from __future__ import annotations
 
+import errno
 import logging
 
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import ValidationError
 
-from pipeline.errors import DuplicateExampleError, ExamplesError, LabellingError, UnknownScopeError
+from pipeline.errors import DuplicateExampleError, ExamplesError, LabellingError, ScopeRagError, UnknownScopeError
 from pipeline.evaluation.examples import Case, LabelledExample
 from pipeline.evaluation.history import HistoryEntry
 from pipeline.evaluation.labelling import append_example, example_from_history
+from pipeline.files import storage_problem
 from pipeline.serving.access import scope_documents
 from pipeline.serving.history_routes import history_entry
 from pipeline.serving.schemas import ErrorResponse, LabelRequest, LabelResult
@@ -36,7 +38,11 @@ def label_router(state: ServingState) -> APIRouter:
         "/v1/history/{history_id}/label",
         responses={
             404: {"model": ErrorResponse, "description": "No such history entry, or labels are not saved here"},
-            409: {"model": ErrorResponse, "description": "Already labelled, or the label changed since its preview"},
+            409: {
+                "model": ErrorResponse,
+                "description": "Already labelled, the label changed since its preview, or the file cannot be written",
+            },
+            507: {"model": ErrorResponse, "description": "The disk holding the traces file is full"},
             422: {"model": ErrorResponse, "description": "The label does not fit the question"},
         },
     )
@@ -69,6 +75,16 @@ def label_router(state: ServingState) -> APIRouter:
                 ) from exc
             except ExamplesError as exc:
                 raise HTTPException(409, f"the traces file cannot take labels: {exc}") from exc
+            except (OSError, ScopeRagError) as exc:  # a full or read-only disk: say so, never a 500
+                problem = storage_problem(exc)
+                if problem is None and not isinstance(exc, ScopeRagError):
+                    raise
+                why, way_out = problem or (str(exc), "give serve --label-to a regular file")
+                status = 507 if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT) else 409
+                detail = (
+                    f"the label was not saved: cannot write {labels.path}: {why}; {way_out} (the file is as it was)"
+                )
+                raise HTTPException(status, detail) from exc
         log.info("labelled %s as %s example %s (%s line %d)", history_id, case, example.id, labels.path, line)
         return result.model_copy(update={"saved": True, "line": line})
 

@@ -159,7 +159,8 @@ class HistoryItem(Strict):
     created_at: str
     question: str
     scope: ScopeOut
-    status: Literal["done", "failed", "cancelled"]
+    # running: under way; interrupted: its server ended without closing it (a crash)
+    status: Literal["done", "failed", "cancelled", "running", "interrupted"]
     lm_calls: int
     tokens: int
     seconds: float

@@ -20,7 +20,7 @@ from pipeline.evaluation.examples import load_examples
 from pipeline.evaluation.history import index_key
 from pipeline.export.choice import choose_program, shipped_for
 from pipeline.export.profiles import ProfilePaths
-from pipeline.program.lm import make_lm
+from pipeline.program.lm import LMKeys, make_lm
 from pipeline.serving.app import create_app
 from pipeline.serving.hosts import AllowedHost
 from pipeline.settings import Settings
@@ -101,7 +101,7 @@ def build_app(
     announce: Callable[[str], None] = log.info,
     corpus: Path | None = None,
     allowed_hosts: Sequence[AllowedHost] = (),
-    api_key: str = "local",
+    keys: LMKeys | None = None,
     label_to: Path | None = None,
     tracking: str | None = None,
 ) -> FastAPI:
@@ -111,7 +111,7 @@ def build_app(
     MLflow runs linked on `tracking`."""
     settings = settings or Settings()
     store = open_store(index_dir)
-    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests, api_key=api_key)
+    lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests, keys=keys)
     shipped = shipped_for(lm_spec)
     choice = choose_program(store, program_dir, profiles, settings, shipped=shipped, uncompiled=uncompiled)
     announce(f"program: {choice.source}")

@@ -58,6 +58,14 @@ class LockedHistory:
         with self._lock:
             return self._history.record(trace, status=status, lm=self.lm, index=self.index)
 
+    def begin(self, trace: QuestionTrace) -> str:
+        with self._lock:
+            return self._history.begin(trace, lm=self.lm, index=self.index)
+
+    def finish(self, history_id: str, trace: QuestionTrace, status: Status) -> bool:
+        with self._lock:
+            return self._history.finish(history_id, trace, status)
+
     def recent(
         self,
         limit: int,

@@ -43,8 +43,13 @@ CHANNEL_CAPACITY = 8
 # A worker whose reader has not taken an event for this long gives up (a reader that died unseen).
 STALLED_READER_SECONDS = 600.0
 
-# Records a question's trace and how it ended; returns its history id.
-Recorder = Callable[[QuestionTrace, Status], str]
+
+class QuestionLog(Protocol):
+    """Where a worker writes its question: as running when it starts, closed with how it ended."""
+
+    def begin(self, trace: QuestionTrace) -> str: ...
+
+    def finish(self, history_id: str, trace: QuestionTrace, status: Status) -> bool: ...
 
 
 class CancellableLM(dspy.BaseLM):
@@ -175,6 +180,7 @@ class StreamRegistry:
         self.limit = limit
         self._lock = threading.Lock()
         self._channels: dict[str, EventSink] = {}
+        self._workers: dict[str, StreamWorker] = {}
 
     def reserve(self, stream_id: str, channel: EventSink) -> bool:
         """Register a worker; False when `limit` are already running."""
@@ -187,6 +193,22 @@ class StreamRegistry:
     def release(self, stream_id: str) -> None:
         with self._lock:
             self._channels.pop(stream_id, None)
+            self._workers.pop(stream_id, None)
+
+    def attach(self, stream_id: str, worker: StreamWorker) -> None:
+        """The worker answering a reserved stream (so that stopping the server can close its record)."""
+        with self._lock:
+            if stream_id in self._channels:
+                self._workers[stream_id] = worker
+
+    def end_all(self, reason: str) -> None:
+        """Stop every running worker and close its question in the history as cancelled for `reason`, now: the
+        process may end before a worker reaches its next step."""
+        with self._lock:
+            workers = list(self._workers.values())
+        for worker in workers:
+            worker.end_now(reason)
+        self.cancel_all()
 
     @property
     def active(self) -> int:
@@ -204,10 +226,11 @@ class StreamRegistry:
 class StreamWorker:
     """Runs one question through the program in a thread and feeds its sink; records how it ended.
 
-    A question that ends is recorded as done or failed; one whose sink is cancelled first is recorded as
-    cancelled, with what its trace holds by then (or, when the program was stopped between steps, the
-    question, its scope, its sub-questions and the LM calls made). `status` and `history_id` are set before
-    `on_done` is called.
+    The question is written to the history as running when the worker starts, and closed when it ends: as done or
+    failed; as cancelled when its sink is cancelled first, with what its trace holds by then (or, when the program
+    was stopped between steps, the question, its scope, its sub-questions and the LM calls made); as cancelled when
+    the server stops (`end_now`). A process that dies leaves the row running, which then reads as interrupted.
+    `status` and `history_id` are set before `on_done` is called.
     """
 
     stream_id: str
@@ -218,19 +241,43 @@ class StreamWorker:
     adapter: Any
     channel: EventSink
     on_done: Callable[[str], None]
-    record: Recorder | None = None
+    history: QuestionLog | None = None
     # Counts the question's LM calls (and, holding a StopSignal, refuses every call once it is asked to stop).
     counter: LMCallCounter = field(default_factory=LMCallCounter)
     status: Status | None = None
     history_id: str | None = None
     _sub_questions: tuple[str, ...] = ()
+    _started: float = 0.0
 
     def start(self) -> None:
+        self._started = time.perf_counter()
+        if self.history is not None:
+            try:
+                self.history_id = self.history.begin(self._known_trace(0.0))
+            except sqlite3.Error:  # the question is answered all the same; only its record is lost
+                log.exception("stream %s: the question history could not be written", self.stream_id)
         thread = threading.Thread(target=self._run, name=f"scoperag-stream-{self.stream_id[:8]}", daemon=True)
         thread.start()
 
+    def end_now(self, reason: str) -> None:
+        """The server is stopping: the question is cancelled and closed in the history now, with what is known."""
+        self.channel.cancel_reason = reason
+        self.channel.cancel()
+        self._cancelled(None, self._started)
+
+    def _known_trace(self, seconds: float) -> QuestionTrace:
+        """What is known of the question before its program's own trace: itself, its scope, its sub-questions and
+        the LM calls made."""
+        return QuestionTrace(
+            question=sanitise_question(self.question).text,
+            scope=self.scope.model_dump(mode="json"),
+            sub_questions=[SubQuestionTrace(index=i, sub_question=q) for i, q in enumerate(self._sub_questions)],
+            lm_calls=self.counter.calls,
+            timings={"total": seconds},
+        )
+
     def _run(self) -> None:
-        started = time.perf_counter()
+        started = self._started or time.perf_counter()
         try:
             self._produce(started)
         except StopRequested:  # the counter refused an LM call: the stop was asked for
@@ -281,7 +328,7 @@ class StreamWorker:
         self.status = "done" if isinstance(event, Completed) else "failed"
         if event.trace is None:
             return event
-        self.history_id = self._record(event.trace, self.status)
+        self._record(event.trace, self.status)
         if self.history_id is None or isinstance(event, Failed):
             return event
         return event.model_copy(update={"history_id": self.history_id})
@@ -291,22 +338,17 @@ class StreamWorker:
         self.status = "cancelled"
         trace = event.trace if isinstance(event, Completed | Failed) else None
         if trace is None:
-            trace = QuestionTrace(
-                question=sanitise_question(self.question).text,
-                scope=self.scope.model_dump(mode="json"),
-                sub_questions=[SubQuestionTrace(index=i, sub_question=q) for i, q in enumerate(self._sub_questions)],
-                lm_calls=self.counter.calls,
-                timings={"total": time.perf_counter() - started},
-            )
+            trace = self._known_trace(time.perf_counter() - started)
         reason = f"{self.channel.cancel_reason}: no LM call started after it ({self.counter.calls} made)"
         trace.interventions.append(Intervention(guard="stop", target="question", reason=reason))
-        self.history_id = self._record(trace, "cancelled")
+        self._record(trace, "cancelled")
 
     def _record(self, trace: QuestionTrace, status: Status) -> str | None:
-        if self.record is None:
+        """Close the question's row (the first to close it decides how it ended); its history id."""
+        if self.history is None or self.history_id is None:
             return None
         try:
-            return self.record(trace, status)
+            self.history.finish(self.history_id, trace, status)
         except sqlite3.Error:  # losing the history entry must not lose the answer
             log.exception("stream %s: the question history could not be written", self.stream_id)
-            return None
+        return self.history_id

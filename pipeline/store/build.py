@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -16,7 +16,7 @@ from pipeline.entities import shared_names
 from pipeline.errors import InputFileError, ManifestError
 from pipeline.files import sha256_file
 from pipeline.guards.sanitise import sanitised_text
-from pipeline.retrieval.bm25 import BM25Index
+from pipeline.retrieval.bm25 import BM25Builder, BM25Index
 from pipeline.retrieval.dense import DenseIndex, DenseKind
 from pipeline.settings import BuildSettings
 from pipeline.store.catalog import SKIPPED_KEY, VOCABULARY_KEY, CatalogWriter, document_id, entity_id
@@ -164,7 +164,7 @@ def build_index(
             manifest = finish_generation(
                 out_dir,
                 scratch,
-                read.chunk_texts,
+                read.chunk_terms,
                 read.document_texts,
                 chunk_vectors,
                 document_vectors,
@@ -175,7 +175,7 @@ def build_index(
                     "embedding_dim": embedder.dim,
                     "counts": {
                         "documents": len(read.document_texts),
-                        "chunks": len(read.chunk_texts),
+                        "chunks": read.chunks,
                         "skipped": len(read.skipped),
                         "hidden_characters_removed": sum(sum(kinds.values()) for _, kinds in read.hidden),
                     },
@@ -184,7 +184,6 @@ def build_index(
                 dense_kind=settings.dense_kind,
                 progress=progress,
                 pages=read.page_texts,
-                chunk_tokens=read.chunk_tokens,
             )
             # Published: the caches keep what this generation holds and nothing older.
             cache.keep_only([*chunks.keys, *documents.keys])
@@ -195,7 +194,7 @@ def build_index(
     return BuildReport(
         manifest,
         len(read.document_texts),
-        len(read.chunk_texts),
+        read.chunks,
         tuple(read.skipped),
         unmatched,
         tuple(read.hidden),
@@ -225,18 +224,19 @@ def read_workers(files: list[tuple[Path, str]], settings: BuildSettings) -> int:
 
 @dataclass
 class _Read:
-    """What reading the files gave: texts to index, and the files skipped or cleaned."""
+    """What reading the files gave: what to index (the chunks' and pages' index terms as BM25 rows, streamed in
+    file by file; the chunk texts went to the catalog and the embedder), and the files skipped or cleaned."""
 
-    chunk_texts: list[str] = field(default_factory=list)
+    chunks: int = 0
+    chunk_terms: BM25Builder = field(default_factory=BM25Builder)
     document_texts: list[str] = field(default_factory=list)
-    page_texts: PageTexts = field(default_factory=lambda: PageTexts([], []))
+    page_texts: PageTexts = field(default_factory=PageTexts)
     skipped: list[InputFileError] = field(default_factory=list)
     # relative path -> why it was skipped (what the catalog keeps)
     skipped_paths: dict[str, str] = field(default_factory=dict)
     hidden: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     pages: int = 0
     screen_paged: list[str] = field(default_factory=list)
-    chunk_tokens: list[list[str]] = field(default_factory=list)
     # document-cache keys of the files read (what the cache keeps after publishing)
     cache_keys: list[str] = field(default_factory=list)
     # files whose derivation came from the document cache
@@ -298,6 +298,8 @@ def _write_catalog(
             read.skipped.append(source)
             read.skipped_paths[rel] = source.reason
             continue
+        for note in source.notes:
+            log.warning("%s: %s", rel, note)
         if source.hidden:
             log.warning("%s: removed hidden characters %s", rel, source.hidden)
             read.hidden.append((rel, source.hidden))
@@ -308,7 +310,7 @@ def _write_catalog(
             derived = derive(source, words, overlap, name_words, document.entity_ids)
             cache.put(key, derived)
         read.cache_keys.append(key)
-        row_start = len(read.chunk_texts)
+        row_start = read.chunks
         chunks = [
             Chunk(row_start + i, document.document_id, p.page, p.ordinal, p.text) for i, p in enumerate(derived.chunks)
         ]
@@ -320,8 +322,9 @@ def _write_catalog(
         if source.paged_by == "screen":
             read.screen_paged.append(rel)
         name_words.record(derived.ordinary, derived.foreign)
-        read.chunk_texts.extend(c.text for c in chunks)
-        read.chunk_tokens.extend(terms.split() for terms in derived.chunk_terms)
+        read.chunks += len(chunks)
+        for terms in derived.chunk_terms:
+            read.chunk_terms.add(terms.split())
         read.page_texts.add_known([(p, terms.split(), share) for p, terms, share in derived.page_terms], chunks)
         embedding.add([c.text for c in chunks])
         read.document_texts.append(document_search_text(document.filename, document.title, document.summary))
@@ -338,7 +341,7 @@ def _write_catalog(
 def finish_generation(
     out_dir: Path,
     scratch: Path,
-    chunk_texts: list[str],
+    chunks: BM25Builder | Sequence[str],
     document_texts: list[str],
     chunk_vectors: np.ndarray,
     document_vectors: np.ndarray,
@@ -346,15 +349,14 @@ def finish_generation(
     dense_kind: DenseKind | None = None,
     progress: Progress | None = None,
     pages: PageTexts | None = None,
-    chunk_tokens: list[list[str]] | None = None,
 ) -> IndexManifest:
     """Write the dense and BM25 indexes (and the page index when `pages` are given) beside a
-    finished catalog in `scratch`, then publish. `chunk_tokens` are the chunks' BM25 terms when the
-    build has them already (else the texts are tokenised here)."""
+    finished catalog in `scratch`, then publish. `chunks` are the chunks' BM25 rows as a build streamed them
+    in, or their texts (tokenised here)."""
     names = [
         f"dense index of {len(chunk_vectors):,} chunks",
         "dense index of documents",
-        f"BM25 of {len(chunk_texts):,} chunks",
+        f"BM25 of {len(chunk_vectors):,} chunks",
         "BM25 of documents",
         *([f"page index of {len(pages.first_rows):,} pages"] if pages is not None else []),
         "publish",
@@ -367,12 +369,17 @@ def finish_generation(
             progress("index", done, len(names), names[done])
 
     next_step()
-    dense = DenseIndex.build(chunk_vectors, dense_kind)
+
+    def added(done: int, total: int) -> None:
+        if progress:
+            progress("index", 0, len(names), f"{names[0]} ({done:,} of {total:,} added)")
+
+    dense = DenseIndex.build(chunk_vectors, dense_kind, added)
     dense.save(scratch / "chunks_dense")
     next_step()
     DenseIndex.build(document_vectors, "flat").save(scratch / "documents_dense")
     next_step()
-    chunk_bm25 = BM25Index.build(chunk_texts) if chunk_tokens is None else BM25Index.build_from_tokens(chunk_tokens)
+    chunk_bm25 = chunks.build() if isinstance(chunks, BM25Builder) else BM25Index.build(chunks)
     chunk_bm25.save(scratch / "chunks_bm25")
     next_step()
     BM25Index.build(document_texts).save(scratch / "documents_bm25")

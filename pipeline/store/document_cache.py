@@ -10,7 +10,6 @@ derived again. After a publish it keeps only the files of the new generation.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
@@ -36,7 +35,7 @@ log = logging.getLogger(__name__)
 
 CACHE_NAME = "document-cache.sqlite"
 # Raised whenever reading, chunking, tokenising or name-word counting changes what a file gives.
-DERIVATION_VERSION = 7
+DERIVATION_VERSION = 8
 _SCHEMA = "CREATE TABLE IF NOT EXISTS documents (key TEXT PRIMARY KEY, payload BLOB NOT NULL) WITHOUT ROWID"
 
 
@@ -111,7 +110,22 @@ def _dump(derived: Derived) -> bytes:
         "pages": s.pages,
         "own": s.own.model_dump(),
         "hidden": s.hidden,
-        "facts": [dataclasses.astuple(f) for f in s.facts],
+        # field by field: dataclasses.astuple deep-copies every value, most of a large filing's storing time
+        "facts": [
+            (
+                f.page,
+                f.concept,
+                f.value,
+                f.shown,
+                f.scale,
+                f.unit,
+                f.period_start,
+                f.period_end,
+                f.dimensions,
+                f.decimals,
+            )
+            for f in s.facts
+        ],
         "rows": [_row_tuple(r) for r in s.rows],
         "paged_by": s.paged_by,
         "chunks": [(c.page, c.text) for c in derived.chunks],

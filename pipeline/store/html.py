@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from pipeline.errors import InputFileError
+from pipeline.errors import FactRefused, InputFileError
 from pipeline.store.tables import Cell, grid_rows, table_header_text, table_lines, table_title
 from pipeline.store.xbrl import (
+    MAX_NAME_CHARS,
     Context,
     Cover,
     PageFact,
@@ -41,8 +43,25 @@ SCREEN_CHARS = 3000
 MAX_DEPTH = 200
 # Lines before a table that may hold its title and its scale note ("(In millions, except ...)").
 TITLE_LINES = 4
+# Tags nested deeper than this are taken out before the parser sees them, their text kept: the parser's cost
+# grows faster than the square of the nesting (200,000 nested <div> took minutes), and the walk reads nothing
+# below MAX_DEPTH but text anyway.
+MAX_PARSE_DEPTH = 5 * MAX_DEPTH
 # Bytes an HTML file may have (an annual report is 1-5 MB).
 MAX_BYTES = 64 * 1024 * 1024
+# Pages an HTML file may have (the longest annual report of the EDGAR set prints 142); a file with more, printed
+# or screenfuls, is skipped and named.
+MAX_PAGES = 5000
+# Seconds reading one file may take; past it the file is skipped and named (the EDGAR filings read in 1-3 s).
+MAX_READ_SECONDS = 60.0
+# Elements that have no content (never nest), and those whose end tag a document may leave out (the parser
+# closes them by itself, so they are not counted as nesting).
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+_OPTIONAL_END = frozenset(
+    "p li dt dd tr td th option optgroup rb rt rtc rp colgroup caption thead tbody tfoot html head body".split()
+)
+_TAG_NAME = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:._-]*)")
+_RAW_TEXT_END = {name: re.compile(rf"</{name}", re.IGNORECASE) for name in ("script", "style")}
 
 _BLOCK = frozenset(
     "address article aside blockquote body br center dd div dl dt fieldset figcaption figure footer form h1 h2 h3 h4"
@@ -69,6 +88,8 @@ class HtmlDocument:
     html_title: str | None
     # "page breaks": the file's printed pages; "screen": screenfuls of SCREEN_CHARS (no page breaks).
     paged_by: str
+    # What reading it left out, for the build's warnings (facts dropped, tags read as text).
+    notes: tuple[str, ...] = ()
 
     @property
     def title(self) -> str | None:
@@ -86,24 +107,35 @@ class HtmlDocument:
         return {**cover_attributes(self.cover), **({"paged_by": "screen"} if self.paged_by == "screen" else {})}
 
 
-def read_html(path: Path, relpath: str) -> HtmlDocument:
-    """The pages, facts and cover of an HTML file; InputFileError names the file when it cannot be used."""
+def read_html(path: Path, relpath: str, seconds: float = MAX_READ_SECONDS) -> HtmlDocument:
+    """The pages, facts and cover of an HTML file; InputFileError names the file when it cannot be used
+    (over MAX_BYTES or MAX_PAGES, or still being read after `seconds`)."""
     size = path.stat().st_size
     if size > MAX_BYTES:
         raise InputFileError(relpath, f"HTML file of {size:,} bytes exceeds {MAX_BYTES:,}; split it first")
-    return parse_html(path.read_bytes())
+    try:
+        return parse_html(path.read_bytes(), seconds)
+    except ReadingBound as bound:
+        raise InputFileError(relpath, str(bound)) from None
 
 
-def parse_html(data: bytes) -> HtmlDocument:
+class ReadingBound(Exception):
+    """Reading an HTML file passed one of its bounds (pages, time); says which."""
+
+
+def parse_html(data: bytes, seconds: float = MAX_READ_SECONDS) -> HtmlDocument:
     """An HtmlDocument from the bytes of an HTML file: UTF-8, or Windows-1252 (what older filings and
-    pages saved on Windows are written in) when the bytes are no UTF-8."""
+    pages saved on Windows are written in) when the bytes are no UTF-8. ReadingBound when it has more than
+    MAX_PAGES pages or reading it takes longer than `seconds`."""
+    deadline = time.monotonic() + seconds
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("cp1252", errors="replace")
+    text, flattened = flatten_nesting(text, MAX_PARSE_DEPTH)
     tree = LexborHTMLParser(text)
     contexts, units = _resources(tree)
-    reader = _PageReader(contexts, units)
+    reader = _PageReader(contexts, units, deadline, seconds)
     cover_facts: dict[str, tuple[str, str]] = {}
     for node in tree.css("ix\\:nonnumeric"):
         name = node.attrs.get("name") or ""
@@ -117,6 +149,11 @@ def parse_html(data: bytes) -> HtmlDocument:
     if len(pages) == 1 and len(pages[0]) > SCREEN_CHARS:
         pages = screenfuls(pages[0], SCREEN_CHARS)
         paged_by = "screen"
+    if len(pages) > MAX_PAGES:
+        raise ReadingBound(f"{len(pages):,} pages ({paged_by}) is more than {MAX_PAGES:,}; split the file first")
+    notes = list(reader.dropped_notes())
+    if flattened:
+        notes.append(f"{flattened:,} elements nested deeper than {MAX_PARSE_DEPTH} were read as text")
     title_node = tree.css_first("title")
     html_title = " ".join(title_node.text(deep=True).split()) if title_node is not None else None
     return HtmlDocument(
@@ -126,36 +163,103 @@ def parse_html(data: bytes) -> HtmlDocument:
         cover=cover_from_facts(cover_facts, contexts),
         html_title=html_title or None,
         paged_by=paged_by,
+        notes=tuple(notes),
     )
 
 
 def _screen_rows(rows: list[TableRow], pages: list[str]) -> tuple[TableRow, ...]:
-    """Rows of a file cut into screenfuls: each on the screen that prints its label and first figure."""
+    """Rows of a file cut into screenfuls: each on the screen that prints its label and first figure, found in
+    order (a row is never on a screen before the previous row's), so the search reads each screen once."""
     out: list[TableRow] = []
+    at = 0
     for row in rows:
         first = row.cells[0].text if row.cells else ""
-        page = next((i for i, text in enumerate(pages, start=1) if row.label in text and first in text), None)
-        if page is not None:
-            out.append(dataclasses.replace(row, page=page))
+        for index in range(at, len(pages)):
+            if row.label in pages[index] and first in pages[index]:
+                out.append(dataclasses.replace(row, page=index + 1))
+                at = index
+                break
     return tuple(out)
 
 
 def screenfuls(text: str, size: int) -> list[str]:
     """`text` cut into pages of at most about `size` characters: at a line end in the last third of a
-    page when there is one, else at a space, else at `size`."""
+    page when there is one, else at a space, else at `size`. Cut by position, so the time is linear in the
+    text's length (slicing off the rest at every page was quadratic)."""
     pages: list[str] = []
-    rest = text.strip()
-    while len(rest) > size:
-        cut = rest.rfind("\n", size * 2 // 3, size)
+    start, end = 0, len(text)
+    while start < end and text[start].isspace():
+        start += 1
+    while end - start > size:
+        cut = text.rfind("\n", start + size * 2 // 3, start + size)
         if cut < 0:
-            cut = rest.rfind(" ", size // 2, size)
+            cut = text.rfind(" ", start + size // 2, start + size)
         if cut < 0:
-            cut = size
-        pages.append(rest[:cut].strip())
-        rest = rest[cut:].strip()
+            cut = start + size
+        page = text[start:cut].strip()
+        if page:
+            pages.append(page)
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    rest = text[start:end].strip()
     if rest:
         pages.append(rest)
     return pages
+
+
+def flatten_nesting(text: str, limit: int) -> tuple[str, int]:
+    """(`text` with every tag nested deeper than `limit` taken out, their text kept; how many elements were),
+    in one pass over the tags. Void elements and those whose end tag may be left out do not count as nesting;
+    an end tag closes its element and any left open inside it; comments and script or style text are skipped."""
+    kept: list[str] = []
+    stack: list[str] = []
+    dropped: dict[str, int] = {}
+    flattened = 0
+    position = copied = 0
+    while True:
+        start = text.find("<", position)
+        if start < 0:
+            break
+        if text.startswith("<!--", start):
+            close = text.find("-->", start + 4)
+            position = len(text) if close < 0 else close + 3
+            continue
+        match = _TAG_NAME.match(text, start)
+        if match is None:
+            position = start + 1
+            continue
+        close = text.find(">", match.end())
+        if close < 0:
+            break
+        closing, name = match.group(1) == "/", match.group(2).lower()
+        end = close + 1
+        drop = False
+        if not closing and name not in _VOID and name not in _OPTIONAL_END and text[close - 1] != "/":
+            if len(stack) >= limit:
+                dropped[name] = dropped.get(name, 0) + 1
+                drop = True
+            else:
+                stack.append(name)
+                if name in ("script", "style"):
+                    raw_end = _RAW_TEXT_END[name].search(text, end)
+                    end = len(text) if raw_end is None else raw_end.start()
+        elif closing and dropped.get(name):
+            dropped[name] -= 1
+            drop = True
+        elif closing and name in stack:
+            while stack.pop() != name:
+                pass
+        if drop:
+            kept.append(text[copied:start])
+            kept.append(" ")
+            copied = end
+            flattened += not closing
+        position = end
+    if not flattened:
+        return text, 0
+    kept.append(text[copied:])
+    return "".join(kept), flattened
 
 
 def _resources(tree: LexborHTMLParser) -> tuple[dict[str, Context], dict[str, str]]:
@@ -205,7 +309,9 @@ def _style_flags(style: str) -> tuple[bool, bool, bool]:
 class _PageReader:
     """Walks the body once, keeping lines per page and the facts of each page."""
 
-    def __init__(self, contexts: dict[str, Context], units: dict[str, str]) -> None:
+    def __init__(
+        self, contexts: dict[str, Context], units: dict[str, str], deadline: float = float("inf"), seconds: float = 0
+    ) -> None:
         self.contexts = contexts
         self.units = units
         self.pages: list[list[str]] = [[]]
@@ -213,6 +319,10 @@ class _PageReader:
         self.facts: list[PageFact] = []
         self.rows: list[TableRow] = []
         self.in_table = 0
+        self.deadline = deadline
+        self.seconds = seconds
+        self.visited = 0
+        self.dropped: list[str] = []
 
     # -- lines and pages ---------------------------------------------------------------------
 
@@ -237,8 +347,19 @@ class _PageReader:
 
     # -- the walk ------------------------------------------------------------------------------
 
+    def dropped_notes(self) -> list[str]:
+        """One note for the facts that were dropped, naming the first few and why."""
+        if not self.dropped:
+            return []
+        distinct = list(dict.fromkeys(self.dropped))
+        shown = "; ".join(distinct[:3]) + ("; ..." if len(distinct) > 3 else "")
+        return [f"dropped {len(self.dropped):,} inline XBRL facts ({shown})"]
+
     def walk(self, node: LexborNode, depth: int, own_text: bool = True) -> None:
         for child in node.iter(include_text=True):
+            self.visited += 1
+            if not self.visited % 4096 and time.monotonic() > self.deadline:
+                raise ReadingBound(f"still reading after {self.seconds:g} s (limit per file); split or simplify it")
             tag = child.tag
             if tag == "-text":
                 if own_text:
@@ -277,12 +398,22 @@ class _PageReader:
         shown = node.text(deep=True)
         self.line.append(shown)
         attrs = node.attrs
-        value = fact_value(shown, attrs.get("format"), attrs.get("scale"), attrs.get("sign"))
         concept = attrs.get("name")
-        if value is None or not concept:
+        if not concept:
+            return
+        try:
+            if len(concept) > MAX_NAME_CHARS:
+                raise FactRefused(concept[:40] + "...", f"a concept name of {len(concept):,} characters")
+            value = fact_value(shown, attrs.get("format"), attrs.get("scale"), attrs.get("sign"), concept)
+        except FactRefused as refused:
+            self.dropped.append(str(refused))
+            return
+        if value is None:
             return
         context = self.contexts.get(attrs.get("contextref") or "", Context(None, None))
         unit = self.units.get(attrs.get("unitref") or "") or attrs.get("unitref")
+        unit = unit[:MAX_NAME_CHARS] if unit else unit
+        decimals = attrs.get("decimals")
         scale = int(attrs.get("scale") or 0)  # fact_value read it as an int already
         self.facts.append(
             PageFact(
@@ -295,7 +426,7 @@ class _PageReader:
                 period_start=context.start,
                 period_end=context.end,
                 dimensions=context.dimensions,
-                decimals=attrs.get("decimals"),
+                decimals=decimals if decimals is None or len(decimals) <= MAX_NAME_CHARS else None,
             )
         )
 

@@ -3,15 +3,16 @@ when its terms are spread over several chunks of that page (a table's row labels
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from pipeline.errors import IndexCorruptError
-from pipeline.retrieval.bm25 import BM25Index
+from pipeline.retrieval.bm25 import BM25Builder, BM25Index
 from pipeline.retrieval.topk import top_k
 from pipeline.store.chunking import PageChunk
 from pipeline.text import bm25_tokens
@@ -35,14 +36,14 @@ def terms_and_figures(text: str) -> tuple[list[str], float]:
     return words, (len(terms) - len(words)) / len(terms) if terms else 0.0
 
 
-@dataclass
 class PageTexts:
     """While building: the word terms and figure share of every page that has chunks, and the row of its
-    first chunk."""
+    first chunk, streamed into the page index's BM25 rows as each document arrives."""
 
-    terms: list[list[str]]
-    first_rows: list[int]
-    figures: list[float] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.terms = BM25Builder()
+        self.first_rows = array("q")
+        self.figures = array("f")
 
     def add_known(self, pages: Sequence[tuple[int, list[str], float]], chunks: Sequence[Chunk]) -> None:
         """Record one document's pages from (page, word terms, figure share) computed before, in page order."""
@@ -51,14 +52,14 @@ class PageTexts:
         for chunk in chunks:
             if chunk.page != last:
                 terms, share = known[chunk.page]
-                self.terms.append(terms)
+                self.terms.add(terms)
                 self.figures.append(share)
                 self.first_rows.append(chunk.row)
                 last = chunk.page
 
     def save(self, directory: Path) -> None:
         """Write the page BM25 index (words only), the first rows and each page's figure share."""
-        BM25Index.build_from_tokens(self.terms).save(directory / PAGES_BM25)
+        self.terms.build().save(directory / PAGES_BM25)
         np.save(directory / PAGES_FIRST_ROWS, np.asarray(self.first_rows, dtype=np.int64), allow_pickle=False)
         np.save(directory / PAGES_FIGURES, np.asarray(self.figures, dtype=np.float32), allow_pickle=False)
 

@@ -1,11 +1,18 @@
-"""PDF text by page: PDFium (pypdfium2) first, pypdf only for files PDFium cannot open."""
+"""PDF text by page: PDFium (pypdfium2) first, pypdf only for files PDFium cannot open; table rows from
+PDFium's layout of the words (pipeline.store.pdf_tables)."""
 
 from __future__ import annotations
 
 import logging
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pipeline.errors import InputFileError
+from pipeline.store.pdf_lines import Word, may_hold_tables
+from pipeline.store.pdf_tables import page_rows
+from pipeline.types import TableRow
 
 log = logging.getLogger(__name__)
 
@@ -18,8 +25,19 @@ PDF_MAX_ARRAY_ELEMENTS = 5_000_000
 _PDFIUM_TEXT = str.maketrans({"\r": None, "\ufffe": "-"})
 
 
-def read_pdf(path: Path, relpath: str) -> tuple[tuple[str, ...], str | None, str | None]:
-    """(pages, title, subject) of a PDF; InputFileError names the file when neither reader can use it.
+@dataclass(frozen=True)
+class PdfRead:
+    """What a PDF gives: its pages' text (page 1 first), its title and subject, and its tables' rows."""
+
+    pages: tuple[str, ...]
+    title: str | None
+    subject: str | None
+    rows: tuple[TableRow, ...] = ()
+
+
+def read_pdf(path: Path, relpath: str) -> PdfRead:
+    """Pages, metadata and table rows of a PDF; InputFileError names the file when neither reader can
+    use it (pypdf, the fallback, reads no tables).
 
     An encrypted file opens when its user password is empty (the usual "no copying" PDFs).
     """
@@ -38,25 +56,55 @@ def read_pdf(path: Path, relpath: str) -> tuple[tuple[str, ...], str | None, str
         raise InputFileError(relpath, f"corrupt or unreadable PDF ({first}; {exc.reason})") from exc
 
 
-def _read_with_pdfium(path: Path) -> tuple[tuple[str, ...], str | None, str | None]:
+def _read_with_pdfium(path: Path) -> PdfRead:
     import pypdfium2
 
     document = pypdfium2.PdfDocument(path)
     try:
         pages = []
+        rows: list[TableRow] = []
         for index in range(len(document)):
             page = document[index]
             text_page = page.get_textpage()
-            pages.append(text_page.get_text_range().translate(_PDFIUM_TEXT).strip())
+            text = text_page.get_text_range()
+            pages.append(text.translate(_PDFIUM_TEXT).strip())
+            if may_hold_tables(text):
+                rows.extend(page_rows(page_words(text_page, text), index + 1, len(rows)))
             text_page.close()
             page.close()
         meta = document.get_metadata_dict(skip_empty=True)
     finally:
         document.close()
-    return tuple(pages), meta.get("Title") or None, meta.get("Subject") or None
+    return PdfRead(tuple(pages), meta.get("Title") or None, meta.get("Subject") or None, tuple(rows))
 
 
-def _read_with_pypdf(path: Path) -> tuple[tuple[str, ...], str | None, str | None]:
+def page_words(text_page: Any, text: str) -> list[Word]:
+    """The words of a PDFium text page (`text` its whole text) with their boxes: a word's left and right
+    from its first and last character, its height from the font's bounds (loose boxes), so that the words
+    of one line share a baseline band whatever their glyphs."""
+    import pypdfium2.raw as pdfium_c
+
+    aligned = len(text) == text_page.count_chars()
+    handle = text_page.raw  # the raw handle: each call then skips pypdfium2's conversion
+    rect = pdfium_c.FS_RECTF()
+    words: list[Word] = []
+    for match in re.finditer(r"\S+", text):
+        first, last = match.start(), match.end() - 1
+        if not aligned:  # characters PDFium added or left out of the text: map text indices to characters
+            first = pdfium_c.FPDFText_GetCharIndexFromTextIndex(handle, first)
+            last = pdfium_c.FPDFText_GetCharIndexFromTextIndex(handle, last)
+            if first < 0 or last < first:
+                continue
+        if not pdfium_c.FPDFText_GetLooseCharBox(handle, first, rect):
+            continue
+        x0, bottom, top = rect.left, rect.bottom, rect.top
+        if not pdfium_c.FPDFText_GetLooseCharBox(handle, last, rect):
+            continue
+        words.append(Word(match.group().translate(_PDFIUM_TEXT), x0, max(x0, rect.right), bottom, top))
+    return words
+
+
+def _read_with_pypdf(path: Path) -> PdfRead:
     from pypdf import PdfReader, apply_configuration
     from pypdf.errors import PyPdfError
 
@@ -69,4 +117,4 @@ def _read_with_pypdf(path: Path) -> tuple[tuple[str, ...], str | None, str | Non
         raise InputFileError(str(path), f"pypdf {type(exc).__name__}: {exc}") from exc
     title = (meta.title or None) if meta else None
     summary = (meta.subject or None) if meta else None
-    return pages, title, summary
+    return PdfRead(pages, title, summary)

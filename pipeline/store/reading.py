@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import multiprocessing
 import re
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,9 +20,13 @@ from pipeline.store.xbrl import PageFact
 from pipeline.text import strip_hidden
 from pipeline.types import RowCell, TableRow
 
+log = logging.getLogger(__name__)
+
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".pdf", ".html", ".htm", ".xhtml")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 # Page breaks inside text and Markdown files: a form feed or an HTML comment on its own line.
+# Files each reading process may have read ahead of the build writing them.
+READ_AHEAD = 2
 _PAGE_BREAK = re.compile(r"\f|^\s*<!--\s*page\s*break\s*-->\s*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -40,6 +46,8 @@ class SourceFile:
     # How the pages were cut: "file" (its own pages: PDF pages, form feeds), "page breaks" (HTML print
     # styles) or "screen" (an HTML file that marks no page: screenfuls of text).
     paged_by: str = "file"
+    # What reading left out of the file (inline XBRL facts dropped, tags read as text): warnings for the build.
+    notes: tuple[str, ...] = ()
 
 
 def read_source(path: Path, relpath: str) -> SourceFile:
@@ -113,8 +121,9 @@ def _read_text(path: Path, relpath: str) -> SourceFile:
 
 
 def _read_pdf(path: Path, relpath: str) -> SourceFile:
-    pages, title, summary = read_pdf(path, relpath)
-    return SourceFile(relpath=relpath, pages=pages, own=FrontMatter(title=title, summary=summary))
+    read = read_pdf(path, relpath)
+    own = FrontMatter(title=read.title, summary=read.subject)
+    return SourceFile(relpath=relpath, pages=read.pages, own=own, rows=read.rows)
 
 
 def _read_html(path: Path, relpath: str) -> SourceFile:
@@ -123,7 +132,13 @@ def _read_html(path: Path, relpath: str) -> SourceFile:
         title=document.title, type=document.cover.form, summary=document.summary, attributes=document.attributes
     )
     return SourceFile(
-        relpath, document.pages, own, facts=document.facts, rows=document.rows, paged_by=document.paged_by
+        relpath,
+        document.pages,
+        own,
+        facts=document.facts,
+        rows=document.rows,
+        paged_by=document.paged_by,
+        notes=document.notes,
     )
 
 
@@ -142,16 +157,30 @@ def read_sources(files: Sequence[tuple[Path, str]], workers: int) -> Iterator[So
         yield from (read_or_error(path, rel) for path, rel in files)
         return
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(files)), mp_context=context)
+    workers = min(workers, len(files))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    # At most READ_AHEAD files per process are read ahead of the caller: what waits to be written is a few
+    # files' pages, whatever the corpus's size (Executor.map would read every file ahead and hold them all).
+    ahead: deque[Future[SourceFile | InputFileError]] = deque()
     try:
-        yield from pool.map(read_or_error, [p for p, _ in files], [r for _, r in files])
+        for path, rel in files:
+            ahead.append(pool.submit(read_or_error, path, rel))
+            if len(ahead) >= workers * READ_AHEAD:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)  # a caller that stops early reads no further
 
 
 def read_or_error(path: Path, relpath: str) -> SourceFile | InputFileError:
-    """`read_source`, with the InputFileError of an unusable file returned in its place."""
+    """`read_source`, with the InputFileError of an unusable file returned in its place: a file a reader fails
+    on in a way no reader foresaw (a parser's own error on a hostile file) is skipped and named the same way,
+    so one bad file never stops a build."""
     try:
         return read_source(path, relpath)
     except InputFileError as exc:
         return exc
+    except (ValueError, ArithmeticError, LookupError, TypeError, RecursionError, MemoryError) as exc:
+        log.debug("reading %s failed", relpath, exc_info=True)
+        return InputFileError(relpath, f"could not be read ({type(exc).__name__}: {str(exc)[:200]})")

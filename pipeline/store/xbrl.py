@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
+from pipeline.errors import FactRefused
+
 # Number words an "ixt-sec:numwordsen" figure may be written with ("no", "three").
 _NUMBER_WORDS = {
     word: index
@@ -22,6 +24,13 @@ _NUMBER_WORDS = {
 }
 _NUMBER_WORDS.update({"no": 0, "none": 0})
 _DIGITS = re.compile(r"[^\d.,]")
+# The powers of ten a fact's `scale` may state: filings use -2 (percentages) to 9 (billions); anything past
+# this is no reporting scale, and computing it would write a number of as many digits.
+MAX_SCALE = 24
+# Digits a fact's value may have, its scale applied (a reported figure has a few dozen at most).
+MAX_VALUE_DIGITS = 40
+# Characters of a fact's concept name, unit and decimals kept; a longer one is no XBRL name.
+MAX_NAME_CHARS = 200
 _MONTHS = "January February March April May June July August September October November December".split()
 
 
@@ -69,9 +78,18 @@ class Cover:
         return bool(self.registrant and self.form)
 
 
-def fact_value(shown: str, format_name: str | None, scale: str | None, sign: str | None) -> str | None:
+def fact_value(
+    shown: str, format_name: str | None, scale: str | None, sign: str | None, concept: str = "fact"
+) -> str | None:
     """The reported value of a figure as a plain decimal ("-45754000000"), None when the text is not a
-    number in the format it names (an unknown transformation, an empty nil figure)."""
+    number in the format it names (an unknown transformation, an empty nil figure). FactRefused when its scale
+    is no integer within +-MAX_SCALE or its value has more than MAX_VALUE_DIGITS digits (the fact is dropped)."""
+    try:
+        exponent = int(scale) if scale else 0
+    except ValueError:  # also a scale of more digits than Python reads as an int
+        raise FactRefused(concept, f"scale {str(scale)[:20]!r} is no integer") from None
+    if abs(exponent) > MAX_SCALE:
+        raise FactRefused(concept, f"scale {exponent} is outside -{MAX_SCALE}..{MAX_SCALE}")
     text = " ".join(shown.split())
     fmt = (format_name or "").rsplit(":", 1)[-1].casefold().replace("-", "")
     if fmt in ("fixedzero", "zerodash"):
@@ -89,18 +107,19 @@ def fact_value(shown: str, format_name: str | None, scale: str | None, sign: str
             digits = digits.replace(",", "")
         if not digits or digits == ".":
             return None
+        if len(digits) > MAX_VALUE_DIGITS + 1:
+            raise FactRefused(concept, f"a value of {len(digits):,} digits is longer than {MAX_VALUE_DIGITS}")
         try:
             number = Decimal(digits)
         except InvalidOperation:
             return None
-    try:
-        exponent = int(scale) if scale else 0
-    except ValueError:
-        return None
     number = number.scaleb(exponent)
     if sign == "-":
         number = -number
-    return canonical_decimal(number)
+    value = canonical_decimal(number)
+    if sum(c.isdigit() for c in value) > MAX_VALUE_DIGITS:
+        raise FactRefused(concept, f"its value scaled by 10^{exponent} has more than {MAX_VALUE_DIGITS} digits")
+    return value
 
 
 def canonical_decimal(number: Decimal) -> str:

@@ -104,9 +104,10 @@ _BRACKET_SCALE = re.compile(
     rf"\(\s*(?:(?P<pre>{_MONEY})\s+)?(?P<scale>thousands|millions|billions)\b(?:\s+of\s+(?P<post>{_MONEY}))?",
     re.IGNORECASE,
 )
-# "€m", "£'000", "$000s", "US$ million", "EUR k", "RMB'000", "USD thousand", "EUR mn", "€ in millions"
+# "€m", "£'000", "$000s", "US$ million", "EUR k", "RMB'000", "USD thousand", "EUR mn", "€ in millions", and a
+# code written together with its scale: "EURm", "USDm", "SEKbn"
 _GLUED = re.compile(
-    rf"(?P<money>{_MONEY})\s?(?:in\s+)?(?P<scale>'000|’000|000s|000|thousands?|millions?|billions?|mn|mio|mln|bn|k|m|b)"
+    rf"(?P<money>{_MONEY}|\b(?:{_CODE_PATTERN})(?=[mk]\b|bn\b|mn\b))\s?(?:in\s+)?(?P<scale>'000|’000|000s|000|thousands?|millions?|billions?|mn|mio|mln|bn|k|m|b)"
     rf"(?![A-Za-z0-9])",
     re.IGNORECASE,
 )

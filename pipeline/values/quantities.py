@@ -263,6 +263,43 @@ def figures_outside_dates(text: str, words: bool = True) -> list[Quantity]:
     return [q for q in find_quantities(text) if not any(s <= q.start < e for s, e in spans) and (words or in_digits(q))]
 
 
+# Words that make the number after them a reference, not an amount ("Note 7", "clause 4.2", "Section 12").
+_REFERENCE_WORD = re.compile(
+    r"(?:\b(?:notes?|clauses?|sections?|articles?|paragraphs?|para|items?|parts?|schedules?|annex(?:es)?|exhibits?|"
+    r"rules?|regulations?|pages?|pp?|chapters?|appendix|appendices)|§)\.?\s*$",
+    re.IGNORECASE,
+)
+# A number that opens its sentence and is followed by a capitalised word reads as a clause number
+# ("4.2 The Tenant shall ...", "12. Termination").
+_CLAUSE_NUMBER = re.compile(r"^\s*\(?\d{1,3}(?:\.\d{1,3})?\)?\.?$")
+_CAPITALISED_NEXT = re.compile(r"^[.)]?\s+[A-Z]")
+
+
+def reference_kind(text: str, quantity: Quantity) -> str | None:
+    """What a number of `text` is when it is not an amount: "a year" (1900-2099 written as four bare digits),
+    "a clause or section number" or "a note reference" (after "Note", "clause", "Section", ..., or a number
+    opening its sentence before a capitalised word); None for an amount."""
+    if quantity.percent or quantity.scaled:
+        return None
+    before = text[: quantity.start]
+    written = quantity.text
+    if re.fullmatch(r"(?:19|20)\d\d", written) and not re.search(r"[$€£¥]\s?$|\b[A-Z]{3}\s?$", before):
+        return "a year"
+    word = _REFERENCE_WORD.search(before[-16:])
+    if word is not None:
+        note = word.group(0).strip().casefold().startswith("note")
+        return "a note reference" if note else "a clause or section number"
+    if not before.strip() and _CLAUSE_NUMBER.match(written) and _CAPITALISED_NEXT.match(text[quantity.end :]):
+        return "a clause or section number"
+    return None
+
+
+def amount_figures(text: str) -> list[Quantity]:
+    """The figures of `text` written in digits that are amounts: no date, year, clause or section number or
+    note reference (what a computation may take as an operand)."""
+    return [q for q in figures_outside_dates(text, words=False) if reference_kind(text, q) is None]
+
+
 def in_digits(quantity: Quantity) -> bool:
     """Whether a figure is written in digits (not "seventy-five")."""
     return quantity.text.lstrip("(-−–.")[:1].isdigit()
@@ -276,9 +313,10 @@ def _references(text: str, spans: Iterable[tuple[int, int]]) -> set[str]:
     return {t for t in tokens("".join(blanked)) if any(c.isdigit() for c in t)}
 
 
-def missing_values(claim: str, support: str) -> list[str]:
+def missing_values(claim: str, support: str, figures_too: bool = True) -> list[str]:
     """The figures, dates and references (numbered tokens such as "2327/30") that `claim` states and
-    `support` does not, as written in `claim`; empty when `support` states every one of them.
+    `support` does not, as written in `claim`; empty when `support` states every one of them. Without
+    `figures_too`, only dates and references (the caller compares figures itself, as pipeline.values.figures does).
 
     Figures compare as values to the claim's precision (`same_figure`), dates by the days they can mean.
     """
@@ -287,8 +325,9 @@ def missing_values(claim: str, support: str) -> list[str]:
     missing = [claim[s:e] for s, e, days in claim_days if not dates_match(days, support_days)]
     date_spans = [(s, e) for s, e, _ in claim_days]
     figures = [q for q in find_quantities(claim) if not any(s <= q.start < e for s, e in date_spans)]
-    written = find_quantities(support)
-    missing += [q.text for q in figures if not figure_stated(q, written)]
+    if figures_too:
+        written = find_quantities(support)
+        missing += [q.text for q in figures if not figure_stated(q, written)]
     spans = date_spans + [(q.start, q.end) for q in figures]
     support_refs = _references(support, [])
     missing += sorted(_references(claim, spans) - support_refs)

@@ -181,6 +181,9 @@ class Tables:
     def owner_names(self, document_id: str) -> tuple[str, ...]:
         return ("Acme Inc.",)
 
+    def document_form(self, document_id: str) -> str:
+        return "10-Q"
+
 
 def hit(document_id: str, page: int = 1) -> ChunkHit:
     return ChunkHit(Chunk(page, document_id, page, 0, "text"), f"{document_id}.pdf", 1.0)

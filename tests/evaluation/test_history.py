@@ -3,13 +3,19 @@ written before either was kept."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from pipeline.cli.main import main
 from pipeline.evaluation.history import History
 from pipeline.program.trace import Intervention, QuestionTrace
+
+ROOT = Path(__file__).resolve().parents[2]
 
 NO_SCOPE = {"kind": "no_scope"}
 
@@ -65,3 +71,43 @@ def test_a_file_written_before_statuses_gets_them_and_its_failures_are_told_apar
     History(path).close()  # opening it again finds the columns in place
     new = history.record(QuestionTrace(question="new?", scope=NO_SCOPE), status="cancelled", lm="x")
     assert history.get(new).status == "cancelled"
+
+
+# ---- a question is written when it starts and closed when it ends (issue 36, D7) -------------------------
+
+
+def test_a_question_is_running_from_its_start_and_the_first_close_decides(tmp_path: Path) -> None:
+    history = History(tmp_path / "h.sqlite")
+    history_id = history.begin(QuestionTrace(question="What is the rent?", scope={}), lm="dummy")
+    (entry,) = history.recent()
+    assert (entry.history_id, entry.status, entry.lm) == (history_id, "running", "dummy")
+    stopped = QuestionTrace(question="What is the rent?", scope={}, lm_calls=1)
+    stopped.interventions.append(Intervention(guard="stop", target="question", reason="the server stopped"))
+    assert history.finish(history_id, stopped, "cancelled")
+    assert not history.finish(history_id, QuestionTrace(question="What is the rent?", scope={}, answer="late"), "done")
+    entry = history.get(history_id)
+    assert entry.status == "cancelled" and entry.lm_calls == 1 and entry.answer == ""
+    assert entry.trace.interventions[0].reason == "the server stopped"
+
+
+WRITER_THAT_DIES = """
+import os, sys
+from pathlib import Path
+from pipeline.evaluation.history import History
+from pipeline.program.trace import QuestionTrace
+print(History(Path(sys.argv[1])).begin(QuestionTrace(question="Who is the tenant?", scope={})), flush=True)
+os.kill(os.getpid(), 9)  # a server killed with its question under way
+"""
+
+
+def test_a_question_whose_writer_died_reads_as_interrupted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "h.sqlite"
+    died = subprocess.run(
+        [sys.executable, "-c", WRITER_THAT_DIES, str(path)], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert died.returncode == -9
+    entry = History(path).get(died.stdout.strip())
+    assert entry.status == "interrupted" and entry.question == "Who is the tenant?"
+    capsys.readouterr()
+    assert main(["history", "--history", str(path), "--json"]) == 0
+    assert [e["status"] for e in json.loads(capsys.readouterr().out)] == ["interrupted"]

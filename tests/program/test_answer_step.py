@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import dspy
+import pytest
 
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.events import Completed
@@ -149,3 +150,74 @@ def test_a_computed_figure_rests_on_its_operands_and_needs_no_other_support(tmp_
     assert isinstance(computed, Completed) and isinstance(reported, Completed)
     assert computed.sections[0].status == "answered" and computed.sections[0].basis == "computed"
     assert reported.sections[0].status == "not_found"
+
+
+# ---- a compromised LM's computation (issue 36, D1): only the asked operation over quoted amounts ----------
+
+STATEMENT_WITH_YEARS = STATEMENT + "Fiscal years 2023 2022\nRevenue (Note 7) 94,836 97,278\n"
+SHARE = "What was the gross margin as a percentage of total net sales?"
+SUM = "What is the sum of cost of sales and operating income?"
+
+
+def _computes(expression: str, *figures: tuple[str, str]) -> Any:
+    """An LM that names, for each (row label, figure) in turn, the row's sentence and that figure, and writes
+    `expression` over them."""
+
+    def respond(prompt: str) -> Any:
+        if "computations" not in prompt:
+            return cooperative()(prompt)
+        (context,) = field(prompt, "sections_context")
+        operands = []
+        for name, (label, figure) in zip("abcdefgh", figures, strict=False):
+            sentence = next(s for s in context["sentences"] if s["text"].startswith(label))
+            operands.append({"name": name, "sentence_id": sentence["sentence_id"], "figure": figure})
+        return {"computations": [{"sub_question_index": 0, "operands": operands, "expression": expression}]}
+
+    return respond
+
+
+LM_COMPUTES = StepChoices(decompose="question", score="keep_all", abstain="support")
+SHARE_LINE = "44.3% (Gross margin 41,976 / Total net sales 94,836 × 100)"
+SUM_LINE = "81,178 million (Cost of sales 52,860 + Operating income 28,318)"
+
+
+@pytest.mark.parametrize(
+    ("question", "expression", "figures", "floor_line", "why"),
+    [
+        # any number as the answer: a literal constant and an operand multiplied away
+        (SHARE, "a * 0 + 4242424", (("Gross margin", "41,976"), ("Total net sales", "94,836")), SHARE_LINE, "4242424"),
+        (SUM, "(a + b) * 1000", (("Cost of sales", "52,860"), ("Operating income", "28,318")), SUM_LINE, "1000"),
+        # a product where the question asks for a sum; a ratio without its percentage's 100
+        (SUM, "a * b", (("Cost of sales", "52,860"), ("Operating income", "28,318")), SUM_LINE, "not the sum"),
+        (SHARE, "a / b", (("Gross margin", "41,976"), ("Total net sales", "94,836")), SHARE_LINE, "not the share"),
+        # an operand used twice, one left out, a sign change
+        (SHARE, "a / a * 100", (("Gross margin", "41,976"), ("Total net sales", "94,836")), SHARE_LINE, "b is not"),
+        (SHARE, "-a / b * 100", (("Gross margin", "41,976"), ("Total net sales", "94,836")), SHARE_LINE, "sign"),
+        # operands that are no amounts: a year of a column header, a note reference
+        (SHARE, "a / b * 100", (("Gross margin", "41,976"), ("Fiscal years", "2023")), SHARE_LINE, "a year"),
+        (SHARE, "a / b * 100", (("Gross margin", "41,976"), ("Revenue", "7")), SHARE_LINE, "a note reference"),
+    ],
+)
+def test_an_lm_computation_that_is_not_the_asked_operation_gives_way_to_the_floor(
+    tmp_path: Path, question: str, expression: str, figures: tuple[tuple[str, str], ...], floor_line: str, why: str
+) -> None:
+    store = store_of(tmp_path, {"acme-q1.md": STATEMENT_WITH_YEARS})
+    done, prompts = _ask(store, question, LM_COMPUTES, _computes(expression, *figures))
+    (section,) = done.sections
+    assert len(prompts) == 1  # the compute call was made, and refused
+    assert section.answer == floor_line and section.basis == "computed"
+    assert "4,242,424" not in section.answer and done.trace is not None
+    (fallback,) = [f for f in done.trace.fallbacks if f.guard == "compute"]
+    assert why in fallback.reason and fallback.reason.endswith("the rows floor computed it")
+
+
+def test_an_lm_computation_in_another_operand_order_or_form_is_worked_out(tmp_path: Path) -> None:
+    store = store_of(tmp_path, {"acme-q1.md": STATEMENT_WITH_YEARS})
+    for expression, figures in (
+        ("b * 100 / a", (("Total net sales", "94,836"), ("Gross margin", "41,976"))),
+        ("a * 100 / b", (("Gross margin", "41,976"), ("Total net sales", "94,836"))),
+    ):
+        done, _ = _ask(store, SHARE, LM_COMPUTES, _computes(expression, *figures))
+        (section,) = done.sections
+        assert section.basis == "computed" and section.answer.startswith("44.3% ("), section.answer
+        assert done.trace is not None and not [f for f in done.trace.fallbacks if f.guard == "compute"]

@@ -56,6 +56,67 @@ def test_ask_sends_the_key_of_scoperag_lm_key_to_the_server(
     assert lm.authorizations and set(lm.authorizations) == {"Bearer the-key"}
 
 
+# ---- the loopback key goes to loopback servers only (issue 36, D10) ----------------------------------------
+
+
+def _ask_through_proxy(index: Path, url: str, proxy: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """`scoperag ask --lm URL` in this process with every HTTP request sent through `proxy`: the test server sees
+    the request meant for URL's host, with the key it carried, and nothing reaches the network."""
+    from pipeline.cli.main import main
+
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(name, proxy)
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    question = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(index)]
+    return main([*question, "--lm", url, "--json"])
+
+
+@pytest.mark.parametrize(
+    "url", ["http://llm.example:8000/v1", "http://10.1.2.3:8080/v1", "http://127.0.0.1.evil.example:8080/v1"]
+)
+def test_the_loopback_key_is_never_sent_to_another_server_and_its_own_key_is(
+    demo_index_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    url: str,
+) -> None:
+    from pipeline.program.lm import key_variable
+
+    monkeypatch.setenv("SCOPERAG_LM_KEY", "loopback-secret")
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    monkeypatch.chdir(tmp_path)
+    lm = CooperativeLM()
+    with openai_compatible_server(lm) as proxy:
+        assert _ask_through_proxy(demo_index_dir, url, proxy.removesuffix("/v1"), monkeypatch) == 0
+        assert lm.authorizations and set(lm.authorizations) == {"Bearer local"}  # no key: the server's own variable
+        lm.authorizations.clear()
+        monkeypatch.setenv(key_variable(url), "its-own-key")
+        monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy-2"))  # asked again, not answered from the cache
+        assert _ask_through_proxy(demo_index_dir, url, proxy.removesuffix("/v1"), monkeypatch) == 0
+    assert lm.authorizations and set(lm.authorizations) == {"Bearer its-own-key"}
+    assert "loopback-secret" not in capsys.readouterr().err
+
+
+def test_keys_by_address() -> None:
+    from pipeline.program.lm import key_variable, keys_from
+
+    keys = keys_from({"SCOPERAG_LM_KEY": "k", "SCOPERAG_LM_KEY_VLLM_INTERNAL_8000": "v", "SCOPERAG_LM_KEY_X_1": ""})
+    for loopback in (
+        "http://127.0.0.1:8080/v1",
+        "http://127.0.0.9:1/v1",
+        "http://localhost:8080/v1",
+        "http://[::1]:8/v1",
+    ):
+        assert keys.for_url(loopback) == "k"
+    assert keys.for_url("http://vllm.internal:8000/v1") == "v"
+    assert keys.for_url("http://vllm.internal:8001/v1") == "local"  # another port is another server
+    assert keys.for_url("https://llm.example/v1") == "local" and key_variable("https://llm.example/v1").endswith("_443")
+    assert key_variable("http://vllm.internal:8000/v1") == "SCOPERAG_LM_KEY_VLLM_INTERNAL_8000"
+    assert keys_from({}).for_url("http://127.0.0.1:8080/v1") == "local"
+
+
 def test_lm_serve_writes_its_key_for_clients_alone_and_says_how_to_use_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -85,7 +146,10 @@ def test_lm_serve_writes_its_key_for_clients_alone_and_says_how_to_use_it(
     monkeypatch.setenv("SCOPERAG_LM_KEY", "chosen")
     assert main(["lm-serve", "--port", "8124", "--key-file", str(key_file), "--host", "0.0.0.0"]) == 0
     assert key_file.read_text() == "chosen" == started["key"]
-    assert "reachable from other machines" in capsys.readouterr().err
+    said = " ".join(capsys.readouterr().err.split())
+    assert "reachable from other machines" in said
+    # SCOPERAG_LM_KEY is for loopback servers: clients of this address use its own variable
+    assert f"SCOPERAG_LM_KEY_0_0_0_0_8124=$(cat {key_file}) scoperag ask" in said
 
 
 @pytest.mark.live_lm

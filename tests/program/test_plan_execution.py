@@ -16,7 +16,7 @@ from pipeline.program.events import Completed, Event, Failed
 from pipeline.program.module import ScopedQA
 from pipeline.program.trace import QuestionTrace
 from pipeline.serving.sse import frame
-from pipeline.settings import CoreConfig, PlannerConfig, Settings
+from pipeline.settings import CoreConfig, PlannerConfig, QuestionLimits, Settings
 from pipeline.store import Store
 from tests.support.fakes import Responder, cooperative, scripted_lm
 
@@ -126,10 +126,13 @@ def test_the_latency_deadline_stops_follow_up_rounds(demo_store: Store) -> None:
     def clock(times: Iterator[float]) -> Any:
         return lambda: next(times)
 
-    _, _, on_time = ask(demo_store, question, scope, program=ScopedQA(demo_store, clock=clock(iter([0.0] * 50))))
+    # a question bound past the 1000 s below: only the plan's latency deadline (120 s) acts here
+    settings = Settings(question=QuestionLimits(seconds=3600.0))
+    on_time_clock = clock(iter([0.0] * 500))
+    _, _, on_time = ask(demo_store, question, scope, program=ScopedQA(demo_store, settings, clock=on_time_clock))
     assert [r.purpose for r in on_time.sub_questions[0].rounds] == ["precision", "gap_filling"]
-    late_clock = clock(iter([0.0, *[1000.0] * 50]))  # the question arrives at 0; retrieval starts 1000 s later
-    _, done, late = ask(demo_store, question, scope, program=ScopedQA(demo_store, clock=late_clock))
+    late_clock = clock(iter([0.0, *[1000.0] * 500]))  # the question arrives at 0; retrieval starts 1000 s later
+    _, done, late = ask(demo_store, question, scope, program=ScopedQA(demo_store, settings, clock=late_clock))
     assert isinstance(done, Completed)
     assert [r.purpose for r in late.sub_questions[0].rounds] == ["precision"]
     assert late.sub_questions[0].stop_reason == "deadline"

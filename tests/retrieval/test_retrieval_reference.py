@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from pipeline.retrieval.bm25 import K1, B, BM25Index
+from pipeline.retrieval import bm25
+from pipeline.retrieval.bm25 import K1, B, BM25Builder, BM25Index
 from pipeline.retrieval.dense import DenseIndex
 from pipeline.retrieval.fusion import reciprocal_rank_fusion
 from pipeline.retrieval.topk import top_k
@@ -30,6 +31,44 @@ def test_bm25_scores_match_rank_bm25(query: str) -> None:
     ours = BM25Index.build_from_tokens(tokens).scores(query)
     reference = BM25Okapi(tokens, k1=K1, b=B).get_scores(bm25_tokens(query))
     np.testing.assert_allclose(ours, reference, rtol=1e-5, atol=1e-6)
+
+
+def _streamed(tokens: list[list[str]]) -> BM25Index:
+    builder = BM25Builder()
+    for row in tokens:
+        builder.add(row)
+    return builder.build()
+
+
+@pytest.mark.parametrize(
+    "query", ["roof repair", "tenant rent", "Banda Lane valuation", "2327/30", "unknownword", "the"]
+)
+def test_bm25_built_row_by_row_equals_bm25s_and_rank_bm25(query: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # an empty row among them keeps its row id (and scores 0)
+    tokens = [bm25_tokens(t) for t in [*CORPUS[:3], "", *CORPUS[3:], *CORPUS]]
+    streamed, whole = _streamed(tokens), BM25Index.build_from_tokens(tokens)
+    np.testing.assert_allclose(streamed.scores(query), whole.scores(query), rtol=1e-5, atol=1e-6)
+    reference = BM25Okapi([t or ["\u2400"] for t in tokens], k1=K1, b=B).get_scores(bm25_tokens(query))
+    np.testing.assert_allclose(streamed.scores(query), reference, rtol=1e-5, atol=1e-6)
+    for term in bm25_tokens(query):
+        assert streamed.rows_with(term).tolist() == whole.rows_with(term).tolist()
+    streamed.save(tmp_path / "bm25")
+    loaded = BM25Index.load(tmp_path / "bm25", len(tokens))
+    np.testing.assert_allclose(loaded.scores(query), whole.scores(query), rtol=1e-5, atol=1e-6)
+    assert streamed.vocabulary_size == whole.vocabulary_size
+
+
+@pytest.mark.parametrize("block", [7, 500, 16_384])
+def test_bm25_built_row_by_row_on_a_larger_corpus_equals_bm25s(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25, "BUILD_ROWS", block)  # the matrix made in blocks of rows, as at scale
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(300)]
+    tokens = [list(rng.choice(words, size=int(rng.integers(0, 60)))) for _ in range(2_000)]
+    streamed, whole = _streamed(tokens), BM25Index.build_from_tokens(tokens)
+    for query in ("w1 w2 w3", "w250 w7", "w0", "w299 w298 w1 w1"):
+        np.testing.assert_allclose(streamed.scores(query), whole.scores(query), rtol=1e-5, atol=1e-6)
+        for term in query.split():
+            assert streamed.rows_with(term).tolist() == whole.rows_with(term).tolist()
 
 
 def test_bm25_filtered_search_stays_inside_rows() -> None:

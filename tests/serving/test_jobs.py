@@ -13,10 +13,13 @@ from typing import Any
 import httpx
 
 from pipeline.evaluation.history import History
+from pipeline.program.module import ScopedQA
 from pipeline.program.trace import QuestionTrace, SubQuestionTrace
+from pipeline.serving import create_app, running_server
 from pipeline.serving.estimate import current_stage, estimate_left, stage_seconds, typical_times
-from tests.support.app_server import Server, Start, wait_until
-from tests.support.fakes import ONE_SECTION_PHASES, cooperative, prompt_step
+from pipeline.store import open_store
+from tests.support.app_server import DUMMY_ADAPTER, Server, Start, wait_until
+from tests.support.fakes import ONE_SECTION_PHASES, cooperative, prompt_step, scripted_lm
 
 RENT = "What is the monthly rent at Banda Lane?"
 
@@ -194,3 +197,24 @@ def test_the_estimate_counts_down_and_says_when_a_stage_runs_long() -> None:
     assert slow is not None and slow.overdue and slow.seconds_left == 20 + 2  # the later stages: a lower bound
     assert current_stage([("decomposing", 1.0), ("decomposed", 2.0), ("retrieving", 3.0)]) == ("retrieving", 3.0)
     assert current_stage([]) == (None, None)
+
+
+def test_a_question_running_when_the_server_stops_lands_in_the_history_as_cancelled(
+    demo_index_dir: Path, embedder: Any, tmp_path: Path
+) -> None:
+    gate, path = GateLM(hold="score"), tmp_path / "history.sqlite"
+    store = open_store(demo_index_dir, embedder)
+    app = create_app(store=store, program=ScopedQA(store), lm=scripted_lm(gate), adapter=DUMMY_ADAPTER, history=path)
+    with running_server(app) as url:
+        started = httpx.post(f"{url}/v1/jobs", json={"question": RENT, "property": "banda-lane"}, timeout=30).json()
+        assert gate.held.wait(30)  # the scoring call is under way
+        (entry,) = History(path).recent()
+        assert entry.history_id == started["history_id"] and entry.status == "running"
+    # the server stopped while the call waited: the question is in the history, cancelled, and says why
+    entry = History(path).get(started["history_id"])
+    assert entry.status == "cancelled" and entry.question == RENT
+    assert any(i.reason.startswith("the server stopped") for i in entry.trace.interventions)
+    gate.release.set()  # the call under way ends after the server did: the record stays as it was closed
+    wait_until(lambda: gate.calls.count("score") == 1 and threading.active_count() < 50, 10)
+    time.sleep(0.5)
+    assert History(path).get(started["history_id"]).status == "cancelled"

@@ -3,11 +3,14 @@ and the profile endpoints the page reads: check before import, detail with promp
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from pipeline.evaluation.examples import load_examples
 from pipeline.export.profiles import ProfilePaths, activate, add_profile, list_profiles
@@ -201,3 +204,39 @@ def test_a_profiles_prompts_the_diff_of_two_and_removing_one(start: Start, tmp_p
 def open_store_of(start: Start) -> Store:
     """The store a started server answers from (a throwaway server's)."""
     return start().store
+
+
+def test_a_label_on_a_full_or_read_only_disk_is_a_507_or_409_naming_the_file(
+    start: Start, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traces = tmp_path / "labels.jsonl"
+    server = start(history=tmp_path / "history.sqlite", label_to=traces)
+    done = asked(server, property="banda-lane")
+    body: dict[str, Any] = {"verdict": "right", "facts": [done["sections"][0]["answer"]]}
+    example = label(server, done["history_id"], body, dry_run=True).json()["example"]
+    real_write, real_open = os.write, os.open
+
+    def disk_full(fd: int, data: Any) -> int:
+        real_write(fd, bytes(data)[:5])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def read_only(path: Any, flags: int, *args: Any) -> int:
+        if str(path) == str(traces) and flags & (os.O_WRONLY | os.O_RDWR):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, flags, *args)
+
+    for fault, target, status, why in (
+        ("write", disk_full, 507, "the disk is full"),
+        ("open", read_only, 409, "the file system is read-only"),
+    ):
+        traces.write_text("")
+        monkeypatch.setattr(os, fault, target)
+        try:
+            refused = label(server, done["history_id"], {**body, "confirm": example})
+        finally:
+            monkeypatch.undo()
+        assert refused.status_code == status, refused.text
+        detail = refused.json()["detail"]
+        assert detail.startswith(f"the label was not saved: cannot write {traces}: {why}")
+        assert detail.endswith("(the file is as it was)") and traces.read_text() == ""
+    assert label(server, done["history_id"], {**body, "confirm": example}).status_code == 200  # room again

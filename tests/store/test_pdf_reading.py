@@ -39,8 +39,8 @@ def test_pages_and_metadata_are_read_with_pdfium(tmp_path: Path) -> None:
 def test_pdfium_and_pypdf_give_the_same_words(tmp_path: Path) -> None:
     long_page = " ".join(f"clause {i} the tenant shall pay rent of KSH {i},000 monthly" for i in range(60))
     path = _pdf(tmp_path / "long.pdf", [long_page, *PAGES])
-    with_pdfium, _, _ = pdf.read_pdf(path, "long.pdf")
-    with_pypdf, _, _ = pdf._read_with_pypdf(path)
+    with_pdfium = pdf.read_pdf(path, "long.pdf").pages
+    with_pypdf = pdf._read_with_pypdf(path).pages
     assert [page.split() for page in with_pdfium] == [page.split() for page in with_pypdf]
     assert "\r" not in "".join(with_pdfium)
 

@@ -49,7 +49,6 @@ def test_headers_once_when_not_repeated_and_year_rows_are_headers() -> None:
         ("67", None, "-2", None, "0.67"),
         ("", "ixt:num-dot-decimal", "6", None, None),
         ("many", "ixt-sec:numwordsen", None, None, None),
-        ("12", None, "x", None, None),
     ],
 )
 def test_fact_values_follow_format_scale_and_sign(

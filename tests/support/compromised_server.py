@@ -50,6 +50,8 @@ class Attack:
     decompose: Callable[[Reply], Reply] = lambda reply: reply
     answer: Callable[[Reply], Reply] = lambda reply: reply
     failures: tuple[Failure, ...] = ()
+    # an answer line planted in every section, citing the offered sentence that holds its digits
+    planted: str | None = None
 
 
 def _bullets(reply: Reply, extra: Callable[[int, str], str]) -> Reply:
@@ -89,10 +91,24 @@ ATTACKS: dict[str, Attack] = {
         },
         answer=_huge,
     ),
+    # a figure of the documents planted with another meaning (issue 36, D2): its sign, or who pays it
+    "negated_deposit": Attack(planted="KSH -570,000"),
+    "swapped_payer": Attack(planted="The landlord pays the tenant KSH 570,000"),
     "flaky": Attack(failures=("500", "429", "drop")),
     "slow": Attack(failures=("slow",)),
     "down": Attack(failures=("500",) * 100),
 }
+
+
+def _planted(reply: Reply, prompt: str, line: str) -> Reply:
+    """Every answer line `line`, citing the first offered sentence that writes its figure's digits."""
+    digits = "".join(c for c in line if c.isdigit() or c == ",").strip(",")
+    contexts = {c["sub_question_index"]: c for c in input_field(prompt, "sections_context")}
+    for answer in reply["answers"]:
+        sentences = contexts[answer["sub_question_index"]]["sentences"]
+        holding = [s["sentence_id"] for s in sentences if digits in s["text"]]
+        answer["answer"], answer["sentence_ids"] = line, holding[:1]
+    return reply
 
 
 def _claims(reply: Reply, prompt: str) -> Reply:
@@ -133,6 +149,8 @@ class CompromisedLM:
             reply = self.attack.decompose(reply)
         elif kind == "answer":
             reply = self.attack.answer(_claims(reply, prompt))
+            if self.attack.planted is not None:
+                reply = _planted(reply, prompt, self.attack.planted)
         return None, json.dumps(reply)
 
 

@@ -9,11 +9,11 @@ import pwd
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.reaper import current, marked_folder
 from tests.support.serve_process import free_port, wait_until_healthy
 
 DB_USER = "scoperag"
@@ -62,10 +62,9 @@ def postgres() -> Iterator[str]:
     binaries = postgres_bin()
     if binaries is None:
         raise RuntimeError(why_not())
-    # directly under the system temporary directory: pytest's own are private to root
-    where = Path(tempfile.mkdtemp(prefix="scoperag-postgres-"))
-    with contextlib.ExitStack() as cleanup:
-        cleanup.callback(shutil.rmtree, where, ignore_errors=True)
+    # directly under the system temporary directory (pytest's own are private to root); should the run be killed,
+    # the session's reaper stops the cluster and removes the folder
+    with marked_folder("scoperag-postgres-") as where:
         yield from _cluster(binaries, where)
 
 
@@ -80,6 +79,10 @@ def _cluster(binaries: Path, where: Path) -> Iterator[str]:
         as_user = ["runuser", "-u", SERVICE_USER, "--"]
     port = free_port()
     quiet = {"capture_output": True, "text": True, "check": True}
+    stop = [*as_user, str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+    session_reaper = current()
+    if session_reaper is not None:
+        session_reaper.run_on_end(stop)
     subprocess.run(
         [*as_user, str(binaries / "initdb"), "-D", str(data), "-U", DB_USER, "--auth=trust", "-E", "UTF8"], **quiet
     )

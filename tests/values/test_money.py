@@ -27,13 +27,18 @@ from pipeline.values.money import currency_of, table_units
         ("EUR k", ("thousand", "EUR")),
         ("Amounts in EUR", (None, "EUR")),
         ("Year ended 31 December 2023 $m", ("million", "USD")),
+        ("EURm", ("million", "EUR")),
+        ("(USDm)", ("million", "USD")),
+        ("SEKbn", ("billion", "SEK")),
     ],
 )
 def test_table_units_reads_the_notes_reports_write(note: str, expected: tuple[str | None, str | None]) -> None:
     assert table_units(note) == expected
 
 
-@pytest.mark.parametrize("text", ["Net sales $81,797 million", "Revenue 1,234 m", "Section 12(b) of the Act"])
+@pytest.mark.parametrize(
+    "text", ["Net sales $81,797 million", "Revenue 1,234 m", "Section 12(b) of the Act", "EURO STOXX", "USDA grants"]
+)
 def test_a_figure_is_no_table_note(text: str) -> None:
     assert table_units(text) == (None, None)
 

@@ -11,6 +11,7 @@ from pipeline.program.lm.factory import (
     parse_lm_spec,
     serve_embedded_model,
 )
+from pipeline.program.lm.keys import LMKeys, key_variable, keys_from
 from pipeline.program.lm.model_file import (
     GEMMA3_270M,
     QWEN_CODER_05B,
@@ -33,6 +34,7 @@ __all__ = [
     "AsyncEmbeddedEngine",
     "DeferredModel",
     "EmbeddedEngine",
+    "LMKeys",
     "LMSpec",
     "LoadNotice",
     "LoadOptions",
@@ -43,6 +45,8 @@ __all__ = [
     "default_model_cache_dir",
     "embedded_model_name",
     "ensure_model_file",
+    "key_variable",
+    "keys_from",
     "llama_chat_body",
     "llama_response_format",
     "load_local_model",

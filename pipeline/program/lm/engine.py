@@ -5,6 +5,11 @@ DSPy 3.4 calls a custom engine as `engine.complete(dspy.lm15.Request) -> dspy.lm
 when a caller streams. DSPy owns its response cache, retries and history around the engine; it
 reads adapter capability hints (`supports_response_schema`, `supported_params`) from the engine.
 
+A call made under a question's time bound (pipeline.deadline.call_seconds) does not run in-process, where
+nothing could stop it: it goes to the model's own llama.cpp HTTP listener (loopback, key-guarded) with that
+many seconds as its timeout, and llama.cpp stops the generation and frees its slot when the request's
+connection closes. Calls with no bound (stage jobs, benchmarks) stay in-process.
+
 A loaded model has `parallel` llama.cpp slots sharing one KV cache: up to that many generations
 run at once (continuous batching), callers beyond them wait. On a CPU, batching two sequences
 costs little more than one token step, so two examples evaluated at once finish sooner than one
@@ -14,9 +19,13 @@ after the other (benchmarks/lm_throughput.py).
 from __future__ import annotations
 
 import asyncio
+import http.client
+import json
 import logging
 import secrets
 import threading
+import time
+import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +34,7 @@ from typing import Any, Protocol
 from dspy.clients.engines.base import validate_request
 from dspy.lm15 import InvalidRequestError, Request, Response, response_to_events
 
+from pipeline.deadline import call_seconds
 from pipeline.errors import ModelError
 from pipeline.program.lm.translate import PROVIDER, llama_chat_body, response_from_llama
 
@@ -33,6 +43,8 @@ log = logging.getLogger(__name__)
 # Host-RAM prompt cache: the KV states of recent prompts, so alternating between a program's
 # modules (different instruction prefixes) still reuses their prefixes with a single slot.
 PROMPT_CACHE_MIB = 1024
+# Prompt tokens llama.cpp reads between two looks at whether a request was cancelled (its micro-batch size).
+PROMPT_BATCH = 512
 
 
 class ChatServer(Protocol):
@@ -50,23 +62,69 @@ class LoadOptions:
     parallel: int = 1
 
 
-class LocalModel:
-    """A loaded chat model plus a semaphore letting `parallel` generations run at once."""
+class LMTimeout(TimeoutError):
+    """An embedded-model call ran out of the seconds it was given (its generation was stopped)."""
 
-    def __init__(self, server: ChatServer, name: str, parallel: int = 1) -> None:
+
+class LocalModel:
+    """A loaded chat model plus a semaphore letting `parallel` generations run at once.
+
+    `address` ("http://host:port" as xllamacpp gives it, or "host:port") and `key` reach the model's own HTTP
+    listener, where a call given a time limit runs; without them every call is in-process.
+    """
+
+    def __init__(
+        self, server: ChatServer, name: str, parallel: int = 1, *, address: str | None = None, key: str | None = None
+    ) -> None:
         self.server = server
         self.name = name
         self.parallel = parallel
+        self.address = address
+        self.key = key
         self._slots = threading.BoundedSemaphore(parallel)
 
-    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The raw llama.cpp chat completion for `body`; waits while every slot is busy."""
+    def chat(self, body: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
+        """The raw llama.cpp chat completion for `body`; waits while every slot is busy. Given `seconds`, the
+        wait and the call together take at most that long (LMTimeout past it, the generation stopped)."""
+        if seconds is not None and self.address and self.key:
+            return self._chat_over_http(body, seconds)
         with self._slots:
             try:
                 return self.server.handle_chat_completions(body)
             except ValueError as exc:
                 # xllamacpp raises ValueError for requests it cannot plan (e.g. a schema it cannot compile).
                 raise InvalidRequestError(f"embedded LM: {exc}", provider=PROVIDER) from exc
+
+    def _chat_over_http(self, body: dict[str, Any], seconds: float) -> dict[str, Any]:
+        """`body` sent to the model's HTTP listener within `seconds`: closing the connection at the timeout is
+        what makes llama.cpp stop generating and free the slot."""
+        ends = time.monotonic() + seconds
+        if not self._slots.acquire(timeout=max(0.0, seconds)):
+            raise LMTimeout(f"embedded LM: no free slot within {seconds:.1f} s")
+        try:
+            address = self.address or ""
+            where = urllib.parse.urlsplit(address if "//" in address else f"//{address}")
+            left = max(0.01, ends - time.monotonic())
+            connection = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port or 80, timeout=left)
+            try:
+                connection.request(
+                    "POST",
+                    "/v1/chat/completions",
+                    json.dumps(body),
+                    {"Content-Type": "application/json", "Authorization": f"Bearer {self.key}"},
+                )
+                reply = connection.getresponse()
+                data = reply.read()
+            except TimeoutError as exc:
+                raise LMTimeout(f"embedded LM: no answer within {seconds:.1f} s (generation stopped)") from exc
+            finally:
+                connection.close()
+        finally:
+            self._slots.release()
+        if reply.status != 200:
+            raise InvalidRequestError(f"embedded LM: HTTP {reply.status}: {data[:300]!r}", provider=PROVIDER)
+        answer: dict[str, Any] = json.loads(data)
+        return answer
 
     def __deepcopy__(self, memo: dict[int, Any]) -> LocalModel:
         # Optimizers deep-copy programs; the loaded weights are shared, never copied.
@@ -82,18 +140,13 @@ def load_local_model(model_path: Path, name: str, options: LoadOptions) -> Local
     key = (model_path.resolve(), options)
     with _loading:
         if key not in _loaded:
-            _loaded[key] = LocalModel(_start_server(model_path, options), name, options.parallel)
+            # xllamacpp always opens an HTTP listener while loaded: bound to loopback on a random port and
+            # guarded by a key only this process knows. In-process calls bypass it; calls with a time limit use it.
+            secret = secrets.token_urlsafe(24)
+            server = start_model_server(model_path, options, host="127.0.0.1", port=0, key=secret)
+            address = str(getattr(server, "listening_address", "") or "") or None
+            _loaded[key] = LocalModel(server, name, options.parallel, address=address, key=secret)
         return _loaded[key]
-
-
-def _start_server(model_path: Path, options: LoadOptions) -> ChatServer:
-    """An xllamacpp server for the model; its HTTP listener stays on loopback behind a random API key."""
-    # xllamacpp always opens an HTTP listener while loaded. Bound to loopback on a random port and guarded
-    # by a key nobody knows: in-process calls bypass HTTP and need no key.
-    server: ChatServer = start_model_server(
-        model_path, options, host="127.0.0.1", port=0, key=secrets.token_urlsafe(24)
-    )
-    return server
 
 
 def start_model_server(model_path: Path, options: LoadOptions, *, host: str, port: int, key: str) -> Any:
@@ -128,6 +181,9 @@ def server_params(model_path: Path, options: LoadOptions, *, host: str, port: in
     params.n_parallel = options.parallel
     params.cpuparams.n_threads = options.threads
     params.cpuparams_batch.n_threads = options.threads
+    # llama.cpp looks for cancelled requests between batches: a prompt read in batches of PROMPT_BATCH tokens
+    # stops soon after a call's time is up instead of after the whole prompt (the compute batch is 512 anyway).
+    params.n_batch = PROMPT_BATCH
     params.cache_prompt = True
     params.cache_ram_mib = PROMPT_CACHE_MIB
     params.hostnames = [host]
@@ -169,7 +225,7 @@ class EmbeddedEngine:
         """One generation for a canonical request, with real token counts in `usage`."""
         validate_request(request)
         body = llama_chat_body(request, max_tokens=self.max_tokens, temperature=self.temperature)
-        return response_from_llama(self.model.chat(body), model=self.model.name)
+        return response_from_llama(self.model.chat(body, call_seconds()), model=self.model.name)
 
     def stream(self, request: Request) -> Iterator[Any]:
         """The whole response as stream events (llama.cpp's token stream is not forwarded)."""

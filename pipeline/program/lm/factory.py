@@ -24,6 +24,7 @@ from pipeline.program.lm.engine import (
     load_local_model,
     start_model_server,
 )
+from pipeline.program.lm.keys import LMKeys
 from pipeline.program.lm.model_file import QWEN_CODER_05B, ShippedModel, ensure_model_file
 from pipeline.settings import DEFAULT_PARALLEL, LMRequestSettings, available_cores
 
@@ -81,9 +82,10 @@ class DeferredModel(LocalModel):
         """Whether the weights are loaded (a chat was made)."""
         return self._model is not None
 
-    def chat(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The loaded model's chat completion for `body`; the first call loads the model."""
-        return self._ready().chat(body)
+    def chat(self, body: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
+        """The loaded model's chat completion for `body` (within `seconds`, LocalModel.chat); the first call
+        loads the model."""
+        return self._ready().chat(body, seconds)
 
     def _ready(self) -> LocalModel:
         with self._loading:
@@ -179,7 +181,7 @@ def make_lm(
     max_tokens: int | None = None,
     temperature: float | None = None,
     model_name: str = "default",
-    api_key: str = "local",
+    keys: LMKeys | None = None,
     cache: bool = True,
     requests: LMRequestSettings | None = None,
     parallel: int = DEFAULT_PARALLEL,
@@ -189,8 +191,9 @@ def make_lm(
     """A dspy.LM for `spec`: None/"embedded", "provider/model" (LiteLLM) or an http(s):// base URL.
 
     `threads` (None: every core), `context_size`, `parallel`, `cache_dir`, `deferred` (load the weights on the
-    first call, not now) and `on_load` apply to the embedded model only; `model_name` and `api_key` to a base
-    URL (a remote LM loads nothing either way). `max_tokens`/`temperature` of None mean the
+    first call, not now) and `on_load` apply to the embedded model only; `model_name` to a base URL, which gets its
+    own key from `keys` (pipeline.program.lm.keys: the loopback key only to a loopback address). A remote LM loads
+    nothing either way. `max_tokens`/`temperature` of None mean the
     backend's default (embedded: 1024 tokens at temperature 0). A remote LM makes one HTTP request per
     call, within `requests.timeout_seconds`: retries are the program's (`call_once`), each one a counted call.
     """
@@ -213,7 +216,7 @@ def make_lm(
         return dspy.LM(
             f"openai/{model_name}",
             api_base=parsed.value,
-            api_key=api_key,
+            api_key=(keys or LMKeys()).for_url(parsed.value),
             temperature=temperature,
             max_tokens=max_tokens,
             cache=cache,

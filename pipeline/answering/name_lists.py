@@ -1,0 +1,119 @@
+"""Names and lists of names without an LM ("Which leadership positions changed?", "On which exchanges are its
+securities listed?"): the names the best sentences holding what is asked give, each with the sentence it
+stands in (pure functions).
+
+A sentence counts when it holds the question's head noun (the thing whose names are asked: "positions",
+"exchange", "products") or most of its key terms. Its names are the runs of capitalised words in it that are
+not the question's own words; a run holding the head noun ("New York Stock Exchange" for "exchange") is
+preferred to the others of its sentence. No sentence of that kind: the question's absent value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from pipeline.answering.sentences import OfferedSentence
+from pipeline.answering.spans import name_runs
+from pipeline.answering.terms import coverage, held_terms
+from pipeline.text import bm25_tokens, normalise
+from pipeline.values.typed import MAX_NAMES
+
+# Best-ranked sentences read.
+READ = 12
+# Share of the key terms a sentence without the head noun must hold.
+MIN_SHARE = 0.6
+_SPLIT = re.compile(r"\s*\|\s*|;\s*")
+
+
+@dataclass(frozen=True)
+class FoundName:
+    """A name and the sentence it stands in."""
+
+    name: str
+    sentence: OfferedSentence
+
+
+_HEAD_PHRASES = (
+    re.compile(
+        r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?[\w-]+?)(?:\(s\))?\s+(?:are|is|were|was|did|does|do|has|have|had|"
+        r"changed|took|joined|left|were|will)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\bnames?\s+of\s+(?:all\s+|the\s+|any\s+)?((?:[\w-]+\s+){0,3}?[\w-]+?)\s+(?:that|who|which|in|at|of|"
+        r"from|on|for)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"^(?:list|name)\s+(?:every|all|each|the|any)?\s*((?:[\w-]+\s+){0,2}?[\w-]+?)(?:\(s\))?\s+"
+        r"(?:on|of|in|at|that|which|who|for|from)\b",
+        re.IGNORECASE,
+    ),
+)
+
+
+def head_term(question: str, terms: Sequence[str], focus: Sequence[str]) -> str | None:
+    """The term naming the thing whose names are asked: the noun a question word or "names of" governs ("On
+    which stock exchange(s) ..." -> "exchang"; "names of all new executives who ..." -> "execut"), else the last
+    term of the question's focus."""
+    for pattern in _HEAD_PHRASES:
+        m = pattern.search(question)
+        if m is not None:
+            stems = bm25_tokens(m.group(1))
+            if stems:
+                return stems[-1]
+    chosen = list(focus) or list(terms)
+    return chosen[-1] if chosen else None
+
+
+def _ends_with(name: str, head: str) -> bool:
+    """Whether the last word of a name is the head noun ("New York Stock Exchange" for "exchang")."""
+    words = name.split()
+    return bool(words) and bool(held_terms(words[-1], {head}))
+
+
+def listed_names(
+    question: str,
+    sentences: Sequence[OfferedSentence],
+    terms: Sequence[str],
+    focus: Sequence[str],
+    avoid: AbstractSet[str],
+    limit: int = MAX_NAMES,
+) -> list[FoundName]:
+    """The names the best sentences give (see the module docstring), in sentence order, each once."""
+    head = head_term(question, terms, focus)
+    wanted = frozenset(terms)
+    read: list[tuple[OfferedSentence, list[str]]] = []
+    for sentence in sentences[:READ]:
+        has_head = head is not None and bool(held_terms(sentence.text, {head}))
+        if not has_head and coverage(sentence.text, wanted) < MIN_SHARE:
+            continue
+        runs = [
+            name
+            for piece in _SPLIT.split(sentence.text)
+            for run in name_runs(piece, avoid)
+            for name in _listed(run.split(" (")[0].strip())
+        ]
+        read.append((sentence, [r for r in runs if r]))
+    # names that hold the head noun ("New York Stock Exchange"), wherever they stand; else the first sentence's
+    headed = [(s, [r for r in runs if head is not None and _ends_with(r, head)]) for s, runs in read]
+    chosen = [(s, runs) for s, runs in headed if runs] or read[:1]
+    found: dict[str, FoundName] = {}
+    for sentence, runs in chosen:
+        for name in runs:
+            key = normalise(name)
+            if key not in found and len(found) < limit:
+                found[key] = FoundName(name, sentence)
+    return list(found.values())
+
+
+def _listed(run: str) -> list[str]:
+    """A run of names a sentence lists with "and" ("Jane Doe and John Roe"), as its names: split where both sides
+    are names of two or more words ("Procter and Gamble" stays whole)."""
+    parts = [p.strip() for p in re.split(r"\s+and\s+", run)]
+    if len(parts) > 1 and all(len(p.split()) >= 2 for p in parts):
+        return parts
+    return [run]

@@ -1,0 +1,105 @@
+"""A question comparing entities ("Which of the companies had the lowest total assets: "A", "B", "C"?"): one
+sub-question per quoted entity, each retrieved and answered inside that entity's own documents only (its
+documents in the question's scope), the typed figures compared by code (pipeline.answering.comparisons).
+
+No chunk of one entity reaches another's sub-question: each part has its own scope, its own retrieval and its
+own citation check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from pipeline.answering.comparisons import Compared, compare, named_entity, outcome_line, outcome_value
+from pipeline.execution.rounds import QuestionRetrieval
+from pipeline.intake.contract import Comparison
+from pipeline.intake.planner import plan_in_scope
+from pipeline.intake.scope import QuestionScope, Scope
+from pipeline.program.events import Section
+from pipeline.program.trace import record_retrieval, record_tool_loop
+from pipeline.types import ChunkHit
+
+if TYPE_CHECKING:
+    from pipeline.program.module import QuestionRun, ScopedQA
+
+
+@dataclass(frozen=True)
+class Part:
+    """One quoted entity: its name as quoted, the entity it names, its sub-question and its documents in scope."""
+
+    quoted: str
+    entity_id: str | None
+    sub_question: str
+    document_ids: tuple[str, ...]
+
+
+def comparison_parts(program: ScopedQA, comparison: Comparison, scope: QuestionScope) -> list[Part]:
+    """The parts of a comparison: each quoted name resolved to an entity and that entity's documents inside
+    the question's scope (the whole catalog when it has none)."""
+    catalog = program.store.catalog
+    entities = list(catalog.entities.values())
+    allowed = scope.allowed
+    parts = []
+    for quoted in comparison.names:
+        entity_id = named_entity(quoted, entities, catalog.vocabulary)
+        if entity_id is None:
+            parts.append(Part(quoted, None, "", ()))
+            continue
+        name = catalog.entities[entity_id].name
+        owned = program.store.entity_scope(entity_id)
+        documents = tuple(d for d in owned if allowed is None or d in allowed)
+        parts.append(Part(quoted, entity_id, f"What was the {comparison.metric} of {name}?", documents))
+    return parts
+
+
+def compared_sections(
+    program: ScopedQA, run: QuestionRun, comparison: Comparison, arrived: float
+) -> tuple[list[str], list[Section]]:
+    """The sub-questions and sections of a comparison: one section per entity with documents in scope, each
+    answered inside them, then the comparison's own section (its line and typed value)."""
+    parts = comparison_parts(program, comparison, run.scope)
+    asked = [p for p in parts if p.document_ids]
+    trace, config = run.trace, program.settings.core
+    runs: list[QuestionRun] = []
+    groups: list[list[ChunkHit]] = []
+    for index, part in enumerate(asked):
+        chip = Scope(kind="chip", document_ids=part.document_ids, entity_id=part.entity_id)
+        _, plan, scoped = plan_in_scope(part.sub_question, chip, program.store, program.doc_types, config.planner)
+        part_run = replace(run, plan=plan, scope=scoped)
+        retrieval = QuestionRetrieval(program.store, scoped, plan, config, clock=program.clock, started=arrived)
+        result = retrieval.retrieve(part.sub_question)
+        record_retrieval(trace, index, result)
+        record_tool_loop(trace, retrieval)
+        runs.append(part_run)
+        groups.append(list(result.chunks))
+    sub_questions = [p.sub_question for p in asked]
+    kept = program.score_step(run, sub_questions, groups) if asked else []
+    sections: list[Section] = []
+    for index, (part_run, sub_question) in enumerate(zip(runs, sub_questions, strict=True)):
+        (section,) = program.answer_sections(part_run, [sub_question], [kept[index]], [groups[index]])
+        sections.append(section.model_copy(update={"index": index}))
+    values = {p.quoted: s.value for p, s in zip(asked, sections, strict=True)}
+    outcome = compare(
+        [Compared(p.quoted, p.entity_id, values.get(p.quoted)) for p in parts], comparison.extreme, run.contract
+    )
+    line = outcome_line(outcome, comparison.extreme, comparison.metric)
+    value = outcome_value(outcome, run.contract)
+    picked = outcome.winner.quoted if outcome.winner else None
+    winner = next((s for p, s in zip(asked, sections, strict=True) if p.quoted == picked), None)
+    summary = Section(
+        index=len(sections),
+        sub_question=trace.question,
+        answer=line,
+        answer_sources=winner.answer_sources if winner else (),
+        sources=winner.answer_sources if winner else (),
+        status="answered" if winner else "not_found",
+        basis="computed" if winner else None,
+        value=value,
+    )
+    return [*sub_questions, trace.question], [*sections, summary]
+
+
+def comparison_of(run: QuestionRun) -> Comparison | None:
+    """The comparison the question's contract asks for, if any."""
+    return run.contract.comparison if run.contract is not None else None

@@ -1,0 +1,214 @@
+"""The sections the answer step makes for a typed question without an LM: a figure read from a table
+(pipeline.answering.figure_answers), a yes/no decided by a row or a sentence stating the event
+(pipeline.answering.claims), and the typed value of a line made from sentences. Each goes through the same
+guards as any other section."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import replace
+
+from pipeline.answering.claims import READ, claim_terms, stated_claim
+from pipeline.answering.compute import computed_figure, expression_for
+from pipeline.answering.figure_answers import (
+    TableSource,
+    figure_evidence,
+    figure_for,
+    figure_operands,
+    metric_ask,
+    operand_figures,
+)
+from pipeline.answering.figures import Figure
+from pipeline.answering.floors import Draft, first_words
+from pipeline.answering.lines import SectionInputs
+from pipeline.answering.metric_labels import alternatives
+from pipeline.answering.name_lists import READ as NAMES_READ
+from pipeline.answering.name_lists import listed_names
+from pipeline.answering.sentences import offered_sentences
+from pipeline.answering.spans import scale_note
+from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
+from pipeline.errors import ArithmeticRefused
+from pipeline.guards.sections import GuardedSection, guard_section, not_found
+from pipeline.intake.contract import Contract
+from pipeline.program.trace import LineTrace
+from pipeline.types import ChunkHit, SourceRef
+from pipeline.values.typed import TypedValue, ValueKind
+
+Read = tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]]
+
+
+class TypedSections:
+    """Figure and yes/no sections over `tables` (None: no table is read); `generic` are the corpus's generic
+    words, `max_chunk_chars` how much of a chunk sentences are read from."""
+
+    def __init__(self, tables: TableSource | None, generic: AbstractSet[str], max_chunk_chars: int) -> None:
+        self.tables = tables
+        self.generic = generic
+        self.max_chunk_chars = max_chunk_chars
+
+    def figure(
+        self,
+        item: SectionInputs,
+        asked: str,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> Read | None:
+        """A section answered by a figure read from the tables of the retrieved documents, its value and how
+        its line trace reads; None when no row names what is asked (the sentences then answer)."""
+        if self.tables is None or not hits:
+            return None
+        figure = figure_for(metric_ask(item.sub_question, asked, contract, self.generic), hits, self.tables)
+        found = None if figure is None else self._guarded(figure, item, hits, kept, allowed)
+        if figure is None or found is None:
+            return None
+        section, filename = found
+        proposed = f"{figure.row.label} = {figure.cell.text} (label score {figure.label_score:.2f})"
+        return section, figure_value(figure, filename, contract), _traced("figure:rows", proposed)
+
+    def claim(
+        self,
+        item: SectionInputs,
+        asked: str,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+        query: str,
+    ) -> Read:
+        """A yes/no section (pipeline.answering.claims): a table row reporting the event (its figure not zero:
+        true; zero: false), else a sentence stating it (true), else the question's absent value (false)."""
+        terms = claim_terms(asked, self.generic)
+        if self.tables is not None and terms and hits:
+            ask = replace(metric_ask(item.sub_question, asked, contract, self.generic), terms=terms)
+            figure = figure_for(replace(ask, alternatives=alternatives(terms), any_kind=True), hits, self.tables)
+            found = None if figure is None else self._guarded(figure, item, hits, kept, allowed)
+            if figure is not None and found is not None:
+                section = found[0]
+                value = TypedValue(
+                    kind="boolean", value=figure.value != 0, as_written=section.line, pages=_refs(section)
+                )
+                return section, value, _traced("claim:rows", f"{figure.row.label} = {figure.cell.text}")
+        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        claim = stated_claim(sentences, terms)
+        if claim is not None:
+            draft = Draft(first_words(claim.sentence.text), (claim.sentence.sentence_id,), "sentence")
+            section = guard_section(item.index, draft, [claim.sentence], [*kept, *hits], allowed, None, self.generic)
+            if section.status == "answered":
+                value = TypedValue(kind="boolean", value=claim.happened, as_written=section.line, pages=_refs(section))
+                step = "claim:sentence" if claim.happened else "claim:denied"
+                return section, value, _traced(step, f"holds {claim.share:.2f} of {list(terms)}")
+        reason = f"none of the {min(len(sentences), READ)} sentences read states it ({', '.join(terms)})"
+        return not_found(reason), absent("boolean", contract, reason), _traced("claim:none", None)
+
+    def names(
+        self,
+        item: SectionInputs,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+        query: str,
+        avoid: AbstractSet[str],
+    ) -> Read:
+        """A section listing names (pipeline.answering.name_lists), each resting on its sentence; the question's
+        absent value when none is found."""
+        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        found = listed_names(item.sub_question, sentences, item.terms, item.focus, avoid)
+        if found:
+            evidence = list({id(f.sentence): f.sentence for f in found}.values())
+            draft = Draft("; ".join(f.name for f in found), tuple(s.sentence_id for s in evidence), "extracted")
+            section = guard_section(item.index, draft, evidence, [*kept, *hits], allowed, None, self.generic)
+            if section.status == "answered" and section.basis == "extracted":
+                names = [f.name for f in found]
+                value = TypedValue(kind="names", value=names, as_written=section.line[:600], pages=_refs(section))
+                return section, value, _traced("names:sentences", "; ".join(names))
+        reason = f"no name found in the {min(len(sentences), NAMES_READ)} sentences read"
+        return not_found(reason), absent("names", contract, reason), _traced("names:none", None)
+
+    def computed(
+        self,
+        item: SectionInputs,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> Read | None:
+        """A computed figure whose operands are read from the tables as figures (each row naming its operand,
+        its column the period asked), worked out by code; None when an operand is not found."""
+        request = item.request
+        if self.tables is None or request is None or not hits:
+            return None
+        figures = operand_figures(request, item.sub_question, contract, self.generic, hits, self.tables)
+        names = {h.chunk.document_id: h.filename for h in hits}
+        operands = figure_operands(figures, lambda d: names.get(d, ""), self.tables)
+        if not operands:
+            return None
+        percent = request.percent or bool(contract and contract.unit == "%")
+        expression = expression_for(request.operation, len(operands), percent)
+        try:
+            request_format = contract.format if contract else None
+            computation = computed_figure(request.operation, expression, operands, percent, request_format)
+        except ArithmeticRefused:
+            return None
+        shown = [o.sentence.hit for o in operands]
+        evidence = [o.sentence for o in operands]
+        section = guard_section(item.index, None, evidence, [*kept, *shown], allowed, computation, self.generic)
+        if section.status != "answered":
+            return None
+        value = TypedValue(
+            kind="number",
+            value=plain_number(computation.value),
+            unit="%" if percent else None,
+            currency=None if percent else figures[0].currency,
+            as_written=section.line[:600],
+            pages=_refs(section),
+        )
+        return section, value, _traced("compute:figures", computation.formula)
+
+    def _guarded(
+        self,
+        figure: Figure,
+        item: SectionInputs,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> tuple[GuardedSection, str] | None:
+        """The figure's section as the guards let it through (its page shown to the section), and its document's
+        file name; None when the guards do not let it answer."""
+        if self.tables is None:
+            return None
+        filename = next((h.filename for h in hits if h.chunk.document_id == figure.document_id), "")
+        draft, evidence, page_hits = figure_evidence(figure, self.tables, filename)
+        section = guard_section(
+            item.index, draft, evidence, [*kept, *page_hits], allowed, None, self.generic, item.sub_question
+        )
+        return (section, filename) if section.status == "answered" else None
+
+
+def line_typed_value(
+    kind: ValueKind, item: SectionInputs, section: GuardedSection, contract: Contract | None
+) -> TypedValue:
+    """The typed value of a section answered from sentences (or not found)."""
+    if section.status != "answered":
+        return absent(kind, contract, section.reason)
+    pages = _refs(section)
+    quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
+    scale = scale_note(quoted.hit.chunk.text) if quoted else None
+    return line_value(kind, section.line, pages, contract, scale)
+
+
+def _traced(step: str, proposed: str | None) -> Callable[[LineTrace], LineTrace]:
+    """How a section's line trace reads when a typed step answered it."""
+
+    def traced(line: LineTrace) -> LineTrace:
+        return line.model_copy(update={"step": step, "proposed": proposed})
+
+    return traced
+
+
+def _refs(section: GuardedSection) -> tuple[SourceRef, ...]:
+    """The pages a section's line is cited to, as a typed value's pages."""
+    return tuple(SourceRef(document_id=s.document_id, filename=s.filename, page=s.page) for s in section.line_sources)

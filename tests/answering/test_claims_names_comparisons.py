@@ -1,0 +1,98 @@
+"""Yes/no claims, lists of names and comparisons without an LM (pipeline.answering.claims, name_lists,
+comparisons): one test per branch."""
+
+from __future__ import annotations
+
+from pipeline.answering.claims import claim_terms, denies, stated_claim, states
+from pipeline.answering.comparisons import Compared, compare, outcome_line, outcome_value
+from pipeline.answering.name_lists import head_term, listed_names
+from pipeline.answering.sentences import OfferedSentence
+from pipeline.intake.contract import read_contract
+from pipeline.types import Chunk, ChunkHit
+from pipeline.values.typed import TypedValue
+
+HIT = ChunkHit(Chunk(0, "d", 1, 0, "text"), "d.pdf", 1.0)
+
+
+def offered(*texts: str) -> list[OfferedSentence]:
+    return [OfferedSentence(i, text, HIT) for i, text in enumerate(texts)]
+
+
+def test_claim_terms_leave_out_framing_and_the_time_clause() -> None:
+    assert claim_terms("Has the fence energiser been replaced since the inspection?") == ("fenc", "energis", "replac")
+    assert claim_terms("Did the company announce any share buyback plans in the annual report?") == (
+        "announc",
+        "share",
+        "buyback",
+        "plan",
+    )
+
+
+def test_a_sentence_states_negates_or_supposes_the_event() -> None:
+    terms = ("repurchas", "share")
+    assert states("In 2023 we repurchased 2 million shares.", terms) == 1.0
+    assert states("We did not repurchase any shares.", terms) == 0.0
+    assert denies("We did not repurchase any shares.", terms) == 1.0
+    assert states("We may repurchase shares if market conditions allow.", terms) == 0.0
+    assert denies("We may not repurchase shares.", terms) == 0.0
+
+
+def test_the_stated_claim_prefers_a_statement_to_a_denial_and_needs_every_short_terms_word() -> None:
+    terms = ("fenc", "energis", "replac")
+    found = stated_claim(offered("The fence energiser is faulty.", "The fence energiser has not been replaced."), terms)
+    assert found is not None and not found.happened and found.sentence.sentence_id == 1
+    happened = stated_claim(offered("The fence energiser was replaced in June."), terms)
+    assert happened is not None and happened.happened
+    assert stated_claim(offered("The fence energiser is faulty."), terms) is None
+
+
+def test_names_prefer_those_ending_in_the_noun_asked_about() -> None:
+    question = "On which stock exchange(s) are the company's securities listed?"
+    assert head_term(question, ("stock", "exchang"), ()) == "exchang"
+    sentences = offered(
+        "Common Stock | ACME | New York Stock Exchange",
+        "Registered with the Securities and Exchange Commission under the Securities Exchange Act.",
+    )
+    found = listed_names(question, sentences, ("stock", "exchang", "list"), ("exchang",), frozenset({"stock"}))
+    assert [f.name for f in found] == ["New York Stock Exchange"]
+
+
+def test_names_without_the_head_noun_come_from_the_best_sentence() -> None:
+    question = "What are the names of all new executives who joined the board?"
+    assert head_term(question, (), ()) == "execut"
+    sentences = offered("The board appointed Jane Doe Smith and John Roe Brown as new executives in March.")
+    found = listed_names(question, sentences, ("new", "execut", "board"), ("execut",), frozenset())
+    assert [f.name for f in found] == ["Jane Doe Smith", "John Roe Brown"]
+
+
+def number(value: float, currency: str | None = "USD") -> TypedValue:
+    return TypedValue(kind="number", value=value, currency=currency)
+
+
+def test_a_comparison_picks_the_extreme_and_names_who_was_left_out() -> None:
+    contract = read_contract('Which of the companies had the lowest total assets: "A", "B", "C", "D", "E"?')
+    parts = [
+        Compared("A", "a", number(5.0)),
+        Compared("B", "b", number(2.0)),
+        Compared("C", "c", TypedValue(kind="number", value="N/A", absent=True, note="not stated")),
+        Compared("D", None),
+        Compared("E", "e", number(1.0, "EUR")),
+    ]
+    outcome = compare(parts, "lowest", contract)
+    assert outcome.winner is not None and outcome.winner.quoted == "B"
+    left = dict(outcome.left_out)
+    assert left["C"] == "not stated" and "known" in left["D"] and "EUR" in left["E"]
+    assert compare(parts, "highest", contract).winner == parts[0]
+    line = outcome_line(outcome, "lowest", "total assets")
+    assert line.startswith("Lowest total assets: B") and "Left out" in line
+    assert outcome_value(outcome, contract).value == "B"
+
+
+def test_a_comparison_with_nothing_comparable_is_the_absent_value() -> None:
+    contract = read_contract(
+        'Which of the companies had the highest revenue: "A", "B"? If data is not available, return \'N/A\'.'
+    )
+    outcome = compare([Compared("A", None), Compared("B", "b", None)], "highest", contract)
+    assert outcome.winner is None
+    value = outcome_value(outcome, contract)
+    assert value.absent and value.value == "N/A"

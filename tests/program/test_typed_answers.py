@@ -1,0 +1,171 @@
+"""Typed answers end to end, with every step on its floor (no LM): a figure read from a statement's table in the
+column of the period asked, converted to the scale asked; a currency not reported is absent with a note; a
+yes/no decided by a sentence stating the event or denying it; a comparison answered per company inside its
+own documents; instructions never searched for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.intake.scope import resolve_scope
+from pipeline.program.events import Completed
+from pipeline.program.module import ScopedQA
+from pipeline.settings import ProgramSettings, Settings, StepChoices
+from pipeline.store import Store, open_store
+from pipeline.store.build import build_index
+from pipeline.store.embedders import HashEmbedder
+
+FLOORS = StepChoices(decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none")
+
+MANIFEST = """format = "scoperag-corpus/v1"
+name = "reports"
+entity_kind = "company"
+
+[[entities]]
+slug = "acme"
+name = "Acme Widgets Inc."
+aliases = ["Acme"]
+
+[[entities]]
+slug = "beta"
+name = "Beta Tools Corporation"
+aliases = ["Beta"]
+
+[[entities]]
+slug = "gamma"
+name = "Gamma Foods plc"
+aliases = ["Gamma"]
+
+[[documents]]
+path = "acme/annual-2023.html"
+type = "10-K"
+entities = ["acme"]
+
+[[documents]]
+path = "beta/annual-2023.html"
+type = "10-K"
+entities = ["beta"]
+
+[[documents]]
+path = "gamma/annual-2023.html"
+type = "10-K"
+entities = ["gamma"]
+"""
+
+
+def report(name: str, revenue: tuple[str, str], assets: str, buyback: str) -> str:
+    """An annual report: a statement of operations, a balance sheet and a paragraph about share repurchases."""
+    return f"""<html><body>
+<p>{name} Annual Report 2023</p>
+<p>{buyback}</p>
+<div style="page-break-after: always"></div>
+<p>CONSOLIDATED STATEMENTS OF OPERATIONS</p>
+<p>(In millions, except per share amounts)</p>
+<table>
+<tr><td></td><td>Year Ended December 31, 2023</td><td>Year Ended December 31, 2022</td></tr>
+<tr><td>Total revenues</td><td>${revenue[0]}</td><td>${revenue[1]}</td></tr>
+<tr><td>Cost of revenues</td><td>1,000</td><td>900</td></tr>
+<tr><td>Net income</td><td>$250</td><td>$200</td></tr>
+</table>
+<div style="page-break-after: always"></div>
+<p>CONSOLIDATED BALANCE SHEETS</p>
+<p>(In millions)</p>
+<table>
+<tr><td></td><td>December 31, 2023</td><td>December 31, 2022</td></tr>
+<tr><td>Cash and cash equivalents</td><td>$120</td><td>$100</td></tr>
+<tr><td>Total assets</td><td>${assets}</td><td>$4,000</td></tr>
+</table>
+</body></html>"""
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    root = tmp_path_factory.mktemp("reports")
+    source = root / "corpus"
+    files = {
+        "acme/annual-2023.html": report(
+            "Acme Widgets Inc.",
+            ("3,210", "2,900"),
+            "5,500",
+            "In 2023 the Company repurchased 1.2 million shares of its common stock.",
+        ),
+        "beta/annual-2023.html": report(
+            "Beta Tools Corporation",
+            ("1,100", "1,050"),
+            "2,400",
+            "The Company did not repurchase any shares of its common stock in 2023.",
+        ),
+        "gamma/annual-2023.html": report(
+            "Gamma Foods plc", ("7,400", "7,000"), "9,800", "Gamma Foods plc paid a final dividend in May 2023."
+        ),
+    }
+    for relative, text in files.items():
+        path = source / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (source / "corpus.toml").write_text(MANIFEST, encoding="utf-8")
+    build_index(source, root / "index", HashEmbedder(32))
+    return open_store(Path(root / "index"), HashEmbedder(32))
+
+
+def ask(store: Store, question: str, **scope: str) -> Completed:
+    program = ScopedQA(store, Settings(program=ProgramSettings(steps=FLOORS)))
+    *_, done = program.stream(question, resolve_scope(store, **scope))
+    assert isinstance(done, Completed), done
+    return done
+
+
+def test_a_figure_is_read_from_its_statement_in_the_scale_asked(reports: Store) -> None:
+    done = ask(
+        reports,
+        "What was the total revenue of Acme at the end of the period? Answer in USD millions. "
+        "If data is not available, return 'N/A'.",
+    )
+    value = done.value
+    assert value is not None and not value.absent
+    assert (value.kind, value.value, value.currency, value.scale) == ("number", 3210, "USD", "million")
+    assert value.pages and value.pages[0].page == 2
+    assert "3,210" in done.sections[0].answer
+    instructions = done.trace.contract["instructions"] if done.trace else []
+    searched = [q for sq in done.trace.sub_questions for r in sq.rounds for q in r.queries] if done.trace else []
+    assert instructions and not any("N/A" in q or "USD" in q for q in searched)
+
+
+def test_a_balance_at_a_day_reads_that_days_column(reports: Store) -> None:
+    done = ask(reports, "What were Beta's total assets as of December 31, 2023? (in USD)")
+    assert done.value is not None and done.value.value == 2_400_000_000
+
+
+def test_a_currency_the_report_does_not_use_is_absent_with_a_note(reports: Store) -> None:
+    done = ask(reports, "What was the total revenue of Acme (in EUR)? If data is not available, return 'N/A'.")
+    value = done.value
+    assert value is not None and value.absent and value.value == "N/A"
+    assert value.note is not None and "USD" in value.note
+
+
+def test_yes_no_rests_on_a_sentence_stating_or_denying_the_event(reports: Store) -> None:
+    stated = ask(reports, "Did Acme repurchase any shares of its common stock? If there is no mention, return False.")
+    assert stated.value is not None and stated.value.value is True and stated.value.pages
+    denied = ask(reports, "Did Beta repurchase any shares of its common stock? If there is no mention, return False.")
+    assert denied.value is not None and denied.value.value is False
+    unstated = ask(
+        reports, "Did Gamma repurchase any shares of its common stock? If there is no mention, return False."
+    )
+    assert unstated.value is not None and unstated.value.value is False and unstated.value.absent
+
+
+def test_a_comparison_answers_each_company_in_its_own_documents(reports: Store) -> None:
+    done = ask(
+        reports,
+        'Which of the companies had the lowest total assets at the end of the period: "Acme", "Beta", "Gamma", '
+        '"Zeta Motors"? If data for the company is not available, exclude it from the comparison.',
+    )
+    value = done.value
+    assert value is not None and (value.kind, value.value) == ("name", "Beta")
+    assert value.note is not None and "Zeta Motors" in value.note
+    owners = {d.document_id: d.entity_ids for d in reports.catalog.documents.values()}
+    for section in done.sections[:-1]:
+        cited = {owners[s.document_id] for s in section.sources}
+        assert len(cited) <= 1  # each company's section cites its own report only
