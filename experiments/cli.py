@@ -26,6 +26,7 @@ from pipeline.cli.common import (
     plain,
     ray_option,
     styled,
+    timings_file,
 )
 
 if TYPE_CHECKING:
@@ -69,12 +70,15 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if args.dry_run:
         return dry_run(args)
     notices = console()
+    notices.file = sys.stderr  # this terminal, whatever the libraries' output is sent to below
     configure_dspy()
     stop = StopSignal()
     try:
         with StageProgress(notices) as bar, stopping_on_interrupt(stop, notices):
 
             def progress(event: ProgressEvent) -> None:
+                if event.eta:
+                    bar.job_eta(event.eta)
                 if event.warning:
                     notices.print(styled(("warning: ", "yellow bold"), event.message))
                     return
@@ -83,9 +87,10 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                     return
                 bar.update(event.phase, event.done, event.total, event.message)
 
-            # DSPy's optimizers print and draw bars on stdout: to the log (-v shows it), so stdout keeps the
-            # result (--json) and the terminal one progress display.
-            with contextlib.redirect_stdout(LibraryOutput(logging.getLogger(__name__))):
+            # DSPy's optimizers print and draw tqdm bars on stdout and stderr: to the log (-v shows it), so stdout
+            # keeps the result (--json) and the terminal one progress display.
+            library = LibraryOutput(logging.getLogger(__name__))
+            with contextlib.redirect_stdout(library), contextlib.redirect_stderr(library):
                 summary = run_experiment(
                     Path(args.config),
                     mlruns=Path(args.mlruns),
@@ -144,17 +149,9 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     return 0
 
 
-def timings_file() -> Path:
-    """This machine's measured LM rates (experiments.timings): in the project's cache directory."""
-    from experiments.timings import TIMINGS_FILE
-    from pipeline.cli.common import cache_root
-
-    return cache_root() / TIMINGS_FILE
-
-
 def took(summary: RunSummary) -> str:
     """ "took 4 min (estimated 3 min)": the job's time against its estimate."""
-    from experiments.estimate import duration
+    from pipeline.cli.eta import duration
 
     estimated = f" (estimated {duration(summary.estimate_seconds)})" if summary.estimate_seconds else ""
     return f"took {duration(summary.seconds)}{estimated}"
@@ -163,14 +160,14 @@ def took(summary: RunSummary) -> str:
 def dry_run(args: argparse.Namespace) -> int:
     """What `optimize CONFIG` would do: examples per split and case, LM calls and time per phase; nothing runs."""
     from experiments.config import load_config
-    from experiments.runner import prepare_job
+    from experiments.data import prepare_job
 
     path = Path(args.config)
     config = load_config(path)
     plan = prepare_job(config, path, timings=timings_file()).plan
     if args.json:
         phases = [
-            {"phase": p.name, p.unit.replace(" ", "_"): p.units, "lm_calls": p.calls, "seconds": p.seconds}
+            {"phase": p.name, p.unit.replace(" ", "_"): p.units, "lm_calls": p.calls, "seconds": plan.phase_seconds(p)}
             for p in plan.phases
         ]
         print(
@@ -181,12 +178,13 @@ def dry_run(args: argparse.Namespace) -> int:
                     "phases": phases,
                     "lm_calls": plan.lm_calls,
                     "seconds": plan.seconds,
+                    "contention": round(plan.contention, 2),
                 },
                 indent=2,
             )
         )
         return 0
-    from experiments.estimate import duration
+    from pipeline.cli.eta import duration
 
     out = output()
     out.print(
@@ -206,7 +204,8 @@ def dry_run(args: argparse.Namespace) -> int:
     out.print(f"{'phase':<14} {'work':>16} {'LM calls':>9} {'time':>9}", highlight=False)
     for p in plan.phases:
         work = f"{'<= ' if p.unit == 'LM calls' else ''}{p.units} {p.unit}"
-        time = duration(p.seconds) if p.seconds is not None else "?"
+        seconds = plan.phase_seconds(p)
+        time = duration(seconds) if seconds is not None else "?"
         out.print(f"{p.name:<14} {work:>16} {p.calls:>9} {time:>9}", highlight=False)
     out.print(f"\nestimate: {plan.describe()}\nnothing was run (--dry-run)", highlight=False, soft_wrap=True)
     return 0

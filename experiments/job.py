@@ -16,11 +16,12 @@ import dspy
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, flatten
-from experiments.estimate import JobClock
 from experiments.tracking import Tracker, artifact_dir, finish_run, log_artifacts, log_metrics, log_params, log_text
+from pipeline.cli.eta import Eta
 from pipeline.evaluation.compare import Difference, compare_paired, differences_frame
 from pipeline.evaluation.examples import LabelledExample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
+from pipeline.evaluation.stage_metrics import STAGE_WEIGHTS, Stage
 from pipeline.export import program_state, render_prompts, save_export
 from pipeline.program.calls import LMCallCounter, StopSignal, counting
 from pipeline.program.lm import parse_lm_spec
@@ -40,6 +41,8 @@ class ProgressEvent:
     message: str = ""
     # Something the user should read before the job goes on (e.g. too few validation examples).
     warning: bool = False
+    # The whole job's ETA as it stands (one per job, shown once on the screen), "" when there is none yet.
+    eta: str = ""
 
 
 Progress = Callable[[ProgressEvent], None]
@@ -108,8 +111,10 @@ class Job:
     # On Ray (`--ray`): makes an LM from its spec inside each worker; the task attempts Ray repeated so far.
     ray_factory: LMFactory | None = None
     ray_retries: int = 0
-    # The job's ETA, calibrated by the work finished so far (experiments.estimate).
-    clock: JobClock | None = None
+    # The job's ETA over all its phases, learning its rates from the work finished so far (experiments.estimate),
+    # and the time the job was planned to take before it started.
+    clock: Eta | None = None
+    estimate_seconds: float | None = None
 
     def ray_lm(self, spec: str | None) -> Callable[[], Any] | None:
         """What makes the LM `spec` inside a Ray worker; None when not on Ray or no spec."""
@@ -123,15 +128,21 @@ class Job:
         def seen(calls: int) -> None:
             if phase == "compile":
                 self._tick(phase, calls)
-                self.progress(ProgressEvent(phase, calls, limit, self._with_eta("LM calls")))
+                self.progress(ProgressEvent(phase, calls, limit, "LM calls", eta=self._eta()))
                 return
             done, total, unit = self.examples.get(phase, (0, 0, "examples"))
-            self.progress(ProgressEvent(phase, done, total, self._with_eta(f"{unit}, {calls} LM calls")))
+            self.progress(ProgressEvent(phase, done, total, f"{unit}, {calls} LM calls", eta=self._eta()))
 
         self.phase = phase
         self.counters[phase] = LMCallCounter(limit, on_call=seen, stop=self.stop)
         self._tick(phase, 0)
         return self.counters[phase]
+
+    def enter(self, phase: str, total: int | None = None, message: str = "") -> None:
+        """The job moves on to `phase` (compile, log), which reports `message`."""
+        self.phase = phase
+        self._tick(phase, 0)
+        self.progress(ProgressEvent(phase, 0, total, message, eta=self._eta()))
 
     def advance(self, phase: str, done: int, total: int, unit: str = "examples") -> None:
         """`done` of `total` examples of `phase` are scored (reported with the phase's LM calls so far and the
@@ -140,19 +151,18 @@ class Job:
         self._tick(phase, done)
         counter = self.counters.get(phase)
         calls = f", {counter.calls} LM calls" if counter is not None and counter.calls else ""
-        self.progress(ProgressEvent(phase, done, total, self._with_eta(f"{unit}{calls}")))
+        self.progress(ProgressEvent(phase, done, total, f"{unit}{calls}", eta=self._eta()))
 
     def _tick(self, phase: str, done: int) -> None:
         if self.clock is None:
             return
         self.clock.advance(phase, done)
-        note = self.clock.calibration_note()
+        note = self.clock.note()
         if note is not None:
-            self.progress(ProgressEvent(phase, message=note))
+            self.progress(ProgressEvent(phase, message=note, eta=self._eta()))
 
-    def _with_eta(self, message: str) -> str:
-        eta = self.clock.eta() if self.clock is not None else ""
-        return f"{message}, {eta}" if eta else message
+    def _eta(self) -> str:
+        return self.clock.text() if self.clock is not None else ""
 
 
 class LMs:
@@ -288,7 +298,7 @@ def log_costs(job: Job) -> dict[str, int]:
         metrics["ray.retries"] = job.ray_retries
     if job.clock is not None:  # how long the work took against the estimate the job started with
         metrics["time.seconds"] = round(job.clock.elapsed, 1)
-        metrics["time.estimate_seconds"] = job.clock.plan.seconds
+        metrics["time.estimate_seconds"] = None if job.estimate_seconds is None else round(job.estimate_seconds, 1)
     log_metrics(job.tracker, job.run_id, metrics)
     return totals
 
@@ -299,6 +309,9 @@ def log_inputs(job: Job, digest: str, data_hash: str, splits: Mapping[str, Seque
     params = flatten(config.model_dump(mode="json"))
     params.update({"config_hash": digest, "data_hash": data_hash, "index_generation": job.store.manifest.generation})
     params.update({f"{name}_examples": str(len(ids)) for name, ids in splits.items()})
+    if config.stage != "end_to_end":  # what the stage metric weighs, so runs --compare can tell two apart
+        stage: Stage = config.stage  # type: ignore[assignment]
+        params.update({f"stage_metric.{part}": str(w) for part, w in STAGE_WEIGHTS[stage].items()})
     log_params(job.tracker, job.run_id, params)
     log_text(job.tracker, job.run_id, job.config_path.read_text(encoding="utf-8"), "config.toml")
     log_text(job.tracker, job.run_id, json.dumps({k: list(v) for k, v in splits.items()}, indent=2), "data/splits.json")
@@ -375,6 +388,8 @@ def finish(
 ) -> RunSummary:
     """Log the job's LM costs, end its run FINISHED, and summarise it (`tables`: end-to-end per-case tables
     before and after; `comparisons`: the paired differences on validation and on the test split)."""
+    if job.clock is not None:  # the export and the logging are done
+        job.clock.advance("log", 1)
     totals = log_costs(job)
     finish_run(job.tracker, job.run_id, "FINISHED")
     differences, test_differences = comparisons
@@ -395,5 +410,5 @@ def finish(
         comparison=differences_frame(differences),
         test_comparison=differences_frame(test_differences) if test_differences else None,
         seconds=job.clock.elapsed if job.clock is not None else 0.0,
-        estimate_seconds=job.clock.plan.seconds if job.clock is not None else None,
+        estimate_seconds=job.estimate_seconds,
     )

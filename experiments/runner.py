@@ -16,14 +16,13 @@ import functools
 import hashlib
 import logging
 import shutil
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import experiments.report as report
 from experiments.config import ExperimentConfig, config_hash, load_config
-from experiments.data import JobData, StageData, load_job_data, load_stage_data, open_index
-from experiments.estimate import JobClock, JobPlan, plan_job
+from experiments.data import JobData, StageData, prepare_job, test_examples
+from experiments.estimate import JobPlan, job_eta, job_gauge
 from experiments.job import (
     Job,
     LMFactory,
@@ -42,7 +41,6 @@ from experiments.job import (
     log_inputs,
 )
 from experiments.stage_job import run_stage_job
-from experiments.timings import load_rates, record_rates
 from experiments.tracking import (
     TAG_CONFIG_HASH,
     TAG_CONFIG_NAME,
@@ -63,14 +61,15 @@ from experiments.tracking import (
 from optimizers import compile_program, to_training_examples
 from optimizers.fanout import RayCandidates
 from optimizers.params import GepaParams
+from pipeline.cli.eta import Eta
 from pipeline.cluster import ray_session
 from pipeline.errors import BudgetExceededError, JobInterrupted
 from pipeline.evaluation.compare import Difference, select_candidate
-from pipeline.evaluation.examples import LabelledExample, load_examples, stratified_sample
 from pipeline.evaluation.tables import per_case_table, results_frame
 from pipeline.export import program_state
 from pipeline.program.calls import StopRequested, StopSignal
 from pipeline.program.lm import LMKeys, default_model_cache_dir, make_lm, parse_lm_spec
+from pipeline.program.lm.timings import record_rates
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
 
@@ -115,6 +114,8 @@ def run_experiment(
     prepared = prepare_job(config, config_path, store, timings)
     _announce_cost(config, prepared.plan, report_progress)
     factory = lm_factory or _default_factory(config, model_cache_dir, keys)
+    embedded = parse_lm_spec(config.lm.task).kind == "embedded"
+    clock = job_eta(prepared.plan, job_gauge(embedded and not ray, config.lm.threads))
     with ray_session(ray) if ray else contextlib.nullcontext():
         return _tracked(
             config_path,
@@ -130,41 +131,10 @@ def run_experiment(
             parent,
             stop=stop,
             dspy_cache_dir=dspy_cache_dir,
-            clock=JobClock(prepared.plan),
+            clock=clock,
+            estimate_seconds=prepared.plan.seconds,
             timings=None if ray else timings,
         )
-
-
-@dataclass(frozen=True)
-class PreparedJob:
-    """A job ready to run: its index, its examples (end to end or for its stage) and its plan."""
-
-    store: Store
-    data: JobData | None
-    stage_data: StageData | None
-    plan: JobPlan
-
-
-def prepare_job(
-    config: ExperimentConfig, config_path: Path, store: Store | None = None, timings: Path | None = None
-) -> PreparedJob:
-    """Open the index, load and check the examples, and plan the job (its phases, LM calls and time, at the
-    rates measured here in `timings` when there are any); no LM is made and no run is started."""
-    store = store if store is not None else open_index(config, config_path)
-    data = load_job_data(config, config_path, store) if config.stage == "end_to_end" else None
-    stage_data = load_stage_data(config, config_path, store) if data is None else None
-    examples: dict[str, list[str]] = {}
-    if data is not None:
-        examples = {"train": [e.case for e in data.train], "val": [e.case for e in data.val]}
-        if config.data.test_split:
-            examples["test"] = [e.case for e in _test_examples(config)]
-    elif stage_data is not None:
-        examples = {
-            role: [i.example.case for i in items] for role, items in stage_data.__dict__.items() if role != "data_hash"
-        }
-    embedded = parse_lm_spec(config.lm.task).kind == "embedded"
-    rates = load_rates(timings, config.lm.task, config.lm.num_threads) if timings is not None else None
-    return PreparedJob(store, data, stage_data, plan_job(config, examples, embedded=embedded, rates=rates))
 
 
 def _tracked(
@@ -182,7 +152,8 @@ def _tracked(
     *,
     stop: StopSignal | None = None,
     dspy_cache_dir: Path | None = None,
-    clock: JobClock | None = None,
+    clock: Eta | None = None,
+    estimate_seconds: float | None = None,
     timings: Path | None = None,
 ) -> RunSummary:
     """The job in its MLflow run: opened (stale runs of dead jobs reaped first), run, closed with its status
@@ -202,7 +173,18 @@ def _tracked(
         tags[TAG_PARENT] = parent.run_id
     experiment = parent.experiment if parent is not None else config.tracking.experiment
     run_id = start_run(tracker, experiment_id(tracker, experiment), run_name(config.name, digest), tags)
-    job = Job(config, config_path, tracker, store, run_id, report_progress, stop, ray_factory=ray_factory, clock=clock)
+    job = Job(
+        config,
+        config_path,
+        tracker,
+        store,
+        run_id,
+        report_progress,
+        stop,
+        ray_factory=ray_factory,
+        clock=clock,
+        estimate_seconds=estimate_seconds,
+    )
     report_progress(ProgressEvent("setup", message=f"MLflow run {run_id} in {tracker.uri}"))
 
     def killed() -> None:  # at once, from the thread that asked to stop: the run list shows it now
@@ -212,6 +194,8 @@ def _tracked(
         stop.listen(killed)
     with dspy_autolog(tracker, run_id, config.tracking.dspy_autolog):
         try:
+            if clock is not None:  # the LM is made and the run open: the work begins
+                clock.advance("setup", 1)
             if stage_data is not None:
                 summary = run_stage_job(job, lms, stage_data, digest)
             elif data is not None:
@@ -236,7 +220,8 @@ def _tracked(
             if clock is not None and timings is not None:  # what this machine measured, for the next plan
                 clock.finish()
                 uncached = {phase: c.calls > 0 and c.new_calls == c.calls for phase, c in job.counters.items()}
-                record_rates(timings, config.lm.task, config.lm.num_threads, clock.measured(uncached))
+                steps = {p.name: True for p in clock.work if p.kind in ("setup", "log", "floor")}  # no LM call
+                record_rates(timings, config.lm.task, config.lm.num_threads, clock.measured(uncached | steps))
     report_progress(ProgressEvent("done", message=f"run {run_id}"))
     return dataclasses.replace(summary, reaped=reaped)
 
@@ -256,7 +241,7 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
         where = RayCandidates(config.data.index_dir, task_lm, job.ray_lm(config.lm.teacher), lms.embedded)
         spec = dataclasses.replace(spec, ray=where)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
-    job.progress(ProgressEvent("compile", 0, config.budget.max_lm_calls, config.optimizer))
+    job.enter("compile", config.budget.max_lm_calls, config.optimizer)
     with lms.task_context():
         candidate = compile_program(
             spec,
@@ -282,7 +267,7 @@ def _run(job: Job, lms: LMs, data: JobData, digest: str) -> RunSummary:
         log.warning("run %s: candidate rejected (%s); the baseline is kept", run_id, rejection)
     chosen = candidate if selected else student
     test_differences = _test_split(job, lms, student, candidate) if config.data.test_split else []
-    job.progress(ProgressEvent("log", message="export, tables, prompts"))
+    job.enter("log", message="export, tables, prompts")
     tables = {"baseline": baseline_table, "result": result_table}
     frames = {
         "baseline-examples": baseline_frame,
@@ -341,21 +326,12 @@ def _test_split(job: Job, lms: LMs, student: ScopedQA, candidate: ScopedQA) -> l
     config = job.config
     if config.data.test_split is None:
         return []
-    examples = _test_examples(config)
+    examples = test_examples(config)
     before = evaluate_program(job, "test_baseline", student, examples, lms)
     after = evaluate_program(job, "test_result", candidate, examples, lms)
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.baseline", per_case_table(results_frame(before))))
     log_metrics(job.tracker, job.run_id, report.case_metrics("test.result", per_case_table(results_frame(after))))
     return compare_results(before, after, seed=config.seed)
-
-
-def _test_examples(config: ExperimentConfig) -> list[LabelledExample]:
-    """An end-to-end job's test examples (empty without data.test_split)."""
-    split = config.data.test_split
-    if split is None:
-        return []
-    path = config.data.traces_dir / f"{split}.jsonl"
-    return stratified_sample(load_examples(path, cases=config.data.cases), config.data.test_size, config.seed + 2)
 
 
 def _gepa_dir(job: Job, digest: str, data_hash: str) -> Path | None:

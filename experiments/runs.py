@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from experiments.tracking import (
     TAG_OPTIMIZER,
     TAG_REJECTION,
     TAG_SELECTED,
+    TAG_STAGE,
+    TAG_STEP,
     TAG_STOP,
     Tracker,
     artifact_dir,
@@ -67,10 +70,13 @@ def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = Non
             continue  # not a scoperag job
         experiment_entity = names.get(str(run.info.experiment_id))
         champion = experiment_entity is not None and experiment_entity.tags.get(TAG_CHAMPION_RUN) == run.info.run_id
+        measure = run_measure(run)
         row: dict[str, Any] = {
             "run_id": run.info.run_id,
             "experiment": experiment_entity.name if experiment_entity is not None else run.info.experiment_id,
             "config": tags.get(TAG_CONFIG_NAME, ""),
+            "stage": measure.stage,
+            "traces": measure.traces,
             "optimizer": tags.get(TAG_OPTIMIZER, ""),
             "status": run.info.status,
             "selected": tags.get(TAG_SELECTED, ""),
@@ -78,7 +84,7 @@ def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = Non
             "started": datetime.fromtimestamp(run.info.start_time / 1000, UTC).strftime("%Y-%m-%d %H:%M"),
         }
         # per case, the metric the run selects by: the composite, or a stage job's own stage metric
-        prefix, value = ("stage.", "value") if tags.get("scoperag.stage") else ("", "composite")
+        prefix, value = ("stage.", "value") if tags.get(TAG_STAGE) else ("", "composite")
         for case in SUMMARY_CASES:
             row[f"{case} before"] = metrics.get(f"{prefix}baseline.{case}.{value}")
             row[f"{case} after"] = metrics.get(f"{prefix}result.{case}.{value}")
@@ -99,7 +105,7 @@ def _verdict_fields(run: Any) -> dict[str, Any]:
     """What the compact runs table shows of a run: validation examples per case, the selection metric
     before and after, the paired difference with its 95% CI, and the verdict with its reason."""
     tags, metrics = run.data.tags, run.data.metrics
-    stage = tags.get("scoperag.stage")
+    stage = tags.get(TAG_STAGE)
     prefix = "stage." if stage else ""
     value = "value" if stage else "composite"
     fields: dict[str, Any] = {
@@ -111,9 +117,15 @@ def _verdict_fields(run: Any) -> dict[str, Any]:
     fields["difference"] = metrics.get("compare.all.difference")
     fields["ci_low"] = metrics.get("compare.all.ci_low")
     fields["ci_high"] = metrics.get("compare.all.ci_high")
+    fields["runs"] = exported_way(tags)
     if run.info.status != "FINISHED":
         fields["verdict"] = run.info.status.lower()
         fields["reason"] = tags.get(TAG_STOP, "")
+    elif fields["runs"].startswith("floor"):
+        # the exported program runs the step by plain code: "selected" would name a prompt it never runs
+        fields["verdict"] = f"runs {fields['runs']}"
+        lm = "the compiled LM" if tags.get(TAG_SELECTED) == "true" else "the LM"
+        fields["reason"] = f"{lm} did not beat it"
     elif tags.get(TAG_SELECTED) == "false":
         fields["verdict"], fields["reason"] = "rejected", tags.get(TAG_REJECTION, "")
     else:
@@ -121,50 +133,56 @@ def _verdict_fields(run: Any) -> dict[str, Any]:
     return fields
 
 
+def exported_way(tags: Any) -> str:
+    """What the run's exported program runs for what the job optimised: "compiled" (the candidate), "uncompiled"
+    (the baseline, the candidate rejected), or, for a stage job, "floor <name>" when the LM lost to its floor."""
+    step = tags.get(TAG_STEP)
+    if tags.get(TAG_STAGE) and step and step != "lm":
+        return f"floor {step}"
+    return "uncompiled" if tags.get(TAG_SELECTED) == "false" else "compiled"
+
+
 def _count(value: float | None) -> int | None:
     return None if value is None else int(value)
 
 
-# (header, width) of the compact table's columns; the config column widens to the longest name (up to
-# CONFIG_WIDTH) and the reason gets what is left of the width.
-COMPACT = (("run", 8), ("config", 6), ("started", 11), ("val n/case", 11), ("before", 6), ("after", 5))
-CONFIG_WIDTH = 40
 CASE_INITIALS = "/".join("".join(word[0] for word in case.split("_")) for case in CASES)
 
 
-def compact_lines(table: Any, width: int = 120) -> list[str]:
-    """The runs table in at most `width` columns per line: run, config, start, validation examples per case,
-    the metric before and after, the difference with its 95% CI and the verdict with its reason."""
+def compact_lines(table: Any, width: int = 80) -> list[str]:
+    """The runs table in `width` columns, two lines per run, nothing cut: the run id, start time, validation
+    examples per case, the metric before and after and the difference with its 95% CI; then the config and
+    what its exported program runs (the verdict with its reason), wrapped under it."""
+    import textwrap
 
     def number(value: Any, sign: str = "") -> str:
         return "" if value is None or value != value else f"{value:{sign}.2f}"
 
-    records = table.to_dict(orient="records")
-    names = [str(row["config"]) + ("*" if row.get("champion") else "") for row in records]
-    config_width = min(CONFIG_WIDTH, max([len(n) for n in names] + [COMPACT[1][1]]))
-    columns = [(name, config_width if name == "config" else size) for name, size in COMPACT]
-    header = [f"{name:<{size}}" for name, size in columns]
-    lines = [" ".join([*header, f"{'after-before [CI]':<19}", "verdict"])]
-    for row, name in zip(records, names, strict=True):
+    lines = [f"{'run':<8} {'started':<11} {'val n/case':<11} {'before':>6} {'after':>6}  after-before [95% CI]"]
+    for row in table.to_dict(orient="records"):
         counts = [row.get(f"n {case}") for case in CASES]
         shown = "/".join("-" if c is None or c != c else str(int(c)) for c in counts)
         interval = ""
         if row.get("difference") is not None and row["difference"] == row["difference"]:
-            interval = f"{number(row['difference'], '+')} [{number(row['ci_low'], '+')},{number(row['ci_high'], '+')}]"
-        cells = [
-            str(row["run_id"])[:8],
-            name if len(name) <= config_width else name[: config_width - 1] + "…",
-            str(row["started"])[5:],
-            shown[:11],
-            number(row.get("before")),
-            number(row.get("after")),
-        ]
-        line = " ".join(f"{cell:<{size}}" for cell, (_, size) in zip(cells, columns, strict=True))
-        verdict = str(row["verdict"]) + (f": {short_reason(str(row['reason']))}" if row.get("reason") else "")
-        line = f"{line} {interval:<19} {verdict}"
-        lines.append(line if len(line) <= width else line[: width - 1] + "…")
-    lines.append(f"val n/case: validation examples of {CASE_INITIALS} = {', '.join(CASES)}; * champion")
-    lines.append("before/after: the selection metric on validation; after-before: paired, with its 95% bootstrap CI")
+            low, high = number(row["ci_low"], "+"), number(row["ci_high"], "+")
+            interval = f"{number(row['difference'], '+')} [{low}, {high}]"
+        started = str(row["started"])[5:]
+        before, after = number(row.get("before")), number(row.get("after"))
+        lines.append(
+            f"{str(row['run_id'])[:8]:<8} {started:<11} {shown:<11} {before:>6} {after:>6}  {interval}".rstrip()
+        )
+        verdict = str(row["verdict"]) + (f" ({short_reason(str(row['reason']))})" if row.get("reason") else "")
+        name = str(row["config"]) + (" (champion)" if row.get("champion") else "")
+        # a config's name is never split (its hyphens are no place to break)
+        wrapped = textwrap.wrap(
+            f"{name}: {verdict}", width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+        )
+        lines.extend(wrapped)
+    notes = (
+        f"val n/case: validation examples of {CASE_INITIALS} = {', '.join(CASES)}",
+        "before/after: the selection metric on validation; after-before: paired, with its 95% bootstrap CI",
+    )
+    lines.extend(line for note in notes for line in textwrap.wrap(note, width, subsequent_indent="  "))
     return lines
 
 
@@ -231,13 +249,76 @@ def run_examples(tracker: Tracker, run_id: str, scratch: Path) -> tuple[Any, str
     return frame, metric
 
 
+@dataclass(frozen=True)
+class Measure:
+    """What a run measured, from its params and tags: the stage (or the whole program), the metric and its weights,
+    the documents, the labelled examples and the validation split."""
+
+    stage: str
+    metric: str
+    weights: tuple[tuple[str, str], ...]
+    corpus: str
+    traces: str
+    split: str
+    cases: str
+    generation: str
+
+    def describe(self) -> str:
+        """ "the decompose stage metric on datasets/sec-10q/traces (dev)"."""
+        return f"the {self.metric} on {self.traces} ({self.split})"
+
+
+def run_measure(run: Any) -> Measure:
+    """What `run` measured (a run logged before the stage metric's weights were recorded compares by stage)."""
+    params, tags = run.data.params, run.data.tags
+    stage = tags.get(TAG_STAGE) or params.get("stage") or "end_to_end"
+    prefix = "metric.weights." if stage == "end_to_end" else "stage_metric."
+    weights = tuple(sorted((k.removeprefix(prefix), v) for k, v in params.items() if k.startswith(prefix)))
+    corpus = " ".join(filter(None, (params.get("data.corpus_dir"), params.get("data.corpus_manifest"))))
+    return Measure(
+        stage=stage,
+        metric="composite (end to end)" if stage == "end_to_end" else f"{stage} stage metric",
+        weights=weights,
+        corpus=corpus,
+        traces=params.get("data.traces_dir", "?"),
+        split=params.get("data.val_split", "?"),
+        cases=params.get("data.cases", ""),
+        generation=params.get("index_generation", ""),
+    )
+
+
+def measure_conflicts(a: Measure, b: Measure) -> list[str]:
+    """Why two runs' scores cannot be compared: they measured different things (each reason in words)."""
+    reasons = []
+    if a.stage != b.stage:
+        reasons.append(f"run A measured the {a.metric} and run B the {b.metric}")
+    elif a.weights and b.weights and a.weights != b.weights:
+        differ = sorted({k for k, _ in set(a.weights) ^ set(b.weights)})
+        reasons.append(f"their {a.metric} weighs its parts differently ({', '.join(differ)})")
+    if a.corpus != b.corpus:
+        reasons.append(f"run A read {a.corpus or '?'} and run B {b.corpus or '?'}")
+    if a.traces != b.traces:
+        reasons.append(f"run A was scored on {a.traces} and run B on {b.traces}")
+    return reasons
+
+
 def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str | None = None) -> Any:
     """Run B's compiled program minus run A's, paired over the validation examples both scored (DataFrame
-    with a 95% bootstrap CI per case and overall); TrackingError when they share no example or metric."""
+    with a 95% bootstrap CI per case and overall; `attrs` say what was measured and what the pairing left out).
+    TrackingError when the runs measured different things (stage, metric, documents, labelled examples) or share
+    no example."""
     from pipeline.evaluation.compare import compare_paired, differences_frame
 
     tracker = open_existing(mlruns, uri)
     run_a, run_b = resolve_run_id(tracker, run_a), resolve_run_id(tracker, run_b)
+    measure_a, measure_b = run_measure(get_run(tracker, run_a)), run_measure(get_run(tracker, run_b))
+    conflicts = measure_conflicts(measure_a, measure_b)
+    if conflicts:
+        raise TrackingError(
+            f"runs {run_a[:8]} (A) and {run_b[:8]} (B) measured different things: {'; '.join(conflicts)}. "
+            "A difference between them would mean nothing: compare two runs of the same stage on the same "
+            "labelled examples (`scoperag runs` lists each run's config)"
+        )
     with tempfile.TemporaryDirectory(prefix="scoperag-compare-") as scratch:
         frame_a, metric_a = run_examples(tracker, run_a, Path(scratch) / "a")
         frame_b, metric_b = run_examples(tracker, run_b, Path(scratch) / "b")
@@ -257,5 +338,19 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str |
         seed=seed,
     )
     table = differences_frame(differences)
-    table.attrs.update({"metric": metric_a, "run_a": run_a, "run_b": run_b})  # type: ignore[attr-defined]
+    notes = []
+    if len(paired) < max(len(frame_a), len(frame_b)):
+        notes.append(
+            f"paired over the {len(paired)} examples both scored (A scored {len(frame_a)}, B {len(frame_b)}); "
+            "the others are left out"
+        )
+    if measure_a.split != measure_b.split or measure_a.cases != measure_b.cases:
+        notes.append(
+            f"A was validated on {measure_a.split} {measure_a.cases}, B on {measure_b.split} {measure_b.cases}"
+        )
+    if measure_a.generation != measure_b.generation:
+        notes.append("their indexes were built separately from the same documents")
+    table.attrs.update(  # type: ignore[attr-defined]
+        {"metric": metric_a, "measure": measure_a.describe(), "run_a": run_a, "run_b": run_b, "notes": notes}
+    )
     return table

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from pipeline.cli.common import Commands, console, json_option, mlruns_option, output, plain, quiet_environment, styled
+from pipeline.cli.common import Commands, console, json_option, mlruns_option, output, quiet_environment, styled
 
 # The runs table fits a terminal this wide (--wide and --json carry the rest).
-RUNS_WIDTH = 120
+RUNS_WIDTH = 80
+# How long `scoperag ui` waits for MLflow's server to answer (3 s on 2 idle cores; far more under load).
+UI_STARTUP_SECONDS = 300.0
 
 
 def register(commands: Commands) -> None:
@@ -17,7 +18,8 @@ def register(commands: Commands) -> None:
     p = commands.add_parser(
         "runs",
         parents=[mlruns_option(), json_option()],
-        help="optimisation runs: examples per case, metric before/after with its 95%% CI, verdict and reason",
+        help="optimisation runs: examples per case, metric before/after with its 95%% CI, what each exported "
+        "program runs and why",
     )
     p.add_argument("--experiment", help="only this MLflow experiment")
     p.add_argument("--wide", action="store_true", help="every column: per-case metrics, safety, LM calls, prompts")
@@ -87,11 +89,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
         if args.json:
             print(compared.to_json(orient="records", indent=2))
         else:
-            metric = compared.attrs.get("metric", "")
+            measure = compared.attrs.get("measure", compared.attrs.get("metric", ""))
             run_a, run_b = compared.attrs.get("run_a", run_a), compared.attrs.get("run_b", run_b)
-            console().print(
-                f"run {plain(run_b)} - run {plain(run_a)}, {metric} (paired, 95% bootstrap CI)", soft_wrap=True
+            notices = console()
+            notices.print(
+                styled(f"run {run_b} (B) - run {run_a} (A): {measure}, paired per example, 95% bootstrap CI"),
+                soft_wrap=True,
             )
+            for note in compared.attrs.get("notes", []):
+                notices.print(styled(("note: ", "yellow"), note), soft_wrap=True)
             print(compared.to_string(index=False))
         return 0
     table = list_runs(Path(args.mlruns), experiment=args.experiment, uri=tracking_uri(args))
@@ -139,42 +145,75 @@ def exported_program(export_dir: Path) -> str:
     state = contents.program_state
     counts = {name: len(state[name]["demos"]) for name in PREDICTORS if name in state}
     demos = ", ".join(f"{name} {count}" for name, count in counts.items() if count) or "none"
+    steps = contents.manifest.config.program.get("steps")
+    floors = {k: v for k, v in steps.items() if v != "lm"} if isinstance(steps, dict) else {}
+    # demos of a step that runs its floor are never read: say so, or "compiled" would name what never runs
+    unused = [name for name in counts if counts[name] and name in floors]
+    runs = f"; {', '.join(f'{n} runs floor {floors[n]}' for n in unused)}, so its demos are not used" if unused else ""
     if contents.manifest.config.experiment.get("selected") is False:
-        return f"the uncompiled baseline (the candidate was rejected); demos: {demos}"
-    return f"the compiled candidate; demos: {demos}"
+        return f"the uncompiled baseline (the candidate was rejected); demos: {demos}{runs}"
+    return f"the compiled candidate; demos: {demos}{runs}"
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    """Replace this process with `mlflow ui` on the store (--mlruns, or --tracking-uri), offline settings applied."""
+    """MLflow's UI on the store (--mlruns, or --tracking-uri), offline settings applied; its addresses are printed
+    once it answers, and Ctrl-C (or a SIGTERM) stops it."""
     import os
+    import signal
+    import subprocess
 
-    from experiments.tracking import open_tracker
-    from experiments.ui import runs_links, ui_command, ui_environment
+    from experiments.tracking import is_local_store, open_tracker
+    from experiments.ui import runs_links, server_environment, ui_command, wait_until_listening
 
     quiet_environment()  # LiteLLM's price list, MLflow telemetry: fetched at start-up unless switched off
     uri = tracking_uri(args)
     command = ui_command(uri, args.host, args.port)
+    mlruns = Path(args.mlruns)
     address = f"http://{args.host}:{args.port}"
     notices = console()
-    notices.print(
-        styled(f"MLflow UI on {address} (store {command[command.index('--backend-store-uri') + 1]})"),
-        soft_wrap=True,  # the store's path stays one line, to copy
-    )
-    for name, link in runs_links(open_tracker(Path(args.mlruns), uri), address):
-        notices.print(styled((f"runs of {name}: ", "bold"), link), soft_wrap=True)
-    notices.print(
-        styled(
-            (
-                "each experiment's runs with their val.* metrics; Prompts: scoperag-<module> versions; Ctrl-C stops it",
-                "dim",
-            )
-        ),
-        soft_wrap=True,
-    )
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(command[0], command, {**os.environ, **ui_environment()})
-    return 0  # not reached: exec replaced the process
+    fresh = is_local_store(uri, mlruns) and not (mlruns / "mlflow.db").is_file()
+    tracker = open_tracker(mlruns, uri) if fresh else None  # a new store is made (and given the reference runs) first
+    environment = {**os.environ, **server_environment(uri, (mlruns / "artifacts").resolve())}
+    notices.print(styled((f"starting MLflow's UI on {uri} ...", "dim")), soft_wrap=True)
+    server = subprocess.Popen(command, env=environment)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        # while the server starts (the other core), the runs lists it will show
+        links = runs_links(tracker or open_tracker(mlruns, uri), address)
+        if not wait_until_listening(address, server, UI_STARTUP_SECONDS):
+            code = server.poll()
+            said = f"exited with {code}" if code is not None else f"did not answer in {UI_STARTUP_SECONDS:.0f} s"
+            notices.print(styled((f"MLflow's UI {said}: nothing is listening on {address}", "red")), soft_wrap=True)
+            return 1
+        notices.print(styled(f"MLflow UI on {address} (store {uri}), listening"), soft_wrap=True)
+        for name, link in links:
+            notices.print(styled((f"runs of {name}: ", "bold"), link), soft_wrap=True)
+        notices.print(
+            styled(
+                (
+                    "each experiment's runs with their val.* metrics; Prompts: scoperag-<module> versions; Ctrl-C "
+                    "stops it",
+                    "dim",
+                )
+            ),
+            soft_wrap=True,
+        )
+        return server.wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if server.poll() is None:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
 
 
 def cmd_champion(args: argparse.Namespace) -> int:

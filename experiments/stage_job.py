@@ -22,7 +22,6 @@ from experiments.floors import LM, STAGE_FLOORS, choose_step, floor_table, lm_st
 from experiments.job import (
     Job,
     LMs,
-    ProgressEvent,
     RunSummary,
     comparison_metrics,
     evaluate_program,
@@ -31,7 +30,15 @@ from experiments.job import (
     headline_metrics,
     log_inputs,
 )
-from experiments.tracking import TAG_REJECTION, TAG_SELECTED, log_metrics, register_prompts, set_tags
+from experiments.tracking import (
+    TAG_REJECTION,
+    TAG_SELECTED,
+    TAG_STAGE,
+    TAG_STEP,
+    log_metrics,
+    register_prompts,
+    set_tags,
+)
 from optimizers import compile_program
 from optimizers.stages import StageProgram, StageResult, evaluate_stage, to_stage_examples
 from pipeline.evaluation.compare import Difference, compare_paired, differences_frame, overall, select_candidate
@@ -47,7 +54,6 @@ log = logging.getLogger(__name__)
 
 SAFETY = {"wrong-property citations": "wrong_property", "invalid ids": "invalid_ids"}
 # The run tag naming which way the stage's step runs in the exported program: "lm" or a floor's name.
-TAG_STEP = "scoperag.step"
 
 
 def stage_frame(results: Sequence[StageResult]) -> Any:
@@ -122,7 +128,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     baseline = _evaluate(job, lms, "baseline", student, data.val)
     spec = config.compile_spec(teacher_lm=lms.teacher, reflection_lm=lms.reflection)
     compile_counter = job.counter("compile", config.budget.max_lm_calls)
-    job.progress(ProgressEvent("compile", 0, config.budget.max_lm_calls, f"{config.optimizer} on {stage}"))
+    job.enter("compile", config.budget.max_lm_calls, f"{config.optimizer} on {stage}")
     with lms.task_context():
         candidate = compile_program(
             spec,
@@ -182,7 +188,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
         ways["lm uncompiled"]["test"] = _mean_value(test_before)
         ways["lm compiled"]["test"] = _mean_value(test_after)
 
-    job.progress(ProgressEvent("log", message="export, tables, prompts"))
+    job.enter("log", message="export, tables, prompts")
     baseline_frame, result_frame = stage_frame(baseline), stage_frame(result)
     baseline_table, result_table = stage_table(baseline_frame, stage), stage_table(result_frame, stage)
     frames.update({f"floor-{name}-examples": stage_frame(results) for name, results in floor_val.items()})
@@ -213,7 +219,7 @@ def run_stage_job(job: Job, lms: LMs, data: StageData, digest: str) -> RunSummar
     optimised = (config.stage_module,)
     prompts = report.module_prompts(program_state(candidate), optimised, selected)
     versions = register_prompts(tracker, run_id, prompts, scores_tag, selected=selected)
-    tags = {TAG_SELECTED: str(selected).lower(), "scoperag.stage": stage, TAG_STEP: verdict.chosen}
+    tags = {TAG_SELECTED: str(selected).lower(), TAG_STAGE: stage, TAG_STEP: verdict.chosen}
     if rejection:
         tags[TAG_REJECTION] = rejection
     set_tags(tracker, run_id, tags)

@@ -121,7 +121,7 @@ def ask_everywhere(cli: Cli, attack: str, question: str = RENT) -> tuple[dict[st
     done: dict[str, Any] = json.loads(out)
     assert_data_safe(done)
     assert_markdown_safe(done["answer"])
-    for argv in (["history"], ["history", done["history_id"]]):
+    for argv in (["history", "--all"], ["history", done["history_id"]]):
         code, out, err = cli.run(*argv, "--history", str(cli.history))
         assert code == 0, err
         assert_terminal_safe(out)
@@ -177,7 +177,7 @@ def test_rich_markup_in_a_question_bullets_and_sub_questions_is_printed_literall
     assert trace["question"] == MARKUP_QUESTION  # answered and recorded, not a MarkupError
     assert all(markup in shown for markup in RICH_MARKUP)  # printed as written: never a style or a link
     assert all(all(markup in b for markup in RICH_MARKUP) for b in _bullets(done))
-    code, out, _ = cli.run("history", "--history", str(cli.history))
+    code, out, _ = cli.run("history", "--history", str(cli.history), "--index", str(cli.index))
     assert code == 0 and "clause [/2]?" in out
 
 
@@ -268,7 +268,7 @@ def test_an_lm_that_keeps_failing_costs_its_retries_and_no_more(cli: Cli) -> Non
         requests = lm.requests
     assert code == 1 and "language model failed: decompose" in err
     assert_terminal_safe(out + err)  # the server's error text carried an OSC 8 link
-    code, listed, _ = cli.run("history", "--history", str(cli.history), "--json")
+    code, listed, _ = cli.run("history", "--history", str(cli.history), "--index", str(cli.index), "--json")
     (entry,) = json.loads(listed)
     assert requests == entry["lm_calls"] == 1 + RETRIES
     trace = cli.history_of(entry["id"])

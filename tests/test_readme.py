@@ -30,7 +30,7 @@ import pytest
 
 from tests.support.compromised_server import CooperativeLM, openai_compatible_server
 from tests.support.paths import ROOT
-from tests.support.readme_commands import Command, expand, readme_commands
+from tests.support.readme_commands import Command, expand, fence_problems, readme_commands, readme_files
 from tests.support.serve_process import free_port, scoperag_command, stop_process, wait_until_healthy
 from tests.support.sockets import listeners, process_tree
 
@@ -116,7 +116,8 @@ RULES = [
     Rule(r"^mkdir -p \.scoperag/edgar", "shell", "the folder the EDGAR filings are unpacked into", slow=True),
     Rule(r"tar -xJf .*edgar", "shell", "unpacks the 113 EDGAR filings (274 MB)", slow=True),
     Rule(r"scoperag index .*edgar", reason="the 113 EDGAR filings: 8,415 pages (about 2 min on 2 cores)", slow=True),
-    Rule(r"--property ko\b", reason="searches the EDGAR index built above", slow=True),
+    Rule(r"--property ko\b", reason="searches and asks the EDGAR index built above", slow=True),
+    Rule(r"scoperag ask .*--index \.scoperag/sec-10q", reason="asks the SEC index built above", slow=True),
     Rule(
         r"scoperag evaluate .*sec-10q",
         reason="needs the SEC index; a sample of 4 examples",
@@ -201,7 +202,9 @@ def clone_into(where: Path) -> Path:
 @contextlib.contextmanager
 def scratch_clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scratch]:
     root = clone_into(tmp_path / "clone")
-    (root / "my-settings.toml").write_text("[core]\npage_weight = 0\n")
+    # the files the README shows for its commands (a reader saves them as it says)
+    for name, text in readme_files((ROOT / "README.md").read_text(encoding="utf-8")).items():
+        (root / name).write_text(text, encoding="utf-8")
     with openai_compatible_server(CooperativeLM(), "readme-lm") as url:
         monkeypatch.chdir(root)
         monkeypatch.setenv("SCOPERAG_LM", url)
@@ -304,7 +307,8 @@ def _remember(argv: list[str], out: str, scratch: Scratch) -> None:
 
 
 def _choose_runs(scratch: Scratch) -> None:
-    """RUN_ID: a selected reference run when there is one; RUN_A and RUN_B: two runs of one stage (or one run)."""
+    """RUN_ID: a selected reference run when there is one; RUN_A and RUN_B: two reference runs that measured the
+    same thing (one stage, one set of labelled examples), which a fresh clone must hold."""
     code, out, _ = run_in_process(["runs", "--json"])
     assert code == 0
     rows = json.loads(out)
@@ -313,10 +317,11 @@ def _choose_runs(scratch: Scratch) -> None:
     scratch.selected = bool(selected)
     one = (selected or rows)[0]
     scratch.runs["one"] = one["run_id"][:8]
-    by_config: dict[Any, list[str]] = {}
+    by_measure: dict[Any, list[str]] = {}
     for row in rows:
-        by_config.setdefault(row["config"], []).append(row["run_id"][:8])
-    pair = next((ids for ids in by_config.values() if len(ids) >= 2), [one["run_id"][:8]] * 2)
+        by_measure.setdefault((row["stage"], row["traces"]), []).append(row["run_id"][:8])
+    pair = next((ids for ids in by_measure.values() if len(ids) >= 2), None)
+    assert pair is not None, "the reference runs hold a comparable pair (the same stage on the same examples)"
     scratch.runs["a"], scratch.runs["b"] = pair[0], pair[1]
 
 
@@ -350,3 +355,48 @@ def test_every_readme_command_is_run_or_skipped_for_a_reason() -> None:
     for command in readme_commands((ROOT / "README.md").read_text(encoding="utf-8")):
         rule = rule_for(command)
         assert rule.action != "skip" or rule.reason, command.where()
+
+
+def test_the_readme_renders_with_every_fence_closed() -> None:
+    """The README as its Markdown parser renders it: every fence closed, no heading or fence swallowed by a code
+    block, and the bash blocks the commands are read from are the ones a reader sees."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert fence_problems(readme) == []
+    assert "my-settings.toml" in readme_files(readme), "the settings file the README's commands read is shown"
+
+
+def test_a_fence_closed_mid_line_is_found() -> None:
+    """What the README once held: "``` It is the default" closes nothing, so the next heading and its commands
+    rendered inside the block above."""
+    broken = "## A\n\n```bash\necho a\n``` It is the default.\n\n### B\n\n```bash\necho b\n```\n"
+    problems = fence_problems(broken)
+    assert any("line 3" in p and "never closed" not in p for p in problems), problems
+    assert any("heading at line 7 renders as code" in p for p in problems), problems
+    assert any("opens a fence inside this block" in p for p in problems), problems
+    unclosed = fence_problems("## A\n\n```bash\necho a\n")
+    assert unclosed and "never closed" in unclosed[0]
+    assert fence_problems("## A\n\n```bash\necho a\n```\n") == []
+
+
+def test_the_readme_and_docs_link_to_pages_and_headings_that_exist() -> None:
+    """Every relative link of the README and docs/ names a file that exists and, with `#anchor`, one of its
+    headings (as GitHub makes anchors: lower case, punctuation dropped, spaces as hyphens)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target} (no such file)")
+            elif anchor and anchor not in _anchors(linked):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []
+
+
+def _anchors(page: Path) -> set[str]:
+    headings = re.findall(r"^#{1,6} (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}

@@ -22,6 +22,7 @@ from pipeline.cli.common import (
     load_program,
     model_cache_dir,
     output,
+    profile_line,
     program_option,
     scope_options,
     settings_option,
@@ -31,6 +32,7 @@ from pipeline.cli.common import (
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from pipeline.evaluation.history import HistoryEntry
     from pipeline.program.events import Section
 
 
@@ -69,11 +71,12 @@ def register(commands: Commands) -> None:
 
     p = commands.add_parser(
         "history",
-        parents=[history_option(), json_option()],
-        help="list recent questions, or show one with its trace",
+        parents=[history_option(), index_option(), json_option()],
+        help="list recent questions asked of an index (--all: of every index), or show one with its trace",
     )
     p.add_argument("id", nargs="?", help="history id (or a unique prefix)")
     p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--all", action="store_true", help="questions asked of every index, each with its index")
     p.set_defaults(func=cmd_history)
 
     p = commands.add_parser(
@@ -121,7 +124,7 @@ def _ask_one(args: argparse.Namespace) -> int:
     from pipeline.cli.common import read_settings
     from pipeline.cli.progress import StageLine
     from pipeline.errors import StorageError
-    from pipeline.evaluation.history import History
+    from pipeline.evaluation.history import History, Status, index_key
     from pipeline.files import storage_errors
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed, value_text
@@ -129,6 +132,9 @@ def _ask_one(args: argparse.Namespace) -> int:
     from pipeline.store import open_store
 
     notices = console()
+    active = profile_line(args.program)  # the first line: a profile answers, unless --program does
+    if active is not None:
+        notices.print(styled(("profile: ", "bold"), active), soft_wrap=True)
     final: Completed | Failed | None = None
     with StageLine(notices) as progress:
         progress.stage("opening the index")
@@ -170,10 +176,11 @@ def _ask_one(args: argparse.Namespace) -> int:
             return 130
     history_id = None
     if final is not None and final.trace is not None:
+        status: Status = "failed" if isinstance(final, Failed) else "done"
         try:
             with storage_errors("the question history", args.history):
                 history = History(Path(args.history))
-                history_id = history.record(final.trace, status="failed" if isinstance(final, Failed) else "done")
+                history_id = history.record(final.trace, status=status, index=index_key(Path(args.index)))
                 history.close()
         except StorageError as exc:  # the answer is shown all the same
             notices.print(styled(("warning: ", "yellow"), f"{exc}; this answer is not recorded"), soft_wrap=True)
@@ -265,9 +272,7 @@ def cost_line(lm_calls: int, cached: int, tokens: int, seconds: float) -> str:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from pipeline.evaluation.history import History
+    from pipeline.evaluation.history import History, index_key
 
     history = History(Path(args.history))
     if args.id:
@@ -281,7 +286,8 @@ def cmd_history(args: argparse.Namespace) -> int:
             for line in trace_lines(entry):
                 out.print(line, soft_wrap=True)
         return 0
-    entries = history.recent(args.limit)
+    index = None if args.all else index_key(Path(args.index))
+    entries = history.recent(args.limit, index=index)
     if args.json:
         print(
             json.dumps(
@@ -291,6 +297,7 @@ def cmd_history(args: argparse.Namespace) -> int:
                         "created_at": e.created_at,
                         "question": e.question,
                         "status": e.status,
+                        "index": e.index,
                         "lm_calls": e.lm_calls,
                         "tokens": e.tokens,
                         "seconds": e.seconds,
@@ -302,21 +309,46 @@ def cmd_history(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    table = Table(title="recent questions")
-    for column in ("id", "when", "question", "status", "LM calls", "tokens", "s"):
-        table.add_column(column)
-    for e in entries:
-        table.add_row(
-            styled(e.history_id[:8]),
-            styled(e.created_at),
-            styled(e.question[:70]),
-            styled(e.status),
-            styled(str(e.lm_calls)),
-            styled(str(e.tokens)),
-            styled(f"{e.seconds:.1f}"),
-        )
-    output().print(table)
+    out = output()
+    for text in history_lines(entries, with_index=args.all):
+        out.print(styled(text), soft_wrap=True)
+    if index is not None:
+        other, unknown = history.elsewhere(index)
+        left_out = [f"{other} of other indexes"] if other else []
+        left_out += [f"{unknown} recorded before indexes were"] if unknown else []
+        if left_out:
+            said = f"questions asked of {args.index}; not shown: {' and '.join(left_out)} (--all shows them)"
+            console().print(styled((said, "dim")), soft_wrap=True)
     return 0
+
+
+def history_lines(entries: list[HistoryEntry], *, with_index: bool = False, width: int = 80) -> list[str]:
+    """Recent questions in `width` columns, two lines each and nothing cut: the id (8 digits, what `history ID`
+    takes), the local time, the status, LM calls, tokens and seconds; then the question, wrapped (after its index's
+    folder name, with `with_index`)."""
+    import textwrap
+
+    if not entries:
+        return ["no questions recorded here yet"]
+    lines = [f"{'id':<8}  {'local time':<11}  {'status':<11}  {'LM calls':>8}  {'tokens':>7}  {'seconds':>8}"]
+    for e in entries:
+        when = local_time(e.created_at)
+        lines.append(
+            f"{e.history_id[:8]:<8}  {when:<11}  {e.status:<11}  {e.lm_calls:>8}  {e.tokens:>7}  {e.seconds:>8.1f}"
+        )
+        place = f"[{Path(e.index).name if e.index else 'index not recorded'}] " if with_index else ""
+        lines.extend(textwrap.wrap(place + e.question, width, initial_indent="  ", subsequent_indent="  "))
+    return lines
+
+
+def local_time(created_at: str) -> str:
+    """ "11-28 14:05": a recorded UTC time as this machine's local month, day and minute."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(created_at).astimezone().strftime("%m-%d %H:%M")
+    except ValueError:
+        return created_at[:11]
 
 
 def cmd_label(args: argparse.Namespace) -> int:

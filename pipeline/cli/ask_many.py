@@ -46,7 +46,7 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
 
     from pipeline.cli.interrupt import stopping_on_interrupt
     from pipeline.cli.progress import StageLine, StageProgress
-    from pipeline.evaluation.history import History
+    from pipeline.evaluation.history import History, Status, index_key
     from pipeline.evaluation.parallel import map_in_context
     from pipeline.program.answer_file import AnswerWriter, read_answer_file
     from pipeline.program.batch import answer_record, ask_each
@@ -95,6 +95,7 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
     )
     configure_dspy()
     history = History(Path(args.history))
+    index = index_key(Path(args.index))  # the history lists each question under the index it was asked of
     history_lock = threading.Lock()
     writer = AnswerWriter(out, resumed.keep_bytes)
     stop = StopSignal()
@@ -117,7 +118,8 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
             if final.trace is not None:
                 with history_lock:
                     try:
-                        history_id = history.record(final.trace, status="failed" if failed else "done")
+                        status: Status = "failed" if failed else "done"
+                        history_id = history.record(final.trace, status=status, index=index)
                     except sqlite3.Error:  # losing the history entry must not lose the answer
                         log.exception("question %s: the history could not be written", question.id)
             if writer.write(answer_record(question, final, history_id)):

@@ -39,6 +39,8 @@ def quiet_environment() -> None:
     os.environ.setdefault("TQDM_DISABLE", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    # MLflow logs at INFO by default ("Creating initial MLflow database tables..." when a store is made)
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -110,6 +112,13 @@ def cache_root() -> Path:
     return Path(root) if root else default_model_cache_dir().parent
 
 
+def timings_file() -> Path:
+    """This machine's measured rates of LM work (pipeline.program.lm.timings), in the project's cache directory."""
+    from pipeline.program.lm.timings import TIMINGS_FILE
+
+    return cache_root() / TIMINGS_FILE
+
+
 def model_cache_dir() -> Path:
     """Where the embedded LM is assembled: `models/` in the project's cache directory."""
     return cache_root() / "models"
@@ -141,6 +150,19 @@ def load_program(
     )
     notices.print(styled(("program: " + choice.source, "dim")))
     return choice.program
+
+
+def profile_line(program_dir: str | None) -> str | None:
+    """What a command answering with a program says first when a profile is active: the profile that answers, or
+    that --program answers instead; None when no profile is active."""
+    from pipeline.export.profiles import active_profile
+
+    active = active_profile(profile_paths())
+    if active is None:
+        return None
+    if program_dir:
+        return f"profile '{active.name}' is active, but --program {program_dir} answers"
+    return f"profile '{active.name}' answers ({active.program}); `scoperag profile deactivate` turns it off"
 
 
 def read_settings(path: str | None) -> Settings:

@@ -28,6 +28,7 @@ from pipeline.cli.common import (
     read_settings,
     settings_option,
     styled,
+    timings_file,
 )
 from pipeline.errors import WorkStopped
 from pipeline.settings import DEFAULT_PARALLEL
@@ -35,6 +36,7 @@ from pipeline.settings import DEFAULT_PARALLEL
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from pipeline.cli.eta import Eta
     from pipeline.cli.progress import StageProgress
     from pipeline.evaluation.examples import LabelledExample
     from pipeline.evaluation.scoring import ExampleResult
@@ -108,6 +110,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 keys=lm_keys(),
             )
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
+    eta = None if args.ray else evaluation_eta(args, modes, len(examples))
     cluster = ray_session(args.ray) if args.ray else contextlib.nullcontext()
     with cluster:
         for mode in modes:
@@ -116,7 +119,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                     results = _evaluate_on_ray(args, examples, program, mode, _advance(bar, mode), notices)
                 _show(args, examples, mode, results)
                 continue
-            finished = _evaluate_here(args, examples, store, program, lm, mode, settings.core, notices)
+            finished = _evaluate_here(args, examples, store, program, lm, mode, settings.core, notices, eta)
             if isinstance(finished, WorkStopped):
                 done = [finished.finished[i] for i in sorted(finished.finished)]
                 _show(args, examples, mode, done, stopped=True)  # type: ignore[arg-type]
@@ -132,6 +135,41 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def evaluation_eta(args: argparse.Namespace, modes: list[SearchMode], examples: int) -> Eta:
+    """One ETA over every mode's examples: a question at the rate measured here for this LM (the embedded model's
+    benchmark rate before any), retrieval alone learned from its first examples; scaled by the load when the work
+    runs here (retrieval, the embedded model)."""
+    from pipeline.cli.eta import Eta, Gauge, Work, available_cores
+    from pipeline.program.lm import parse_lm_spec
+    from pipeline.program.lm.timings import EMBEDDED_LOAD_EXPONENT, EMBEDDED_SECONDS, load_rates
+
+    kind = "retrieval" if args.retrieval_only else "question"
+    embedded = parse_lm_spec(args.lm).kind == "embedded"
+    rate = load_rates(timings_file(), _lm_name(args), max(1, args.threads)).get(kind)
+    if rate is None and embedded and kind == "question":
+        rate = EMBEDDED_SECONDS["question"]
+    if args.retrieval_only:
+        gauge: Gauge | None = Gauge(max(1, args.threads))
+    else:
+        threads = args.lm_threads or available_cores()
+        gauge = Gauge(threads, exponent=EMBEDDED_LOAD_EXPONENT) if embedded else None
+    eta = Eta([Work(mode, examples, kind, rate, "example") for mode in modes], gauge=gauge)
+    eta.start()
+    return eta
+
+
+def _lm_name(args: argparse.Namespace) -> str:
+    """The LM as rates are kept for it: its spec, "embedded" by default, "none" for retrieval alone."""
+    return "none" if args.retrieval_only else args.lm or "embedded"
+
+
+def _keep_rates(args: argparse.Namespace, eta: Eta) -> None:
+    """What this evaluation measured per question, kept for the next plan."""
+    from pipeline.program.lm.timings import record_rates
+
+    record_rates(timings_file(), _lm_name(args), max(1, args.threads), eta.measured())
+
+
 # What the first Ctrl-C says: nothing waits for the examples under way (an embedded-model call can take a minute).
 STOPPING = "stopping: no new example or LM call starts; the finished ones are kept (Ctrl-C again to quit now)"
 
@@ -145,9 +183,10 @@ def _evaluate_here(
     mode: SearchMode,
     core: CoreConfig,
     notices: Console,
+    eta: Eta | None = None,
 ) -> list[ExampleResult] | WorkStopped:
-    """One mode's evaluation in this process, with a progress line per example and per LM call (and an ETA);
-    the finished results when Ctrl-C stopped it."""
+    """One mode's evaluation in this process, with a progress line per example and per LM call, and the whole
+    evaluation's ETA; the finished results when Ctrl-C stopped it."""
     import dspy
 
     from pipeline.cli.interrupt import stopping_on_interrupt
@@ -160,21 +199,30 @@ def _evaluate_here(
     total = len(examples)
     with StageProgress(notices) as bar, stopping_on_interrupt(stop, notices, STOPPING):
 
+        def show_eta(finished: int | None = None) -> None:
+            if eta is not None:
+                if finished is not None:
+                    eta.advance(mode, finished)
+                bar.job_eta(eta.text())
+
         def advance(finished: int, count: int) -> None:
             done["examples"] = finished
+            show_eta(finished)
             bar.update(mode, finished, count, _calls(counter), rate_of=(finished, "examples"))
 
         def called(calls: int) -> None:  # a heartbeat while an example's LM calls run
+            show_eta()
             bar.update(mode, done["examples"], total, _calls(counter), rate_of=(done["examples"], "examples"))
 
         counter = LMCallCounter(on_call=called, stop=stop)
+        show_eta(0)
         bar.update(mode, 0, total)
         with contextlib.ExitStack() as inside:
             if lm is not None:
                 inside.enter_context(dspy.context(lm=lm, adapter=dspy.JSONAdapter()))
                 inside.enter_context(counting(counter))
             try:
-                return evaluate(
+                results = evaluate(
                     examples,
                     store,
                     program=program,
@@ -186,6 +234,10 @@ def _evaluate_here(
                 )
             except WorkStopped as stopped:
                 return stopped
+        # Only when the LM answered every call: DSPy's cache makes a question look faster than it is.
+        if eta is not None and lm is not None and counter.calls > 0 and counter.new_calls == counter.calls:
+            _keep_rates(args, eta)
+        return results
 
 
 def _calls(counter: Any) -> str:
@@ -251,8 +303,11 @@ def _show(
     shown = table.dropna(axis=1, how="all")
     if args.retrieval_only:
         shown = shown.drop(columns=["composite", "abstention", "lm_calls", "tokens"], errors="ignore")
-    # "-": a metric that applies to no example of the case (e.g. gold-document recall where none is gold)
-    print(shown.to_string(line_width=200, na_rep="-"))
+    if results:
+        # "-": a metric that applies to no example of the case (e.g. gold-document recall where none is gold)
+        print(shown.to_string(line_width=200, na_rep="-"))
+    else:
+        output().print("no example finished: nothing was scored", highlight=False)
     for result in results:
         for note in (*result.notes, *([result.error] if result.error else [])):
             output().print(styled((f"{result.example.id}: ", "yellow"), note))

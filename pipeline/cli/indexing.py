@@ -203,6 +203,9 @@ def embedded_words(embedded: int, had_cache: bool) -> str:
     )
 
 
+UUID_CHARS = 36
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -252,16 +255,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
+    import textwrap
+
     table = Table(title=f"{args.mode} search: {plain(args.query)}", show_lines=True)
-    for column in ("#", "document", "page", "score", "text"):
-        table.add_column(column, overflow="fold")
+    table.add_column("#", overflow="fold")
+    # the document's id (a 36-character UUID, what --doc-id takes) is never folded over two lines: the column is
+    # exactly as wide, and a longer file name is folded to it beforehand
+    table.add_column("document", no_wrap=True, min_width=UUID_CHARS, max_width=UUID_CHARS)
+    table.add_column("score", overflow="fold", max_width=12)
+    table.add_column("text", overflow="fold", ratio=1)
     for row in rows:
         detail = " ".join(f"{k}={v}" for k, v in row["scores"].items())
         body = str(row.get("text") or row.get("summary"))
+        page = f"\npage {row['page']}" if "page" in row else ""
         table.add_row(
             str(row["rank"]),
-            f"{plain(row['filename'])}\n{row['document_id']}",
-            str(row.get("page", "-")),
+            "\n".join([*textwrap.wrap(plain(row["filename"]), UUID_CHARS), row["document_id"]]) + page,
             f"{row['score']}\n{detail}",
             plain(body[:300] + ("..." if len(body) > 300 else "")),
         )

@@ -105,15 +105,27 @@ def run() -> None:
     libraries made (LiteLLM, DSPy, pandas: ~1-4 s on a busy machine, so a command that said it stopped or
     finished would linger). Objects are still finalised and atexit handlers still run, unless work stopped by
     the user is still inside a call: the interpreter is then left at once (finalising it around the embedded
-    model's running C code crashes it); what finished was written and is flushed first."""
+    model's running C code crashes it), the same when the command failed; what finished was written and is
+    flushed first."""
     import gc
     import os
     import threading
+    import traceback
 
     from pipeline.evaluation.parallel import WORKER_PREFIX
 
-    code = main()
-    if any(t.name.startswith(WORKER_PREFIX) and t.is_alive() for t in threading.enumerate()):
+    def abandoned() -> bool:
+        return any(t.name.startswith(WORKER_PREFIX) and t.is_alive() for t in threading.enumerate())
+
+    try:
+        code = main()
+    except Exception:
+        if not abandoned():
+            raise
+        # A failure while stopped work is still inside a call: reported, then the same quick exit as below.
+        traceback.print_exc()
+        code = 1
+    if abandoned():
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

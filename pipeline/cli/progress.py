@@ -46,6 +46,8 @@ class StageProgress:
         self._latest: tuple[str, str] | None = None  # (stage, line) of the last update, unless printed
         self._done: dict[str, int] = {}  # stage -> most done so far (updates from threads may arrive late)
         self._began: dict[str, float] = {}  # stage -> when its first update came
+        self._eta: str | None = None  # the whole work's ETA, when one is given (then no stage shows its own)
+        self._eta_task: TaskID | None = None
         self._started = clock()
         self._last_line = self._started
         self._lock = threading.Lock()
@@ -74,16 +76,28 @@ class StageProgress:
         if self._latest is not None and self.clock() - self._last_line >= self.every:
             self._print(self._latest[1])
 
+    def job_eta(self, text: str) -> None:
+        """The whole work's ETA is now `text` (shown in one place; stages then show their rate, not an ETA)."""
+        with self._lock:
+            self._eta = text
+            if self._bar is None:
+                return
+            if self._eta_task is None:
+                self._eta_task = self._bar.add_task("job", total=None, note=text)
+            self._bar.update(self._eta_task, note=text)
+
     def update(
         self, stage: str, done: int, total: int | None, note: str = "", rate_of: tuple[int, str] | None = None
     ) -> None:
-        """Show `done` of `total`; `rate_of` = (count, unit) adds "N unit/s" and the time left to `note`."""
+        """Show `done` of `total`; `rate_of` = (count, unit) adds "N unit/s" and (without a job ETA) the time left
+        to `note`."""
         with self._lock:
             now = self.clock()
             done = self._done[stage] = max(done, self._done.get(stage, 0))
             began = self._began.setdefault(stage, now)
             if rate_of is not None:
-                note = " ".join(part for part in (note, rate_line(rate_of, done, total, now - began)) if part)
+                rate = rate_line(rate_of, done, None if self._eta is not None else total, now - began)
+                note = " ".join(part for part in (note, rate) if part)
             if self._bar is not None:
                 if stage not in self._tasks:
                     self._tasks[stage] = self._bar.add_task(stage, total=total, note=note)
@@ -91,6 +105,8 @@ class StageProgress:
                 return
             count = f"{done}/{total}" if total else str(done)
             line = f"{stage}: {count} {note}".rstrip()
+            if self._eta:
+                line = f"{line}; {self._eta}"
             finished = total is not None and done >= total
             tenth = 10 if finished else done * 10 // total if total else 0
             last = self._printed.get(stage)

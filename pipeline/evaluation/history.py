@@ -1,5 +1,6 @@
-"""The question history: every question's full trace in SQLite, with how it ended and the LM that answered it,
-listed and shown by the CLI and the server.
+"""The question history: every question's full trace in SQLite, with how it ended, the LM that answered it and the
+index it was asked of, listed and shown by the CLI and the server (each listing the questions of its own index
+unless asked for all).
 
 The server writes a question as "running" when it starts (`begin`) and closes its row when it ends (`finish`):
 a question under way when the server stops is closed as cancelled, and one whose server died before closing it
@@ -29,8 +30,8 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_by_time ON history(created_at);
 """
 # Columns added after the first release: an older file gets them on open (empty for its old rows).
-ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"), ("writer", "TEXT"))
-COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm, writer"
+ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"), ("writer", "TEXT"), ("index_dir", "TEXT"))
+COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm, writer, index_dir"
 # How a question ended.
 Status = Literal["done", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = ("done", "failed", "cancelled")
@@ -55,6 +56,13 @@ class HistoryEntry:
     status: RowStatus = "done"
     # the LM that answered (as the server names it); None when not recorded
     lm: str | None = None
+    # the index the question was asked of (its directory, resolved); None for questions recorded before indexes were
+    index: str | None = None
+
+
+def index_key(index_dir: Path) -> str:
+    """How the history names an index: its directory, resolved (one index, however its path was written)."""
+    return str(Path(index_dir).resolve())
 
 
 def recorded_status(stored: object, trace: QuestionTrace, writer: object = None) -> RowStatus:
@@ -103,9 +111,11 @@ class History:
                 if "duplicate column" not in str(exc):
                     raise
 
-    def record(self, trace: QuestionTrace, *, status: Status = "done", lm: str | None = None) -> str:
-        """Store `trace` (cut to the trace cap first, see `fit_trace`) with how the question ended and the LM
-        that answered; returns its new history id."""
+    def record(
+        self, trace: QuestionTrace, *, status: Status = "done", lm: str | None = None, index: str | None = None
+    ) -> str:
+        """Store `trace` (cut to the trace cap first, see `fit_trace`) with how the question ended, the LM that
+        answered and the index it was asked of; returns its new history id."""
         if status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {status!r}")
         fit_trace(trace)
@@ -113,7 +123,7 @@ class History:
         with self._db:
             self._db.execute(
                 "INSERT INTO history (history_id, created_at, question, scope, answer, lm_calls, tokens, seconds, "
-                "trace, status, lm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "trace, status, lm, index_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     history_id,
                     datetime.now(UTC).isoformat(timespec="seconds"),
@@ -126,19 +136,20 @@ class History:
                     trace.model_dump_json(),
                     status,
                     lm,
+                    index,
                 ),
             )
         return history_id
 
-    def begin(self, trace: QuestionTrace, *, lm: str | None = None) -> str:
-        """Store a question that starts now as "running" (its trace so far), written by this process; returns its
-        history id, which `finish` closes."""
+    def begin(self, trace: QuestionTrace, *, lm: str | None = None, index: str | None = None) -> str:
+        """Store a question that starts now as "running" (its trace so far), written by this process and asked of
+        `index`; returns its history id, which `finish` closes."""
         fit_trace(trace)
         history_id = str(uuid.uuid4())
         with self._db:
             self._db.execute(
                 "INSERT INTO history (history_id, created_at, question, scope, answer, lm_calls, tokens, seconds, "
-                "trace, status, lm, writer) VALUES (?, ?, ?, ?, ?, 0, 0, 0, ?, 'running', ?, ?)",
+                "trace, status, lm, writer, index_dir) VALUES (?, ?, ?, ?, ?, 0, 0, 0, ?, 'running', ?, ?, ?)",
                 (
                     history_id,
                     datetime.now(UTC).isoformat(timespec="seconds"),
@@ -148,6 +159,7 @@ class History:
                     trace.model_dump_json(),
                     lm,
                     this_writer(),
+                    index,
                 ),
             )
         return history_id
@@ -176,11 +188,20 @@ class History:
         return bool(changed)
 
     def recent(
-        self, limit: int = 20, *, containing: str | None = None, lm: str | None = None, status: Status | None = None
+        self,
+        limit: int = 20,
+        *,
+        containing: str | None = None,
+        lm: str | None = None,
+        status: Status | None = None,
+        index: str | None = None,
     ) -> list[HistoryEntry]:
         """The latest entries, newest first; only those whose question holds `containing` (ignoring the case of
-        ASCII letters), answered by `lm`, or ending with `status`, when given."""
+        ASCII letters), answered by `lm`, ending with `status`, or asked of `index`, when given."""
         where, values = [], []
+        if index is not None:
+            where.append("index_dir = ?")
+            values.append(index)
         if containing:
             where.append("instr(lower(question), lower(?)) > 0")
             values.append(containing)
@@ -196,6 +217,16 @@ class History:
         )
         return [self._entry(row) for row in rows]
 
+    def elsewhere(self, index: str) -> tuple[int, int]:
+        """(questions recorded of other indexes, questions recorded before indexes were): what a listing of
+        `index` leaves out."""
+        other, unknown = self._db.execute(
+            "SELECT COALESCE(SUM(index_dir IS NOT NULL AND index_dir != ?), 0), COALESCE(SUM(index_dir IS NULL), 0) "
+            "FROM history",
+            (index,),
+        ).fetchone()
+        return int(other), int(unknown)
+
     def get(self, history_id: str) -> HistoryEntry:
         """One entry by id or unique id prefix; ScopeRagError when there is none."""
         # A prefix compared as text: LIKE would read '%' and '_' in the argument as wildcards.
@@ -210,7 +241,7 @@ class History:
 
     @staticmethod
     def _entry(row: tuple[object, ...]) -> HistoryEntry:
-        history_id, created, question, answer, calls, tokens, seconds, trace, status, lm, writer = row
+        history_id, created, question, answer, calls, tokens, seconds, trace, status, lm, writer, index = row
         parsed = QuestionTrace.model_validate_json(str(trace))
         return HistoryEntry(
             str(history_id),
@@ -223,6 +254,7 @@ class History:
             parsed,
             recorded_status(status, parsed, writer),
             None if lm is None else str(lm),
+            None if index is None else str(index),
         )
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pipeline.errors import ExperimentConfigError
 from pipeline.evaluation.examples import LabelledExample
@@ -24,7 +25,7 @@ from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import QuestionScope
 from pipeline.settings import CoreConfig
 from pipeline.store import Store
-from pipeline.types import ChunkHit
+from pipeline.types import Chunk, ChunkHit
 
 # Gold chunks put into the answer's context; the rest of chunks_k are retrieved distractors.
 MAX_GOLD_CHUNKS = 3
@@ -67,22 +68,43 @@ def retrieve_all(
     return [retrieval.retrieve(sq) for sq in sub_questions]
 
 
-def gold_chunk_rows(store: Store, resolved: ResolvedExample) -> frozenset[int]:
-    """Rows of the chunks on gold pages; for a gold document without page labels, its chunks stating most facts."""
+def gold_chunk_rows(
+    store: Store, resolved: ResolvedExample, cache: dict[tuple[str, ...], Any] | None = None
+) -> frozenset[int]:
+    """Rows of the chunks on gold pages; for a gold document without page labels, its chunks stating most facts.
+
+    `cache` (any dict, shared across calls on one store) keeps each document's chunks and whether a fact stands in
+    a chunk: examples of one question in several scope cases share both, and reading a filing's figures is slow."""
     catalog = store.catalog
     units = catalog.vocabulary.unit_words
     facts = resolved.example.answer_facts
+    memo: dict[tuple[str, ...], Any] = {} if cache is None else cache
     rows: set[int] = set()
     for document, pages in sorted(resolved.gold_pages.items()):
-        chunks = catalog.chunks([int(row) for row in catalog.rows_for_documents([document])])
+        key = ("chunks", document)
+        if key not in memo:
+            memo[key] = catalog.chunks([int(row) for row in catalog.rows_for_documents([document])])
+        chunks = memo[key]
         if pages is not None:
             rows.update(c.row for c in chunks if c.page in pages)
             continue
-        stating = sorted(
-            ((sum(fact_present(f, c.text, units) for f in facts), c.row) for c in chunks), key=lambda t: (-t[0], t[1])
-        )
+
+        def present(fact: str, chunk: Chunk) -> bool:
+            found = ("fact", fact, str(chunk.row))
+            if found not in memo:
+                memo[found] = fact_present(fact, chunk.text, units)
+            return bool(memo[found])
+
+        stating = sorted(((sum(present(f, c) for f in facts), c.row) for c in chunks), key=lambda t: (-t[0], t[1]))
         rows.update(row for count, row in stating[:MAX_GOLD_CHUNKS] if count > 0)
     return frozenset(rows)
+
+
+def needs_gold_rows(stage: Stage, example: LabelledExample) -> bool:
+    """Whether `missing_label` reads the example's gold chunk rows for `stage` (else they need not be found)."""
+    if stage == "score":
+        return True
+    return stage == "answer" and not example.expect_not_found and bool(example.answer_facts)
 
 
 def answer_context(

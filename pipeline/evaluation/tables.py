@@ -50,7 +50,8 @@ METRIC_COLUMNS = (
 
 def results_frame(results: Sequence[ExampleResult]) -> Any:
     """One row per example (pandas DataFrame): id, case, every metric, composite, failed, error, and the answer's
-    typed value as JSON in `typed_value` (empty when it gave none; a stage job's `value` is its metric)."""
+    typed value as JSON in `typed_value` (empty when it gave none; a stage job's `value` is its metric); with its
+    columns when there is no example (an evaluation stopped before its first example finished)."""
     import pandas as pd
 
     rows = []
@@ -60,11 +61,12 @@ def results_frame(results: Sequence[ExampleResult]) -> Any:
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
         row["typed_value"] = None if r.value is None else r.value.model_dump_json()
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["id", "case", *METRIC_COLUMNS, "composite", "failed", "error", "typed_value"])
 
 
 def per_case_table(frame: Any) -> Any:
-    """Per-case means (safety counts summed) with an `all` row; examples counted in `n`."""
+    """Per-case means (safety counts summed) with an `all` row; examples counted in `n` (no example: the `all`
+    row alone, with n = 0 and no means)."""
     import pandas as pd
 
     def summarise(group: Any) -> dict[str, Any]:

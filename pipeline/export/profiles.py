@@ -142,6 +142,19 @@ def activate(paths: ProfilePaths, name: str) -> ProfileInfo:
         return _info(paths, registry, name)
 
 
+def deactivate(paths: ProfilePaths) -> ProfileInfo | None:
+    """No profile is active any more (ask, evaluate and serve choose their program as if none were registered);
+    the profile that was active, or None when none was. Every profile stays registered."""
+    with _registry_lock(paths):
+        registry = _read_registry(paths)
+        if registry.active is None:
+            return None
+        info = _info(paths, registry, registry.active)
+        _write_registry(paths, registry.model_copy(update={"active": None}))
+    log.info("deactivated profile %s", info.name)
+    return info
+
+
 def export_profile(paths: ProfilePaths, name: str) -> dict[str, Any]:
     """Profile `name` with its export inlined (`scoperag-profile/v1`), small enough for import_profile."""
     check_name(name)
@@ -245,7 +258,11 @@ def remove_profile(paths: ProfilePaths, name: str) -> ProfileInfo:
         registry = _read_registry(paths)
         _require(registry, name)
         if registry.active == name:
-            raise ProfileError(name, "is the active profile", "Activate another profile first, then remove this one")
+            raise ProfileError(
+                name,
+                "is the active profile",
+                "Deactivate it (`scoperag profile deactivate`) or activate another profile first, then remove it",
+            )
         info = _info(paths, registry, name)
         profiles = {key: entry for key, entry in registry.profiles.items() if key != name}
         _write_registry(paths, registry.model_copy(update={"profiles": profiles}))

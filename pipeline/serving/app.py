@@ -75,6 +75,7 @@ def create_app(
     allowed_hosts: Sequence[AllowedHost] = (),
     label_to: Path | None = None,
     tracking: str | None = None,
+    index: str | None = None,
 ) -> FastAPI:
     """The scoperag HTTP app over `store`, answering with `program` on `lm`.
 
@@ -83,7 +84,8 @@ def create_app(
     trace is recorded in (and cited pages are opened through); `profiles` enables the /v1/profiles
     endpoints; `corpus` is the folder the index was built from (cited pages are shown from its files);
     `label_to` is the JSONL traces file labels made on the page are appended to (none: labels are not saved);
-    `tracking` the MLflow tracking server the page links runs to. Only requests naming the server's own
+    `tracking` the MLflow tracking server the page links runs to; `index` names the store's index in the history
+    (pipeline.evaluation.history.index_key), which lists its questions first. Only requests naming the server's own
     loopback names or address, or one of `allowed_hosts`, are answered.
     """
     if not 1 <= max_question_chars <= MAX_QUESTION_CHARS:
@@ -96,7 +98,7 @@ def create_app(
         current=ServingProgram(program, manifest, profile),
         registry=StreamRegistry(max_concurrent_streams),
         profiles=profiles,
-        history=LockedHistory(history, lm_name(lm)) if history is not None else None,
+        history=LockedHistory(history, lm_name(lm), index) if history is not None else None,
         corpus=corpus,
         labels=LabelFile(label_to) if label_to is not None else None,
         tracking=tracking,

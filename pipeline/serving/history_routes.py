@@ -8,6 +8,7 @@ which the answer showed. Anything else is a 404 that does not say whether the do
 from __future__ import annotations
 
 import logging
+from pathlib import PurePath
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import Response
@@ -85,9 +86,11 @@ def history_router(state: ServingState) -> APIRouter:
     def recent(
         limit: int = Query(20, ge=1, le=MAX_LISTED),
         q: str | None = Query(None, max_length=MAX_SEARCH_CHARS, description="Only questions holding these words"),
+        every: bool = Query(False, alias="all", description="Questions asked of every index, not only this one's"),
     ) -> HistoryList:
-        """The latest questions this server recorded, newest first (those holding `q`, when given)."""
-        found = history().recent(limit, containing=q.strip() if q else None)
+        """The latest questions asked of the index this server serves (of every index with `all`), newest first
+        (those holding `q`, when given)."""
+        found = history().recent(limit, containing=q.strip() if q else None, every=every)
         return HistoryList(entries=[_item(state, e) for e in found])
 
     @router.get("/{history_id}")
@@ -214,4 +217,12 @@ def _item(state: ServingState, entry: HistoryEntry) -> HistoryItem:
         lm_calls=entry.lm_calls,
         tokens=entry.tokens,
         seconds=entry.seconds,
+        index=_index_name(state, entry),
     )
+
+
+def _index_name(state: ServingState, entry: HistoryEntry) -> str | None:
+    """The folder name of the index a question was asked of; None for this server's own (or not recorded)."""
+    if entry.index is None or state.history is None or entry.index == state.history.index:
+        return None
+    return PurePath(entry.index).name

@@ -164,6 +164,8 @@ class HistoryItem(Strict):
     lm_calls: int
     tokens: int
     seconds: float
+    # the folder of the index it was asked of, when another than this server's (History, "All indexes")
+    index: str | None = None
 
 
 class HistoryList(Strict):

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 
 from pipeline.errors import ExamplesError, ScopeRagError
 from pipeline.evaluation.examples import load_examples
+from pipeline.evaluation.history import index_key
 from pipeline.export.choice import choose_program, shipped_for
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.lm import LMKeys, make_lm
@@ -123,6 +124,7 @@ def build_app(
         adapter=dspy.JSONAdapter(),
         profiles=profiles,
         history=history,
+        index=index_key(index_dir),
         corpus=corpus,
         allowed_hosts=allowed_hosts,
         label_to=label_to,

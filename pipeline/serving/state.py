@@ -46,30 +46,39 @@ def program_info(manifest: ExportManifest, profile: str | None) -> ProgramInfo:
 
 class LockedHistory:
     """The question history shared by every stream's thread: one write at a time; entries are recorded as
-    answered by `lm`."""
+    answered by `lm` and asked of `index` (the index this server serves), and listed for it unless `every`."""
 
-    def __init__(self, path: Path, lm: str | None = None) -> None:
+    def __init__(self, path: Path, lm: str | None = None, index: str | None = None) -> None:
         self._history = History(path)
         self._lock = threading.Lock()
         self.lm = lm
+        self.index = index
 
     def record(self, trace: QuestionTrace, status: Status = "done") -> str:
         with self._lock:
-            return self._history.record(trace, status=status, lm=self.lm)
+            return self._history.record(trace, status=status, lm=self.lm, index=self.index)
 
     def begin(self, trace: QuestionTrace) -> str:
         with self._lock:
-            return self._history.begin(trace, lm=self.lm)
+            return self._history.begin(trace, lm=self.lm, index=self.index)
 
     def finish(self, history_id: str, trace: QuestionTrace, status: Status) -> bool:
         with self._lock:
             return self._history.finish(history_id, trace, status)
 
     def recent(
-        self, limit: int, *, containing: str | None = None, lm: str | None = None, status: Status | None = None
+        self,
+        limit: int,
+        *,
+        containing: str | None = None,
+        lm: str | None = None,
+        status: Status | None = None,
+        every: bool = False,
     ) -> list[HistoryEntry]:
+        """The latest entries of this server's index (of every index with `every`)."""
+        index = None if every else self.index
         with self._lock:
-            return self._history.recent(limit, containing=containing, lm=lm, status=status)
+            return self._history.recent(limit, containing=containing, lm=lm, status=status, index=index)
 
     def get(self, history_id: str) -> HistoryEntry:
         with self._lock:

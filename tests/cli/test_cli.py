@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.evaluation.examples import make_example, write_examples
+from pipeline.evaluation.history import History, index_key
 from tests.conftest import DEMO_DIR
 
 
@@ -62,9 +63,19 @@ def test_doc_id_takes_an_id_or_a_relative_path_and_says_so(index_dir: Path, caps
     assert "'lease.md'" in err and "document id (a canonical UUID" in err and "path relative to the corpus" in err
 
 
-def test_document_search_and_table_output(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["search", "valuation", "--index", str(index_dir), "--documents", "-k", "2"]) == 0
-    assert "valuation" in capsys.readouterr().out.lower()
+def test_document_search_and_table_output(
+    index_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 80 columns every document id stands whole on one line (what --doc-id takes, to copy)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    for documents in (["--documents"], []):
+        argv = ["search", "valuation", "--index", str(index_dir), "-k", "3", *documents]
+        assert main([*argv, "--json"]) == 0
+        ids = [row["document_id"] for row in json.loads(capsys.readouterr().out)]
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "valuation" in out.lower() and all(len(line) <= 80 for line in out.splitlines())
+        assert ids and all(any(i in line for line in out.splitlines()) for i in ids)
 
 
 def test_unknown_property_is_a_clear_error(index_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,6 +118,45 @@ def test_evaluate_retrieval_only_writes_tables(
         table = json.loads((out / f"cases-{mode}.json").read_text())
         assert set(table) == {"property", "no_scope", "all"} and table["all"]["invalid_ids"] == 0
     assert "recall_at_10" in capsys.readouterr().out
+
+
+def test_history_lists_the_questions_of_one_index_in_80_columns_and_all_with_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Questions asked of another index (or before indexes were recorded) are left out and counted; --all lists
+    every one with its index; ids, times and the status are never cut."""
+    from pipeline.program.trace import QuestionTrace
+
+    history = tmp_path / "h.sqlite"
+    demo, sec = tmp_path / "index", tmp_path / "sec-10q"
+    log = History(history)
+    long = "What was the total net sales of the company in the third quarter compared with the quarter a year before?"
+    old = log.record(QuestionTrace(question="Asked before indexes were kept?", scope={"kind": "no_scope"}))
+    ours = log.record(QuestionTrace(question=long, scope={"kind": "no_scope"}), index=index_key(demo))
+    theirs = log.record(
+        QuestionTrace(question="What is Apple's revenue?", scope={"kind": "no_scope"}), status="failed", index=str(sec)
+    )
+    capsys.readouterr()
+    assert main(["history", "--history", str(history), "--index", str(demo)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[0].split() == ["id", "local", "time", "status", "LM", "calls", "tokens", "seconds"]
+    assert lines[1].startswith(ours[:8]) and " done " in lines[1] and len(lines) == 4  # its question, wrapped whole
+    assert " ".join(line.strip() for line in lines[2:]) == long
+    said = " ".join(captured.err.split())
+    assert "not shown: 1 of other indexes and 1 recorded before indexes were (--all shows them)" in said
+    assert main(["history", "--history", str(history), "--all"]) == 0
+    every = capsys.readouterr().out
+    assert all(entry[:8] in every for entry in (old, ours, theirs)) and "failed" in every
+    assert "[sec-10q] What is Apple's revenue?" in every and "[index not recorded] Asked before" in every
+    assert main(["history", "--history", str(history), "--all", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(e["id"], e["status"], e["index"]) for e in listed] == [
+        (theirs, "failed", str(sec)),
+        (ours, "done", index_key(demo)),
+        (old, "done", None),
+    ]
 
 
 def test_history_lists_and_rejects_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -155,6 +205,60 @@ def test_profile_commands_round_trip(
     alpha_row = next(line for line in listing.splitlines() if "alpha" in line)
     beta_row = next(line for line in listing.splitlines() if "beta" in line)
     assert "*" in alpha_row and "*" not in beta_row
+
+    # The active one cannot be removed; deactivated, it can, and the imported copy's export goes with it.
+    assert main(["profile", "remove", "alpha", "--yes"]) == 2
+    assert "scoperag profile deactivate" in " ".join(capsys.readouterr().err.split())
+    assert main(["profile", "remove", "beta"]) == 2  # off a terminal: --yes
+    assert "--yes" in capsys.readouterr().err
+    assert main(["profile", "remove", "beta", "--yes"]) == 0
+    assert "imported export" in capsys.readouterr().out and not (tmp_path / ".scoperag" / "profiles" / "beta").exists()
+    assert main(["profile", "deactivate"]) == 0
+    assert "profile 'alpha' is no longer active" in " ".join(capsys.readouterr().out.split())
+    assert main(["profile", "deactivate"]) == 0
+    assert "no profile was active" in capsys.readouterr().out
+    assert main(["profile", "remove", "alpha", "--yes"]) == 0
+    assert "its export" in capsys.readouterr().out and (tmp_path / "export" / "manifest.json").is_file()  # kept
+    assert main(["profile", "list"]) == 0
+    assert "alpha" not in capsys.readouterr().out
+
+
+def test_every_ask_names_the_active_profile_on_its_first_line(
+    index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    from pipeline.export import save_export
+    from pipeline.program import lm
+    from pipeline.program.module import ScopedQA
+    from pipeline.settings import Settings
+    from pipeline.store import open_store
+    from pipeline.store.embedders import HashEmbedder
+    from tests.support.fakes import cooperative, scripted_lm
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    monkeypatch.setattr(lm, "make_lm", lambda *a, **k: scripted_lm(cooperative()))
+    save_export(
+        ScopedQA(open_store(index_dir, HashEmbedder(64))),
+        tmp_path / "export",
+        settings=Settings(),
+        experiment_config={},
+        trainset_hash="0" * 16,
+        scores={"all": {"composite": 0.5}},
+    )
+    ask = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(index_dir)]
+    assert main(["profile", "add", "alpha", str(tmp_path / "export")]) == 0
+    assert main(["profile", "activate", "alpha"]) == 0
+    capsys.readouterr()
+    assert main(ask) == 0
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("profile: profile 'alpha' answers") and "scoperag profile deactivate" in first
+    assert main([*ask, "--program", str(tmp_path / "export")]) == 0
+    assert capsys.readouterr().err.splitlines()[0].startswith("profile: profile 'alpha' is active, but --program")
+    assert main(["profile", "deactivate"]) == 0
+    capsys.readouterr()
+    assert main(ask) == 0
+    assert "profile" not in capsys.readouterr().err.splitlines()[0]
 
 
 def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path: Path) -> None:
@@ -242,8 +346,11 @@ def test_brackets_in_documents_and_questions_print_literally(
         done = list(ScopedQA(open_store(Path(index))).stream("Rent [/] now?", NO_SCOPE))[-1]
     assert done.trace is not None
     history = tmp_path / "h.sqlite"
-    entry_id = History(history).record(done.trace)
-    for argv in (["history", "--history", str(history)], ["history", entry_id, "--history", str(history)]):
+    entry_id = History(history).record(done.trace, index=index_key(Path(index)))
+    for argv in (
+        ["history", "--history", str(history), "--index", index],
+        ["history", entry_id, "--history", str(history)],
+    ):
         assert main(argv) == 0
         assert "Rent [/] now?" in capsys.readouterr().out
 

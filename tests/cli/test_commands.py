@@ -216,10 +216,10 @@ PARSED = [
             "yes": True,
         },
     ),
-    (["history"], {"id": None, "history": HISTORY, "limit": 20, "json": False}),
+    (["history"], {"id": None, "history": HISTORY, "index": INDEX, "all": False, "limit": 20, "json": False}),
     (
-        ["history", "abc", "--history", "h", "--limit", "5", "--json"],
-        {"id": "abc", "history": "h", "limit": 5, "json": True},
+        ["history", "abc", "--history", "h", "--limit", "5", "--json", "--all"],
+        {"id": "abc", "history": "h", "index": INDEX, "limit": 5, "json": True, "all": True},
     ),
     (["profile", "list"], {"action": "list"}),
     (

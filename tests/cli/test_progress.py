@@ -132,3 +132,32 @@ def test_a_long_stage_off_a_terminal_is_repeated_while_it_lasts() -> None:
     stages = [text.split("] ", 1)[1] for text in file.getvalue().splitlines()]
     assert stages[0] == "answering (LM)" and stages[-1] == "done"
     assert set(stages[1:-1]) == {"still answering (LM)"} and len(stages) >= 3
+
+
+def test_work_of_several_stages_shows_one_eta_the_whole_works_never_one_per_stage() -> None:
+    """Off a terminal each line ends with the job's ETA as it stands; a stage shows its rate, not its own ETA."""
+    console = Console(file=io.StringIO(), force_terminal=False, width=200)
+    ticks = Ticks()
+    with StageProgress(console, every=0.0, clock=ticks) as bar:
+        bar.job_eta("job ETA 9:00")
+        bar.update("baseline", 0, 4, "examples")
+        ticks.now = 40.0
+        bar.job_eta("job ETA 8:20")
+        bar.update("baseline", 1, 4, "examples", rate_of=(1, "examples"))
+    lines = _lines(console)
+    assert lines == ["baseline: 0/4 examples; job ETA 9:00", "baseline: 1/4 examples (40 s per example); job ETA 8:20"]
+
+
+def test_on_a_terminal_the_jobs_eta_has_a_row_of_its_own_and_the_stages_none() -> None:
+    console = Console(file=io.StringIO(), force_terminal=True, width=160)
+    ticks = Ticks()
+    with StageProgress(console, clock=ticks) as bar:
+        bar.job_eta("job ETA 9:00")
+        bar.update("floor", 4, 4, "examples", rate_of=(4, "examples"))
+        ticks.now = 40.0
+        bar.update("baseline", 1, 4, "examples", rate_of=(1, "examples"))
+        bar.job_eta("job ETA 8:20")
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    last = file.getvalue().rsplit("\x1b[?25h", 1)[0].rsplit("job ", 1)[-1]  # the final frame, from the job row
+    assert last.count("ETA") == 1 and "ETA 8:20" in last and "9:00" not in last

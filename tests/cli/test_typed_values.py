@@ -87,7 +87,8 @@ def test_history_shows_and_lists_the_value(index_dir: Path, tmp_path: Path, caps
     shown = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
     assert "value: 285,000 KES (number; period 2023-03-01; page 2)" in shown
     assert f"sources: {LEASE} p.2; Valuation Report - 14 Banda Lane p.2" in " ".join(shown)
-    assert main(["history", "--json", "--history", str(tmp_path / "h.sqlite")]) == 0
+    # the questions asked of that index (history lists the index in use)
+    assert main(["history", "--json", "--history", str(tmp_path / "h.sqlite"), "--index", str(index_dir)]) == 0
     [entry] = json.loads(capsys.readouterr().out)
     assert entry["id"] == history_id and entry["value"]["value"] == 285000
     assert main(["history", history_id, "--json", "--history", str(tmp_path / "h.sqlite")]) == 0

@@ -122,15 +122,15 @@ def finished(
 
 
 def test_a_quick_config_per_stage_plans_a_few_minutes_on_the_embedded_model(store: Store) -> None:
-    """experiments/quick_<stage>.toml: the loop end to end in about 5 minutes (the time measured on 2 cores is in
-    experiments/README.md); planned at the benchmark rate, without a test split."""
-    from experiments.runner import prepare_job
+    """experiments/quick_<stage>.toml: the loop end to end in about 5 minutes on an idle machine (the time measured
+    on 2 cores is in experiments/README.md); planned at the benchmark rate, without a test split."""
+    from experiments.data import prepare_job
 
     for stage in ("decompose", "score", "answer"):
         path = ROOT / "experiments" / f"quick_{stage}.toml"
         config = load_config(path)
         assert config.stage == stage and config.lm.task == "embedded" and config.data.test_split is None
-        plan = prepare_job(config, path, store).plan
+        plan = prepare_job(config, path, store, contention=1.0).plan
         assert plan.seconds is not None and plan.seconds <= 5 * 60, (stage, plan.describe())
         assert set(plan.examples["val"]) == set(CASES) and all(plan.examples["val"].values())
 
@@ -350,7 +350,7 @@ def test_runs_and_export_through_the_cli(
     compared = compare_runs(short, short, mlruns)
     assert compared.attrs["run_a"] == summary.run_id and float(compared.iloc[-1]["difference"]) == 0.0
     assert main(["runs", "--compare", short, short, "--mlruns", str(mlruns)]) == 0
-    assert f"run {summary.run_id} - run {summary.run_id}" in " ".join(capsys.readouterr().err.split())
+    assert f"run {summary.run_id} (B) - run {summary.run_id} (A)" in " ".join(capsys.readouterr().err.split())
     assert champion(short, mlruns) == summary.prompt_versions
     assert main(["champion", "ffffffffffff", "--mlruns", str(mlruns)]) == 2
     assert "no run id starts with 'ffffffffffff'" in capsys.readouterr().err

@@ -16,6 +16,7 @@ import pytest
 from experiments.reference import (
     LOCAL_TAGS,
     MAX_SET_BYTES,
+    ReferenceRun,
     install_reference,
     load_reference_run,
     reference_dir,
@@ -201,5 +202,47 @@ def test_the_reference_runs_in_the_repository_list_compare_and_export_from_a_fre
             == 0
         )
         assert export_run(record.run_id, tmp_path / "again" / short, mlruns, baseline=True).run_id == record.run_id
-        same_stage = [r for r in records if r.tags.get("scoperag.stage") == record.tags.get("scoperag.stage")]
+
+        def measured(r: ReferenceRun) -> tuple[str | None, str | None]:
+            return r.tags.get("scoperag.stage"), r.params.get("data.traces_dir")
+
+        same_stage = [r for r in records if measured(r) == measured(record)]
         assert main(["runs", "--compare", same_stage[0].run_id[:8], short, "--mlruns", str(mlruns)]) == 0
+    # The shipped set holds a comparable pair (one stage, one set of examples), and runs of two stages are refused.
+    measures = {
+        record.run_id: (record.tags.get("scoperag.stage"), record.params.get("data.traces_dir")) for record in records
+    }
+    pairs = [(a, b) for a in measures for b in measures if a < b and measures[a] == measures[b]]
+    assert pairs, "the reference runs hold two runs of one stage on the same examples"
+    a, b = pairs[0]
+    capsys.readouterr()
+    assert main(["runs", "--compare", a[:8], b[:8], "--mlruns", str(mlruns)]) == 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"run {b} (B) - run {a} (A): the {measures[a][0]} stage metric on {measures[a][1]}" in said
+    other = next(r for r in measures if measures[r][0] != measures[a][0])
+    assert main(["runs", "--compare", a[:8], other[:8], "--mlruns", str(mlruns)]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "measured different things" in said and f"the {measures[other][0]} stage metric" in said
+
+
+def test_runs_that_measured_different_things_are_never_compared() -> None:
+    from experiments.runs import Measure, measure_conflicts
+
+    decompose = Measure(
+        "decompose", "decompose stage metric", (), "datasets/demo", "datasets/demo-traces", "dev", "", "g1"
+    )
+    assert measure_conflicts(decompose, decompose) == []
+    answer = Measure("answer", "answer stage metric", (), "datasets/demo", "datasets/demo-traces", "dev", "", "g1")
+    assert measure_conflicts(decompose, answer) == [
+        "run A measured the decompose stage metric and run B the answer stage metric"
+    ]
+    weighed = Measure("end_to_end", "composite (end to end)", (("fact_recall", "0.1"),), "d", "t", "dev", "", "g")
+    other = Measure("end_to_end", "composite (end to end)", (("fact_recall", "0.3"),), "d", "t", "dev", "", "g")
+    assert measure_conflicts(weighed, other) == [
+        "their composite (end to end) weighs its parts differently (fact_recall)"
+    ]
+    elsewhere = Measure("decompose", "decompose stage metric", (), "sec", "datasets/sec-10q/traces", "dev", "", "g2")
+    reasons = measure_conflicts(decompose, elsewhere)
+    assert any("read datasets/demo" in r for r in reasons) and any(
+        "scored on datasets/demo-traces" in r for r in reasons
+    )

@@ -44,7 +44,7 @@ def rejected(
 # -- finding 2: the runs table ----------------------------------------------------------------------
 
 
-def test_the_runs_table_fits_120_columns_with_counts_verdict_reason_and_interval(
+def test_the_runs_table_fits_80_columns_with_counts_interval_and_what_each_export_runs(
     finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
     rejected: tuple[RunSummary, Path, list[ProgressEvent]],
 ) -> None:
@@ -59,15 +59,36 @@ def test_the_runs_table_fits_120_columns_with_counts_verdict_reason_and_interval
         assert row["before"] == pytest.approx(float(summary.baseline.loc["all", "composite"]))
         assert row["after"] == pytest.approx(float(summary.result.loc["all", "composite"]))
         lines = compact_lines(table)
-        assert all(len(line) <= 120 for line in lines)
-        line = next(line for line in lines if line.startswith(summary.run_id[:8]))
+        assert all(len(line) <= 80 for line in lines)
+        at = next(i for i, line in enumerate(lines) if line.startswith(summary.run_id[:8]))
+        line, verdict = lines[at], lines[at + 1]
         assert "/".join(str(counts[c]) for c in CASES) in line
         assert f"{row['before']:.2f}" in line and f"{row['ci_low']:+.2f}" in line
+        assert row["started"][5:] in line  # the start time whole
         if summary.selected:
-            assert line.rstrip().endswith("selected")
+            assert verdict.strip() == f"{row['config']}: selected" and row["runs"] == "compiled"
         else:
-            assert row["verdict"] == "rejected" and row["reason"] == summary.rejection
-            assert line.rstrip().endswith("rejected: no improvement")
+            assert row["verdict"] == "rejected" and row["reason"] == summary.rejection and row["runs"] == "uncompiled"
+            assert verdict.strip() == f"{row['config']}: rejected (no improvement)"
+
+
+def test_a_stage_run_whose_export_runs_the_floor_is_not_called_selected() -> None:
+    """What `runs` says of a stage job is what its exported program runs: a compiled candidate that beat the
+    uncompiled LM but lost to the floor is "runs floor span", never "selected"."""
+    from types import SimpleNamespace
+
+    from experiments.runs import _verdict_fields
+
+    def run(tags: dict[str, str]) -> object:
+        return SimpleNamespace(data=SimpleNamespace(tags=tags, metrics={}), info=SimpleNamespace(status="FINISHED"))
+
+    floor = _verdict_fields(run({"scoperag.stage": "answer", "scoperag.step": "span", "scoperag.selected": "true"}))
+    assert (floor["runs"], floor["verdict"]) == ("floor span", "runs floor span")
+    assert floor["reason"] == "the compiled LM did not beat it"
+    lm = _verdict_fields(run({"scoperag.stage": "answer", "scoperag.step": "lm", "scoperag.selected": "true"}))
+    assert (lm["runs"], lm["verdict"]) == ("compiled", "selected")
+    kept = _verdict_fields(run({"scoperag.stage": "answer", "scoperag.step": "lm", "scoperag.selected": "false"}))
+    assert (kept["runs"], kept["verdict"]) == ("uncompiled", "rejected")
 
 
 def test_config_names_are_shown_whole_and_a_sweep_row_shows_the_metric_a_job_selects_by(
@@ -77,9 +98,10 @@ def test_config_names_are_shown_whole_and_a_sweep_row_shows_the_metric_a_job_sel
 
     summary, mlruns, _ = finished
     table = list_runs(mlruns)
-    table.loc[:, "config"] = "stage-decompose-demo-sec-long"  # 29 characters, once cut at 16
+    table.loc[:, "config"] = "stage-decompose-demo-sec-long-name-of-a-config-that-goes-on"  # once cut at 16
     lines = compact_lines(table)
-    assert all(len(line) <= 120 for line in lines) and "stage-decompose-demo-sec-long " in lines[1]
+    assert all(len(line) <= 80 for line in lines)
+    assert lines[2].startswith("  stage-decompose-demo-sec-long-name-of-a-config-that-goes-on: ")
     row = sweep_row(summary)
     total = summary.comparison[summary.comparison["case"] == "all"].iloc[0]
     assert row["metric"] == "composite" and row["before"] == total["baseline"] and row["after"] == total["candidate"]
@@ -98,13 +120,14 @@ def test_runs_prints_the_compact_table_and_wide_and_json_carry_the_rest(
     capsys.readouterr()
     assert main(["runs", "--mlruns", str(mlruns)]) == 0
     out = capsys.readouterr().out
-    assert all(len(line) <= 120 for line in out.splitlines()) and summary.run_id[:8] in out and "rejected" in out
+    assert all(len(line) <= 80 for line in out.splitlines()) and summary.run_id[:8] in out and "rejected" in out
     assert main(["runs", "--mlruns", str(mlruns), "--wide"]) == 0
     wide = capsys.readouterr().out
     assert "wrong_property_citations" in wide and "prompts" in wide
     assert main(["runs", "--mlruns", str(mlruns), "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "rejected" and record["reason"] == summary.rejection and record["n chip"] == 1
+    assert record["stage"] == "end_to_end" and record["runs"] == "uncompiled"
 
 
 # -- finding 3: exporting a rejected run ------------------------------------------------------------
@@ -251,10 +274,11 @@ def test_every_lm_call_of_an_evaluation_is_a_progress_heartbeat(
     _, _, events = rejected
     baseline = [e for e in events if e.phase == "baseline"]
     # 4 examples x 3 calls: a report per call (with the examples done so far) and one per finished example.
-    # Each carries the job's ETA once the first example has finished.
-    per_call = [e for e in baseline if e.message.split(", job ETA")[0].endswith(" LM calls") and e.total == 4]
+    # Each carries the whole job's ETA beside its message (shown once on the screen), never in it.
+    per_call = [e for e in baseline if e.message.endswith(" LM calls") and e.total == 4]
     assert {int(e.message.split(", ")[1].split()[0]) for e in per_call} == set(range(1, 13))
-    assert baseline[-1].done == 4 and baseline[-1].message.startswith("examples, 12 LM calls, job ETA ")
+    assert baseline[-1].done == 4 and baseline[-1].message == "examples, 12 LM calls"
+    assert all(e.eta.startswith("job ETA ") for e in per_call[1:])
 
 
 def test_a_prompt_created_meanwhile_by_another_job_gets_the_new_version(

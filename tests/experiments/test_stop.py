@@ -143,3 +143,39 @@ def test_dspy_progress_bars_are_off_in_the_command() -> None:
     assert "LOG Bootstrapped 1 full traces" in logged
     assert len([line for line in logged if "2/2" in line]) == 1  # a bar's last state, once, in the log
     assert all(line.startswith("LOG ") for line in done.stderr.splitlines() if line.strip())  # nothing else drawn
+
+
+def test_optimize_shows_one_display_whatever_a_library_draws_on_stdout_or_stderr(
+    tmp_path: Path,
+    mlflow_template: Path,
+    demo_index_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A library that draws a tqdm bar whatever TQDM_DISABLE says (as DSPy's ParallelExecutor does, passing
+    `disable` itself) and writes to stderr: both go to the log, and the terminal shows the job's own display (one
+    ETA, the job's: tests/cli/test_progress.py)."""
+    import tqdm
+
+    import experiments.runner as runner
+    from pipeline.cli.main import main
+
+    mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
+    config = write_config(tmp_path, write_data(tmp_path / "traces"))
+    config.write_text(config.read_text().replace("[data]\n", f'[data]\nindex_dir = "{demo_index_dir}"\n'))
+    base = cooperative()
+
+    def respond(prompt: str) -> Any:
+        list(tqdm.tqdm(range(3), desc="library bar", disable=False))  # stderr
+        list(tqdm.tqdm(range(2), desc="library bar", disable=False, file=sys.stdout))
+        sys.stderr.write("library chatter\n")
+        return base(prompt)
+
+    monkeypatch.setattr(runner, "make_lm", lambda spec, **kwargs: scripted_lm(respond))
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    capsys.readouterr()
+    assert main(["optimize", str(config), "--mlruns", str(mlruns), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["run_id"]  # stdout holds the result only
+    assert "library bar" not in captured.err and "library chatter" not in captured.err and "it/s" not in captured.err
+    assert "run " in captured.err or "setup:" in captured.err  # the job's own lines are still shown

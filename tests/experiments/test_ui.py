@@ -62,6 +62,9 @@ def test_scoperag_ui_serves_the_project_store_offline(tmp_path: Path, mlflow_tem
         page = None
         while page is None:
             assert process.poll() is None, (tmp_path / "ui.log").read_text(errors="replace")[-2000:]
+            if f"MLflow UI on {url}" in (tmp_path / "ui.log").read_text(errors="replace"):
+                # an address is printed only once the server answers
+                assert httpx.get(f"{url}/health", timeout=5).status_code == 200
             try:
                 response = httpx.get(f"{url}/", timeout=2)
                 if response.status_code == 200:
@@ -93,3 +96,24 @@ def test_scoperag_ui_serves_the_project_store_offline(tmp_path: Path, mlflow_tem
             process.wait(5)
         log.close()
     shutil.rmtree(mlruns, ignore_errors=True)
+
+
+def test_the_servers_environment_is_the_one_mlflow_gives_its_workers() -> None:
+    """`scoperag ui` starts MLflow's app as `mlflow server` starts its workers: the variable names are MLflow's."""
+    import mlflow.environment_variables as variables
+    import mlflow.server.constants as constants
+
+    from experiments.ui import SERVER_ENVIRONMENT, server_environment
+
+    assert {
+        "backend": constants.BACKEND_STORE_URI_ENV_VAR,
+        "registry": constants.REGISTRY_STORE_URI_ENV_VAR,
+        "artifact_root": constants.ARTIFACT_ROOT_ENV_VAR,
+        "serve_artifacts": constants.SERVE_ARTIFACTS_ENV_VAR,
+        "artifacts_destination": constants.ARTIFACTS_DESTINATION_ENV_VAR,
+        "boot_id": variables._MLFLOW_SERVER_BOOT_ID.name,
+        "in_job_executor": variables._MLFLOW_IN_JOB_EXECUTOR.name,
+        "server_kind": variables._MLFLOW_SGI_NAME.name,
+    } == SERVER_ENVIRONMENT
+    environment = server_environment("sqlite:////x/mlflow.db", Path("/x/artifacts"))
+    assert environment[constants.BACKEND_STORE_URI_ENV_VAR] == "sqlite:////x/mlflow.db"

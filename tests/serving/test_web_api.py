@@ -330,6 +330,27 @@ def test_entities_and_document_search(start: Start) -> None:
 # -- history, sources and pages ----------------------------------------------------------------------
 
 
+def test_the_history_lists_the_questions_of_the_index_served_and_all_on_request(start: Start, tmp_path: Path) -> None:
+    """Questions asked of another index (an SEC index, once shown here as about "an entity this index no longer
+    holds") are left out unless `all` asks for them; each then names its index."""
+    from pipeline.evaluation.history import History
+    from pipeline.program.trace import QuestionTrace
+
+    path = tmp_path / "history.sqlite"
+    earlier = History(path)
+    theirs = earlier.record(
+        QuestionTrace(question="What is Apple's revenue?", scope={"kind": "no_scope"}), index="/x/sec"
+    )
+    unknown = earlier.record(QuestionTrace(question="Asked before indexes were kept?", scope={"kind": "no_scope"}))
+    earlier.close()
+    server = start(history=path, index="/x/demo")
+    ours = query(server, question=LEASE, property="Banda Lane").last["history_id"]
+    listed = server.get("/v1/history").json()["entries"]
+    assert [(e["history_id"], e["index"]) for e in listed] == [(ours, None)]
+    every = server.get("/v1/history", params={"all": "true"}).json()["entries"]
+    assert [(e["history_id"], e["index"]) for e in every] == [(ours, None), (unknown, None), (theirs, "sec")]
+
+
 def test_history_sources_and_pages(start: Start, tmp_path: Path) -> None:
     server = start(history=tmp_path / "history.sqlite", corpus=DEMO_DIR)
     done = query(server, question=LEASE, property="Banda Lane").last

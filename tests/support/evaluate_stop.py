@@ -1,6 +1,6 @@
 """Ctrl-C to an LM-backed `scoperag evaluate` process at a known moment: the LM is the project's test server (an
-OpenAI-compatible endpoint on 127.0.0.1) answering every call of the first example at once and holding every
-later call HELD_SECONDS, as a slow model would. Used by tests/cli/test_evaluate_stop.py and
+OpenAI-compatible endpoint on 127.0.0.1) answering every call of the first `answered` examples at once and holding
+every later call HELD_SECONDS, as a slow model would. Used by tests/cli/test_evaluate_stop.py and
 benchmarks/evaluate_stop.py."""
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ HELD_SECONDS = 60.0
 
 
 class HoldingLM:
-    """Answers every call about the first question it is asked; holds every other call HELD_SECONDS."""
+    """Answers every call about the first `answered` questions it is asked; holds every other call HELD_SECONDS."""
 
     slow_seconds = HELD_SECONDS
 
-    def __init__(self) -> None:
-        self.first: str | None = None
+    def __init__(self, answered: int = 1) -> None:
+        self.answered = answered
+        self.questions: list[str] = []  # the questions answered at once, in the order they came
         self.held = threading.Event()
         self._lock = threading.Lock()
         self._respond = cooperative()
@@ -37,14 +38,21 @@ class HoldingLM:
     def receive(self, body: dict[str, Any]) -> tuple[Failure | None, str]:
         prompt = body["messages"][-1]["content"]
         with self._lock:
-            if self.first is None:
-                self.first = prompt.split("[[ ## question ## ]]", 1)[-1].strip().split("\n", 1)[0]
-            own = self.first in prompt
+            own = any(question in prompt for question in self.questions)
+            if not own and len(self.questions) < self.answered:
+                self.questions.append(prompt.split("[[ ## question ## ]]", 1)[-1].strip().split("\n", 1)[0])
+                own = True
         answer = json.dumps(self._respond(prompt))
         if own:
             return None, answer
         self.held.set()
         return "slow", answer
+
+
+def distinct_questions(examples: list[LabelledExample]) -> list[LabelledExample]:
+    """The first example of each question: the LM tells examples apart by their question."""
+    seen: set[str] = set()
+    return [e for e in examples if not (e.question in seen or seen.add(e.question))]  # type: ignore[func-returns-value]
 
 
 @dataclass(frozen=True)
@@ -57,12 +65,14 @@ class Stopped:
     stderr: str
 
 
-def interrupt_evaluate(examples: list[LabelledExample], index_dir: Path, scratch: Path, out: Path) -> Stopped:
-    """Run `scoperag evaluate` on `examples` (one at a time) against a HoldingLM; once the second example's first
-    call is held, send SIGINT and time the exit."""
+def interrupt_evaluate(
+    examples: list[LabelledExample], index_dir: Path, scratch: Path, out: Path, answered: int = 1
+) -> Stopped:
+    """Run `scoperag evaluate` on `examples` (one at a time) against a HoldingLM answering the first `answered` of
+    them; once the next example's first call is held, send SIGINT and time the exit."""
     traces = scratch / "traces.jsonl"
     write_examples(traces, examples)
-    lm = HoldingLM()
+    lm = HoldingLM(answered)
     env = {**os.environ, "DSPY_CACHEDIR": str(scratch / "dspy"), "SCOPERAG_CACHE_DIR": str(scratch / "cache")}
     with openai_compatible_server(lm, "holding-lm") as url:
         command = [
@@ -74,8 +84,8 @@ def interrupt_evaluate(examples: list[LabelledExample], index_dir: Path, scratch
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         try:
             if not lm.held.wait(120):
-                raise RuntimeError("the second example's first call never came")
-            time.sleep(0.5)  # the first example's result is in
+                raise RuntimeError(f"example {answered + 1}'s first call never came")
+            time.sleep(0.5)  # the answered examples' results are in
             sent = time.monotonic()
             process.send_signal(signal.SIGINT)
             process.wait(HELD_SECONDS * 2)

@@ -130,10 +130,11 @@ export async function loadHistory() {
   const error = byId("history-error");
   error.textContent = "";
   const words = byId("history-search").value.trim();
+  const every = byId("history-all").checked; // questions of every index, not only the one served
   loadRunning();
   let list;
   try {
-    list = await getJSON(`/v1/history?limit=50${words ? `&q=${encodeURIComponent(words)}` : ""}`);
+    list = await getJSON(`/v1/history?limit=50${words ? `&q=${encodeURIComponent(words)}` : ""}${every ? "&all=true" : ""}`);
   } catch (problem) {
     error.textContent = problem.message;
     return;
@@ -145,19 +146,20 @@ export async function loadHistory() {
     open.addEventListener("click", () => showTrace(entry.history_id));
     body.append(el("tr", { "data-history-id": entry.history_id, "data-status": entry.status },
       el("td", { text: localTime(entry.created_at), title: entry.created_at }), el("td", { text: entry.question }),
-      el("td", { text: entry.scope.label, "data-kind": entry.scope.kind }),
+      el("td", { text: entry.index ? `${entry.scope.label} (index ${entry.index})` : entry.scope.label, "data-kind": entry.scope.kind }),
       el("td", {}, el("span", { class: `badge status-${entry.status}`, text: STATUS_TEXT[entry.status] })),
       el("td", { text: String(entry.lm_calls) }), el("td", { text: String(entry.tokens) }),
       el("td", { text: formatSeconds(entry.seconds) }), el("td", {}, open)));
   }
   if (!list.entries.length) {
-    const none = words ? `No question holds “${words}”.` : "No question asked yet.";
+    const none = words ? `No question holds “${words}”.` : every ? "No question asked yet." : "No question asked of this index yet (All indexes shows the others).";
     body.append(el("tr", {}, el("td", { colspan: "8", class: "muted", text: none })));
   }
 }
 
 export function setUpHistory() {
   byId("history-refresh").addEventListener("click", loadHistory);
+  byId("history-all").addEventListener("change", loadHistory);
   let timer = null;
   byId("history-search").addEventListener("input", () => {
     clearTimeout(timer);
