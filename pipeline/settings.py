@@ -65,6 +65,10 @@ class PlannerConfig(Strict):
     # the quarterly filings' and demo dev splits 0.15 against 0.5: within noise (document recall -0.007
     # [-0.016, 0], gold-page recall +0.013 [-0.061, +0.083]; demo unchanged at @10, page @5 0.969 -> 0.990).
     dense_weight: float = Field(default=0.15, ge=0.0, le=1.0)
+    # A sub-question asking for a figure is also searched in the words statements print for its metric (the
+    # filings' XBRL concept labels: "cash flow from operations" as "Net cash provided by operating activities"),
+    # in its first round (benchmarks/metric_queries.py measured it).
+    metric_queries: bool = True
     # Documents retrieve_docs keeps after the entity gate.
     max_docs: int = Field(default=8, ge=1, le=100)
     # Rounds per sub-question, gap-filling rounds included.

@@ -42,7 +42,7 @@ FRAMING = frozenset(
     )
 )
 # Label words that do not change what a row is ("Total net sales" is the net sales).
-_NEUTRAL = frozenset(
+NEUTRAL = frozenset(
     bm25_tokens(
         "total totals consolidated net and of the for in from attributable to common shareholders stockholders "
         "owners parent company inc corporation group ordinary equity holders"
@@ -173,7 +173,7 @@ def label_score(asked: Sequence[str], label: Sequence[str], names: AbstractSet[s
         return 0.0
     held = [a for a in asked if any(related(a, w) for w in label)]
     recall = len(held) / len(asked)
-    neutral = _NEUTRAL | names
+    neutral = NEUTRAL | names
     extra = [w for w in label if w not in neutral and not any(related(a, w) for a in asked)]
     meaningful = [w for w in label if w not in neutral] or list(label)
     precision = 1 - len(extra) / len(meaningful)
@@ -260,7 +260,7 @@ def row_figures(
             continue
         own = label_terms(row.label)
         score = best_label_score(ask, own)
-        if len([t for t in own if t not in _NEUTRAL]) <= 1:
+        if len([t for t in own if t not in NEUTRAL]) <= 1:
             # a one-word label says what it is with the headings above it ("Basic" under "Earnings per share:")
             with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
             score = max(score, best_label_score(ask, with_parents))

@@ -10,7 +10,7 @@ from importlib import resources
 
 from pydantic import ValidationError
 
-from pipeline.answering.figures import label_score, label_terms
+from pipeline.answering.figures import NEUTRAL, label_score, label_terms
 from pipeline.errors import ScopeRagError
 from pipeline.types import StrictJson
 
@@ -33,8 +33,8 @@ class _Asset(StrictJson):
 
 
 @cache
-def _concepts() -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...]:
-    """(name terms, label terms of each label) per concept of the asset."""
+def _labelled() -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[str, ...]], ...]:
+    """(name terms, label terms, labels as printed) per concept of the asset."""
     text = resources.files("pipeline.store").joinpath("assets", ASSET).read_text(encoding="utf-8")
     try:
         asset = _Asset.model_validate_json(text)
@@ -44,9 +44,15 @@ def _concepts() -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ..
         raise ScopeRagError(f"the metric labels asset is {asset.format!r}, not {FORMAT!r}: reinstall")
     out = []
     for concept in asset.concepts.values():
-        labels = tuple(t for label in concept.labels if (t := label_terms(label)))
-        out.append((label_terms(concept.words), labels))
+        printed = tuple(label for label in concept.labels if label_terms(label))
+        out.append((label_terms(concept.words), tuple(label_terms(label) for label in printed), printed))
     return tuple(out)
+
+
+@cache
+def _concepts() -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ...], ...]], ...]:
+    """(name terms, label terms of each label) per concept of the asset."""
+    return tuple((name, labels) for name, labels, _ in _labelled())
 
 
 @cache
@@ -67,3 +73,24 @@ def alternatives(terms: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
             if label != terms:
                 out.setdefault(label)
     return tuple(out)[:MAX_ALTERNATIVES]
+
+
+@cache
+def printed_labels(terms: tuple[str, ...], limit: int = 2) -> tuple[str, ...]:
+    """The labels statements most often print for the metric `terms` name, as printed ("Net cash provided by
+    operating activities" for "cash flow from operations"): of the best-matching concept, those that share
+    fewest words with the metric (what a search for the metric's own words would not find)."""
+    if not terms:
+        return ()
+    best: tuple[tuple[float, int], tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None
+    for name, labels, printed in _labelled():
+        score = max((label_score(terms, candidate) for candidate in (name, *labels)), default=0.0)
+        # of equally good concepts, the one most filers print (most labels)
+        key = (score, len(labels))
+        if score >= MIN_CONCEPT_SCORE and (best is None or key > best[0]):
+            best = (key, printed, labels)
+    if best is None:
+        return ()
+    _, printed, labels = best
+    fresh = [text for text, stems in zip(printed, labels, strict=True) if set(stems) - set(terms) - NEUTRAL]
+    return tuple(fresh[:limit])

@@ -21,8 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pipeline.answering.asks import asks_amount
+from pipeline.answering.figures import metric_terms
+from pipeline.answering.metric_labels import printed_labels
 from pipeline.deadline import Deadline, unbounded
-from pipeline.entities import find_entity_mentions
+from pipeline.entities import find_entity_mentions, without_mentions
 from pipeline.execution.acceptance import Acceptance, check_acceptance, merge_chunks
 from pipeline.execution.executor import ExecutionResult, StepExecutor
 from pipeline.execution.steps import scope_steps
@@ -228,9 +231,13 @@ class QuestionRetrieval:
             if stop is not None:
                 break
             search = round_search(round_, self.passage, self.mode)
+            asked = list(round_queries(round_, plan.goal, sub_question, gap, self._names))
+            if index == 0 and self.config.planner.metric_queries:
+                entities = list(catalog.entities.values())
+                asked += metric_queries(without_mentions(sub_question, entities, catalog.vocabulary))
             queries = [
                 q
-                for q in round_queries(round_, plan.goal, sub_question, gap, self._names)
+                for q in dict.fromkeys(asked)
                 if _search_key(q, search) not in done and (q == sub_question or not _only_terms(q, generic))
             ]
             if not queries:
@@ -257,3 +264,12 @@ class QuestionRetrieval:
         if stop is None:
             stop = "accepted" if gap is not None and gap.met else "rounds_exhausted"
         return SubQuestionRetrieval(sub_question, merged, tuple(rounds), stop)
+
+
+def metric_queries(sub_question: str) -> list[str]:
+    """For a sub-question asking for a figure, the words statements print for its metric (pipeline.answering.
+    metric_labels), each a query of its own: "cash flow from operations" is also searched as "Net cash provided
+    by operating activities"."""
+    if not asks_amount(sub_question):
+        return []
+    return list(printed_labels(metric_terms(sub_question)))
