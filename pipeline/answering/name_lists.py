@@ -19,6 +19,7 @@ from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import name_runs
 from pipeline.answering.terms import coverage, held_terms
 from pipeline.text import bm25_tokens, normalise
+from pipeline.values.name_forms import LEGAL_FORMS
 from pipeline.values.typed import MAX_NAMES
 
 # Best-ranked sentences read.
@@ -26,6 +27,10 @@ READ = 12
 # Share of the key terms a sentence without the head noun must hold.
 MIN_SHARE = 0.6
 _SPLIT = re.compile(r"\s*\|\s*|;\s*")
+# What a question asking for codes names ("ticker symbols", "trading symbols"), and a code as tables print it.
+_CODE_HEADS = frozenset(bm25_tokens("symbol symbols ticker tickers"))
+_CODE = re.compile(r"(?<![\w$.-])[A-Z]{1,5}\d{0,3}(?:\.[A-Z])?(?![\w-])")
+_NOT_CODES = frozenset("A I NO YES N/A NA AND OR THE OF LLC INC CORP LLP PLC SEC US USA NYSE NASDAQ ITEM".split())
 
 
 @dataclass(frozen=True)
@@ -98,9 +103,19 @@ def listed_names(
             for name in _listed(run.split(" (")[0].strip())
         ]
         read.append((sentence, [r for r in runs if r]))
+    if head in _CODE_HEADS:
+        # "ticker symbols", "trading symbols": the codes a table's cells give ("BA", "CL26"), not names of words
+        read = [(s, [c for c in _CODE.findall(s.text) if c not in _NOT_CODES]) for s, _ in read]
+        read = [(s, codes) for s, codes in read if codes]
+        return _found(read, limit)
     # names that hold the head noun ("New York Stock Exchange"), wherever they stand; else the first sentence's
     headed = [(s, [r for r in runs if head is not None and _ends_with(r, head)]) for s, runs in read]
     chosen = [(s, runs) for s, runs in headed if runs] or read[:1]
+    return _found(chosen, limit)
+
+
+def _found(chosen: Sequence[tuple[OfferedSentence, Sequence[str]]], limit: int) -> list[FoundName]:
+    """Each name of `chosen` once, with the sentence it was first found in, at most `limit`."""
     found: dict[str, FoundName] = {}
     for sentence, runs in chosen:
         for name in runs:
@@ -110,6 +125,27 @@ def listed_names(
     return list(found.values())
 
 
+def organisation_name(
+    sentences: Sequence[OfferedSentence], terms: Sequence[str], avoid: AbstractSet[str]
+) -> FoundName | None:
+    """For a question asking which firm or company did something: the first name, in the best sentences that
+    hold what is asked, that ends in an organisation's legal form ("Deloitte & Touche LLP", "Acme Ltd")."""
+    wanted = frozenset(terms)
+    for sentence in sentences[:READ]:
+        if wanted and coverage(sentence.text, wanted) < MIN_SHARE:
+            continue
+        for piece in _SPLIT.split(sentence.text):
+            for run in name_runs(piece, avoid):
+                words = run.split()
+                # the name ends at its legal form ("Ernst & Young LLP", whatever capitalised word follows)
+                end = next(
+                    (i for i, w in enumerate(words) if i >= 1 and w.casefold().strip(".,;") in LEGAL_FORMS), None
+                )
+                if end is not None:
+                    return FoundName(" ".join(words[: end + 1]).rstrip(",;"), sentence)
+    return None
+
+
 def _listed(run: str) -> list[str]:
     """A run of names a sentence lists with "and" ("Jane Doe and John Roe"), as its names: split where both sides
     are names of two or more words ("Procter and Gamble" stays whole)."""
@@ -117,3 +153,15 @@ def _listed(run: str) -> list[str]:
     if len(parts) > 1 and all(len(p.split()) >= 2 for p in parts):
         return parts
     return [run]
+
+
+_ORGANISATION_ASK = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:firm|company|companies|auditor|bank|lender|organi[sz]ation|entity|"
+    r"insurer|law\s+firm|accounting\s+firm)\b|\bwho\s+(?:audited|audits)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_organisation(question: str) -> bool:
+    """Whether a question asks which firm, company or organisation ("Which firm audited ...?")."""
+    return bool(_ORGANISATION_ASK.search(question))

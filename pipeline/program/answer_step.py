@@ -133,16 +133,20 @@ class AnswerStep:
         for item in items:
             kind = kinds[item.index]
             done = item.index in computed or item.index in guarded
-            if kind not in ("number", "boolean", "names") or done or item.request is not None:
+            if kind not in ("number", "boolean", "names", "name") or done or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
             read: tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None
             if kind == "boolean":
                 query = queries[item.index]
                 read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
-            elif kind == "names":
+            elif kind in ("names", "name"):
                 avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
-                read = typed.names(item, contract, hits, kept[item.index], allowed, queries[item.index], avoid)
+                query = queries[item.index]
+                if kind == "names":
+                    read = typed.names(item, contract, hits, kept[item.index], allowed, query, avoid)
+                else:
+                    read = typed.organisation(item, contract, hits, kept[item.index], allowed, query, avoid)
             else:
                 read = None
                 if item.over_time:

@@ -26,7 +26,7 @@ from pipeline.answering.floors import Draft, first_words
 from pipeline.answering.lines import SectionInputs
 from pipeline.answering.metric_labels import alternatives
 from pipeline.answering.name_lists import READ as NAMES_READ
-from pipeline.answering.name_lists import listed_names
+from pipeline.answering.name_lists import asks_organisation, listed_names, organisation_name
 from pipeline.answering.sentences import offered_sentences
 from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
@@ -224,6 +224,31 @@ class TypedSections:
         seen = {h.chunk.document_id for h in hits}
         extra = [h for d in sorted(set(allowed) - seen) if (h := self.tables.first_hit(d)) is not None]
         return [*hits, *extra]
+
+    def organisation(
+        self,
+        item: SectionInputs,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+        query: str,
+        avoid: AbstractSet[str],
+    ) -> Read | None:
+        """A question asking which firm or company: the first organisation's name (ending in its legal form) in
+        the best sentences holding what is asked; None when there is none (the span floor then answers)."""
+        if not asks_organisation(item.sub_question):
+            return None
+        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        found = organisation_name(sentences, item.focus, avoid)
+        if found is None:
+            return None
+        draft = Draft(found.name, (found.sentence.sentence_id,), "extracted")
+        section = guard_section(item.index, draft, [found.sentence], [*kept, *hits], allowed, None, self.generic)
+        if section.status != "answered":
+            return None
+        value = TypedValue(kind="name", value=found.name, as_written=section.line[:600], pages=_refs(section))
+        return section, value, _traced("name:organisation", found.name)
 
     def _guarded(
         self,

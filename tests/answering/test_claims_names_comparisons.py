@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pipeline.answering.claims import claim_terms, denies, stated_claim, states
 from pipeline.answering.comparisons import Compared, compare, outcome_line, outcome_value
-from pipeline.answering.name_lists import head_term, listed_names
+from pipeline.answering.name_lists import asks_organisation, head_term, listed_names, organisation_name
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.intake.contract import read_contract
 from pipeline.types import Chunk, ChunkHit
@@ -96,3 +96,21 @@ def test_a_comparison_with_nothing_comparable_is_the_absent_value() -> None:
     assert outcome.winner is None
     value = outcome_value(outcome, contract)
     assert value.absent and value.value == "N/A"
+
+
+def test_codes_are_read_when_ticker_symbols_are_asked() -> None:
+    question = "List all ticker symbols on the cover page."
+    sentences = offered("Common Stock | ACME | New York Stock Exchange (Title of each class) | (Trading Symbol)")
+    found = listed_names(question, sentences, ("ticker", "symbol", "cover", "page"), ("symbol",), frozenset())
+    assert [f.name for f in found] == ["ACME"]
+
+
+def test_an_organisation_asked_for_is_a_name_ending_in_its_legal_form() -> None:
+    question = "Which firm audited the company's financial statements?"
+    assert asks_organisation(question) and not asks_organisation("Who is the tenant?")
+    sentences = offered(
+        "We have audited the financial statements of the Company, as described in the Annual Report.",
+        "/s/ Fahari Valuers LLP We have audited the financial statements since 2009.",
+    )
+    found = organisation_name(sentences, ("audit", "financi", "statement"), frozenset())
+    assert found is not None and found.name == "Fahari Valuers LLP"
