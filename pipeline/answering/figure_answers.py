@@ -58,8 +58,6 @@ class TableSource(Protocol):
 
     def owner_names(self, document_id: str) -> tuple[str, ...]: ...
 
-    def document_form(self, document_id: str) -> str: ...
-
     def first_hit(self, document_id: str) -> ChunkHit | None: ...
 
 
@@ -100,11 +98,11 @@ def figure_for(ask: MetricAsk, hits: Sequence[ChunkHit], tables: TableSource) ->
         return None
     order = list(dict.fromkeys(h.chunk.document_id for h in hits))
     matching = frozenset(d for d in order if document_period_matches(ask.periods, tables.document_periods(d)))
-    # the documents of the period asked first, then the kind of report asked for ("annual report": its 10-K
-    # before its 10-Qs), then retrieval's order
+    # the documents of the period asked first, then the kind of report asked for (an annual report before the
+    # quarters' reports), then retrieval's order
     report = ask.report
     order.sort(
-        key=lambda d: (d not in matching, report is not None and not report_matches(report, tables.document_form(d)))
+        key=lambda d: (d not in matching, report is not None and not report_matches(report, tables.document_periods(d)))
     )
     order = order[:MAX_DOCUMENTS]
     rows = {d: with_document_scale(tables.document_rows(d)) for d in order}
@@ -265,13 +263,13 @@ def figure_operands(figures: Sequence[Figure], filename_of: Callable[[str], str]
     return operands
 
 
-_FORMS = {"annual": ("10-k", "20-f", "40-f", "annual"), "quarterly": ("10-q", "quarterly", "interim")}
-
-
-def report_matches(report: str, form: str) -> bool:
-    """Whether a document's form ("10-K", "annual_report") is the kind of report asked for."""
-    folded = form.casefold()
-    return any(name in folded for name in _FORMS.get(report, ()))
+def report_matches(report: str, periods: Sequence[Period]) -> bool:
+    """Whether a document whose attributes state `periods` is the kind of report asked for: an annual report
+    states a year and no quarter, a quarterly one a quarter."""
+    quarter = any(p.kind == "quarter" for p in periods)
+    if report == "annual":
+        return not quarter and any(p.kind == "year" for p in periods)
+    return report == "quarterly" and quarter
 
 
 def with_document_scale(rows: Sequence[TableRow]) -> list[TableRow]:

@@ -27,8 +27,8 @@ READ = 12
 # Share of the key terms a sentence without the head noun must hold.
 MIN_SHARE = 0.6
 _SPLIT = re.compile(r"\s*\|\s*|;\s*")
-# What a question asking for codes names ("ticker symbols", "trading symbols"), and a code as tables print it.
-_CODE_HEADS = frozenset(bm25_tokens("symbol symbols ticker tickers"))
+# What a question asking for codes names ("trading symbols"), and a code as tables print it.
+_CODE_HEADS = frozenset(bm25_tokens("symbol symbols"))
 _CODE = re.compile(r"(?<![\w$.-])[A-Z]{1,5}\d{0,3}(?:\.[A-Z])?(?![\w-])")
 _NOT_CODES = frozenset("A I NO YES N/A NA AND OR THE OF LLC INC CORP LLP PLC SEC US USA NYSE NASDAQ ITEM".split())
 
@@ -104,7 +104,7 @@ def listed_names(
         ]
         read.append((sentence, [r for r in runs if r]))
     if head in _CODE_HEADS:
-        # "ticker symbols", "trading symbols": the codes a table's cells give ("BA", "CL26"), not names of words
+        # "trading symbols": the codes a table's cells give ("BA", "CL26"), not names of words
         read = [(s, [c for c in _CODE.findall(s.text) if c not in _NOT_CODES]) for s, _ in read]
         read = [(s, codes) for s, codes in read if codes]
         return _found(read, limit)

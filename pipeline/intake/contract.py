@@ -94,7 +94,7 @@ _LATEST = re.compile(
 )
 _REPORT_REFERENCE = re.compile(
     r"^(?:according\s+to|based\s+on|per|from|in)\s+(?:the|its|their)\s+(?:latest\s+|most\s+recent\s+)?"
-    r"(?:annual|quarterly|financial)?\s*(?:report|filing|statements?|10-[kq])s?\s*,\s*"
+    r"(?:annual|quarterly|financial)?\s*(?:report|filing|statements?|\d+-[a-z])s?\s*,\s*"
     r"|\s+(?:in|within|from)\s+(?:the|its|their)\s+(?:latest\s+|most\s+recent\s+)?(?:annual|quarterly)\s+"
     r"(?:report|filing)s?(?=\s*[?.!]|$)",
     re.IGNORECASE,
@@ -144,7 +144,7 @@ _OPEN_ASK = re.compile(
     r"(?:does|do|did|is|are|was|were|has|have|will|would|can|could|should))\b",
     re.IGNORECASE,
 )
-# A lead this short before a colon names the question's topic ("Acme 10-K: revenue in 2023?"): it stays.
+# A lead this short before a colon names the question's topic ("Acme annual report: revenue in 2023?"): it stays.
 MAX_TOPIC_WORDS = 6
 # "On which exchange(s) ...", "Which subsidiaries ...": several names asked for.
 _PLURAL_ASK = re.compile(r"^(?:on\s+|in\s+|at\s+)?(?:which|what)\s+(?:\w+\s+){0,2}\w+\(s\)", re.IGNORECASE)
@@ -180,7 +180,7 @@ class Contract:
     format: FormatRequest | None = None
     # Where the question says to look ("the cash flow statement"), from its preamble.
     sources: tuple[str, ...] = field(default_factory=tuple)
-    # The kind of report the question names ("annual report", "10-K": annual; "10-Q": quarterly), if any.
+    # The kind of report the question names ("annual report": annual; "quarterly report": quarterly), if any.
     report: Literal["annual", "quarterly"] | None = None
 
     @property
@@ -295,8 +295,8 @@ def read_contract(text: str) -> Contract:
     )
 
 
-_ANNUAL = re.compile(r"\bannual\s+(?:report|filing|accounts)s?\b|\b10-K\b|\bform\s+20-F\b|\b20-F\b", re.IGNORECASE)
-_QUARTERLY = re.compile(r"\bquarterly\s+(?:report|filing)s?\b|\b10-Q\b|\binterim\s+report", re.IGNORECASE)
+_ANNUAL = re.compile(r"\bannual\s+(?:report|filing|accounts)s?\b", re.IGNORECASE)
+_QUARTERLY = re.compile(r"\b(?:quarterly|interim)\s+(?:report|filing|accounts)s?\b", re.IGNORECASE)
 
 
 def _report_kind(text: str) -> Literal["annual", "quarterly"] | None:

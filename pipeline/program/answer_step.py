@@ -64,7 +64,7 @@ from signatures.shapes import exact_computations_type, exact_lines_type
 log = logging.getLogger(__name__)
 
 Call = Callable[..., "dspy.Prediction | None"]
-# A currency written beside a figure ("KSH 285,000", "$5"): a figure in prose, in units.
+# A currency written beside a figure ("EUR 285,000", "$5"): a figure in prose, in units.
 _MONEY_WORD = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥]")
 # Sentences (table rows) a compute call is shown per section: a statement's rows need more than prose.
 COMPUTE_SENTENCES = 16
@@ -133,7 +133,9 @@ class AnswerStep:
         for item in items:
             kind = kinds[item.index]
             done = item.index in computed or item.index in guarded
-            if kind not in ("number", "boolean", "names", "name") or done or item.request is not None:
+            # the typed floors answer when the answer step runs its floor (the LM's way is its own, measured apart)
+            typed_floor = steps.answer != "lm" and kind in ("number", "boolean", "names", "name")
+            if not typed_floor or done or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
             read: tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None

@@ -161,11 +161,6 @@ class Store:
         owners = self.catalog.documents[document_id].entity_ids
         return tuple(name for e in owners if e in entities for name in entities[e].names)
 
-    def document_form(self, document_id: str) -> str:
-        """A document's form ("10-K") as its attributes state it, else its type."""
-        document = self.catalog.documents[document_id]
-        return dict(document.attributes).get("form") or document.doc_type
-
     def document_periods(self, document_id: str) -> tuple[Period, ...]:
         """The periods a document's attributes state (its fiscal period, its period's end)."""
         return document_periods(self.catalog.documents[document_id].attributes)

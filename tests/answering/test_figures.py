@@ -181,9 +181,6 @@ class Tables:
     def owner_names(self, document_id: str) -> tuple[str, ...]:
         return ("Acme Inc.",)
 
-    def document_form(self, document_id: str) -> str:
-        return "10-Q"
-
     def first_hit(self, document_id: str) -> ChunkHit | None:
         return hit(document_id)
 

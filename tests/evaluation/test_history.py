@@ -109,5 +109,5 @@ def test_a_question_whose_writer_died_reads_as_interrupted(tmp_path: Path, capsy
     entry = History(path).get(died.stdout.strip())
     assert entry.status == "interrupted" and entry.question == "Who is the tenant?"
     capsys.readouterr()
-    assert main(["history", "--history", str(path), "--json"]) == 0
+    assert main(["history", "--history", str(path), "--all", "--json"]) == 0
     assert [e["status"] for e in json.loads(capsys.readouterr().out)] == ["interrupted"]
