@@ -135,6 +135,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     for phrase, holders in report.shared_names:
         said = f"the name {phrase!r} is given to {' and '.join(holders)}: a question using it is asked which one"
         notices.print(f"[yellow]warning[/] {plain(said)}")
+    for word, name in report.too_common:
+        said = (
+            f"the name {word!r} of {name} is written in other organisations' documents too: a question names {name}"
+            " with it only in capitals or with more of the name"
+        )
+        notices.print(f"[yellow]note[/] {plain(said)}")
     for rule in report.unmatched_rules:
         notices.print(f"[yellow]manifest rule matched no file:[/] {plain(rule)}")
     for relpath in report.screen_paged:

@@ -240,12 +240,17 @@ def find_partial_entities(
                 covered.update(range(start, end))
                 break
     owners = _word_owners(entities, vocabulary)
+    # a name word in capitals ("MGM") names the one entity whose name holds it, even when other organisations'
+    # documents write it too
+    capitals = _word_owners(entities, vocabulary.model_copy(update={"shared_name_words": ()}))
     acronyms = _acronyms(tuple(entities))
     for i, t in enumerate(tokens):
         if i in covered:
             continue
         if len(owners.get(t.folded, ())) == 1 and t.cased[:1].isupper():
             found.append(owners[t.folded][0])
+        elif len(t.cased) > 1 and t.cased.isupper() and len(capitals.get(t.folded, ())) == 1:
+            found.append(capitals[t.folded][0])
         elif t.cased.isupper() and len(acronyms.get(t.cased, ())) == 1 and t.folded not in owners:
             found.append(acronyms[t.cased][0])
     return tuple(dict.fromkeys(e for e in found if e not in named))

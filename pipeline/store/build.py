@@ -77,6 +77,9 @@ class BuildReport:
     screen_paged: tuple[str, ...] = ()
     # files not read again: their pages, chunks and terms came from the document cache
     reused: int = 0
+    # (word, entity name) of one-word names other organisations' documents also write: they name their entity
+    # alone only when written in capitals ("MGM"), else with more of the name
+    too_common: tuple[tuple[str, str], ...] = ()
 
 
 def _discover(source_dir: Path, manifest_path: Path | None) -> list[tuple[Path, str]]:
@@ -203,6 +206,7 @@ def build_index(
         shared_names=shared,
         screen_paged=tuple(read.screen_paged),
         reused=read.reused,
+        too_common=tuple(read.too_common),
     )
 
 
@@ -241,6 +245,8 @@ class _Read:
     cache_keys: list[str] = field(default_factory=list)
     # files whose derivation came from the document cache
     reused: int = 0
+    # (word, entity name) of one-word names other organisations' documents also write
+    too_common: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _write_catalog(
@@ -332,6 +338,9 @@ def _write_catalog(
     writer.set_meta(SKIPPED_KEY, json.dumps(read.skipped_paths, sort_keys=True))
     # The stored vocabulary adds what the corpus text says about its entities' name words.
     writer.set_meta(VOCABULARY_KEY, dump_vocabulary(name_words.vocabulary(corpus.vocabulary)))
+    read.too_common = name_words.too_common(entities.values())
+    for word, name in read.too_common:
+        log.info("the name %r of %s is written in other organisations' documents too", word, name)
     for key, value in (("corpus", corpus.name), ("entity_kind", corpus.entity_kind)):
         writer.set_meta(key, value)
     writer.close()

@@ -145,6 +145,18 @@ class NameWordCounter:
             if at - index >= 0
         )
 
+    def too_common(self, entities: Iterable[Entity]) -> list[tuple[str, str]]:
+        """(word, entity name) of each short name people write for an entity, the first word of one of its names
+        ("MGM" of MGM Resorts International, "Texas" of Texas Instruments), that other organisations' documents
+        also write: such a word names its entity alone only in capitals, and the build says so."""
+        shared = {w for w, n in self._foreign.items() if n >= MIN_DOCUMENTS}
+        out: list[tuple[str, str]] = []
+        for entity in entities:
+            for words in name_variants(entity):
+                if words and words[0] in shared:
+                    out.append((words[0], entity.name))
+        return sorted(set(out))
+
     def vocabulary(self, base: Vocabulary) -> Vocabulary:
         """`base` with the counted ordinary and shared name words added to the ones it lists."""
         ordinary = {w for w, n in self._lower.items() if n >= MIN_DOCUMENTS}
