@@ -29,8 +29,10 @@ MIN_SHARE = 0.6
 _SPLIT = re.compile(r"\s*\|\s*|;\s*")
 # What a question asking for codes names ("trading symbols"), and a code as tables print it.
 _CODE_HEADS = frozenset(bm25_tokens("symbol symbols"))
-_CODE = re.compile(r"(?<![\w$.-])[A-Z]{1,5}\d{0,3}(?:\.[A-Z])?(?![\w-])")
-_NOT_CODES = frozenset("A I NO YES N/A NA AND OR THE OF LLC INC CORP LLP PLC SEC US USA NYSE NASDAQ ITEM".split())
+_CODE = re.compile(r"(?<![\w$.-])[A-Z]{1,5}(?:[/.]?\d{1,3}[A-Z]?|\.[A-Z])?(?![\w-])")
+_NOT_CODES = frozenset("A I NO YES N/A NA NONE AND OR THE OF LLC INC CORP LLP PLC SEC US USA NYSE NASDAQ ITEM".split())
+# A sentence that may list codes: it names symbols or the exchanges they trade on.
+_CODE_CONTEXT = re.compile(r"\bsymbols?\b|\bexchange\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,18 @@ class FoundName:
 
 _HEAD_PHRASES = (
     re.compile(
-        r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?[\w-]+?)(?:\(s\))?\s+(?:are|is|were|was|did|does|do|has|have|had|"
-        r"changed|took|joined|left|were|will)\b",
+        r"\bnames?\s+of\s+(?:all\s+|the\s+|any\s+)?((?:[\w-]+\s+){0,3}?[\w-]+?)\s+(?:that|who|which|in|at|of|"
+        r"from|on|for)\b",
         re.IGNORECASE,
     ),
     re.compile(
-        r"\bnames?\s+of\s+(?:all\s+|the\s+|any\s+)?((?:[\w-]+\s+){0,3}?[\w-]+?)\s+(?:that|who|which|in|at|of|"
-        r"from|on|for)\b",
+        r"\bwhat\s+(?:are|were|is|was)\s+(?:the\s+|all\s+|its\s+)?((?:[\w-]+\s+){0,2}?[\w-]+?)(?:\(s\))?\s+"
+        r"(?:of|in|on|for|at|that|which|who)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:which|what)\s+((?:[\w-]+\s+){0,3}?[\w-]+?)(?:\(s\))?\s+(?:are|is|were|was|did|does|do|has|have|had|"
+        r"changed|took|joined|left|were|will)\b",
         re.IGNORECASE,
     ),
     re.compile(
@@ -105,9 +112,8 @@ def listed_names(
         read.append((sentence, [r for r in runs if r]))
     if head in _CODE_HEADS:
         # "trading symbols": the codes a table's cells give ("BA", "CL26"), not names of words
-        read = [(s, [c for c in _CODE.findall(s.text) if c not in _NOT_CODES]) for s, _ in read]
-        read = [(s, codes) for s, codes in read if codes]
-        return _found(read, limit)
+        coded = [(s, table_codes(s.text)) for s in sentences[:READ] if _CODE_CONTEXT.search(s.text)]
+        return _found([(s, codes) for s, codes in coded if codes], limit)
     # names that hold the head noun ("New York Stock Exchange"), wherever they stand; else the first sentence's
     headed = [(s, [r for r in runs if head is not None and _ends_with(r, head)]) for s, runs in read]
     chosen = [(s, runs) for s, runs in headed if runs] or read[:1]
@@ -157,7 +163,8 @@ def _listed(run: str) -> list[str]:
 
 _ORGANISATION_ASK = re.compile(
     r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:firm|company|companies|auditor|bank|lender|organi[sz]ation|entity|"
-    r"insurer|law\s+firm|accounting\s+firm)\b|\bwho\s+(?:audited|audits)\b",
+    r"insurer|law\s+firm|accounting\s+firm)\b|\bwho\s+(?:audited|audits)\b"
+    r"|\bname\s+of\s+(?:the\s+|its\s+|their\s+)?(?:[\w'’-]+\s+){0,6}?(?:firm|company|auditor|bank|lender|insurer)\b",
     re.IGNORECASE,
 )
 
@@ -165,3 +172,17 @@ _ORGANISATION_ASK = re.compile(
 def asks_organisation(question: str) -> bool:
     """Whether a question asks which firm, company or organisation ("Which firm audited ...?")."""
     return bool(_ORGANISATION_ASK.search(question))
+
+
+_COVER = re.compile(r"\bcover(?:\s+page)?\b", re.IGNORECASE)
+
+
+def asks_cover(question: str) -> bool:
+    """Whether a question points at a report's cover ("as listed on the cover of its 10-K"): its first page."""
+    return bool(_COVER.search(question))
+
+
+def table_codes(text: str) -> list[str]:
+    """The codes a table's row gives as whole cells ("Common Stock | BA | New York Stock Exchange" -> "BA")."""
+    cells = [c.strip(" ()") for c in text.split("|")] if "|" in text else []
+    return [c for c in cells if _CODE.fullmatch(c) and c not in _NOT_CODES]

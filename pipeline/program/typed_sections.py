@@ -26,7 +26,7 @@ from pipeline.answering.floors import Draft, first_words
 from pipeline.answering.lines import SectionInputs
 from pipeline.answering.metric_labels import alternatives
 from pipeline.answering.name_lists import READ as NAMES_READ
-from pipeline.answering.name_lists import asks_organisation, listed_names, organisation_name
+from pipeline.answering.name_lists import asks_cover, asks_organisation, listed_names, organisation_name
 from pipeline.answering.sentences import offered_sentences
 from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
@@ -41,6 +41,8 @@ Read = tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]]
 # How well a row's label must name a yes/no question's event (its verb held): "Dividends declared" for "were
 # common stock dividends declared".
 CLAIM_ROW_SCORE = 0.5
+# Documents whose cover (first page) a question pointing at it reads.
+MAX_COVER_DOCUMENTS = 3
 # A scope this small has every document read for a figure asked per period.
 MAX_SCOPE_DOCUMENTS = 8
 
@@ -161,7 +163,8 @@ class TypedSections:
         avoid: AbstractSet[str],
     ) -> Read:
         """A section listing names (pipeline.answering.name_lists), each resting on its sentence; the question's
-        absent value when none is found."""
+        absent value when none is found. A question pointing at the cover reads each document's first page too."""
+        hits = self._with_cover(item.sub_question, hits)
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
         found = listed_names(item.sub_question, sentences, item.terms, item.focus, avoid)
         if found:
@@ -215,6 +218,16 @@ class TypedSections:
             pages=_refs(section),
         )
         return section, value, _traced("compute:figures", computation.formula)
+
+    def _with_cover(self, question: str, hits: Sequence[ChunkHit]) -> list[ChunkHit]:
+        """`hits`, with the chunks of the first page of each of their documents first when the question points at
+        a report's cover."""
+        if self.tables is None or not asks_cover(question):
+            return list(hits)
+        documents = list(dict.fromkeys(h.chunk.document_id for h in hits))[:MAX_COVER_DOCUMENTS]
+        cover = [h for d in documents for h in self.tables.page_hits(d, 1)]
+        rows = {h.chunk.row for h in cover}
+        return [*cover, *(h for h in hits if h.chunk.row not in rows)]
 
     def _with_scope(self, hits: Sequence[ChunkHit], allowed: Collection[str] | None) -> list[ChunkHit]:
         """`hits`, then a first chunk of each document of a small scope retrieval did not reach (a figure asked

@@ -100,9 +100,12 @@ def test_a_comparison_with_nothing_comparable_is_the_absent_value() -> None:
 
 def test_codes_are_read_when_ticker_symbols_are_asked() -> None:
     question = "List all ticker symbols on the cover page."
-    sentences = offered("Common Stock | ACME | New York Stock Exchange (Title of each class) | (Trading Symbol)")
+    sentences = offered(
+        "Common Stock | ACME | New York Stock Exchange 1.5% Notes due 2026 | ACME26 | New York Stock Exchange "
+        "(Title of each class) | (Trading Symbol) | (Name of each exchange on which registered)"
+    )
     found = listed_names(question, sentences, ("ticker", "symbol", "cover", "page"), ("symbol",), frozenset())
-    assert [f.name for f in found] == ["ACME"]
+    assert [f.name for f in found] == ["ACME", "ACME26"]
 
 
 def test_an_organisation_asked_for_is_a_name_ending_in_its_legal_form() -> None:
