@@ -36,6 +36,8 @@ class Outcome:
 
     winner: Compared | None
     left_out: tuple[tuple[str, str], ...]
+    # the parts whose figures were compared
+    compared: tuple[Compared, ...] = ()
 
 
 def named_entity(quoted: str, entities: Sequence[Entity], vocabulary: Vocabulary) -> str | None:
@@ -80,7 +82,7 @@ def compare(parts: Sequence[Compared], extreme: Extreme, contract: Contract | No
         return float(value) if isinstance(value, int | float) else 0.0
 
     pick = min if extreme == "lowest" else max
-    return Outcome(pick(comparable, key=figure), tuple(left_out))
+    return Outcome(pick(comparable, key=figure), tuple(left_out), tuple(comparable))
 
 
 def outcome_line(outcome: Outcome, extreme: Extreme, metric: str) -> str:
@@ -103,4 +105,7 @@ def outcome_value(outcome: Outcome, contract: Contract | None) -> TypedValue:
     if winner is None or winner.value is None:
         absent = contract.absent if contract else None
         return TypedValue(kind="name", value=absent, absent=True, note=note)
-    return TypedValue(kind="name", value=winner.quoted, pages=winner.value.pages, note=note)
+    # the comparison rests on every figure compared, the winner's first
+    compared = [p for p in outcome.compared if p.value is not None and p is not winner]
+    pages = tuple(dict.fromkeys([*winner.value.pages, *(page for p in compared if p.value for page in p.value.pages)]))
+    return TypedValue(kind="name", value=winner.quoted, pages=pages, note=note)

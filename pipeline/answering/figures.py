@@ -31,7 +31,7 @@ FRAMING = frozenset(
     bm25_tokens(
         "amount value figure number total reported report company company's firm group fiscal year years quarter "
         "quarters period periods end ended ending month months week weeks day days date as of at for in the "
-        "latest last current recent most prior previous annual quarterly much many how what was were is are "
+        "latest last recent most prior previous annual quarterly much many how what was were is are "
         "did does do according statement statements consolidated financial sheet balance level levels "
         "unaudited audited us dollar dollars euro euros million millions billion billions thousand "
         "thousands figure per large big size level levels record recorded report reported post posted carry carried "

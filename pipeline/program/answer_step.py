@@ -43,7 +43,7 @@ from pipeline.answering.lines import (
     section_inputs,
     support_of,
 )
-from pipeline.answering.sentences import OfferedSentence, numbered
+from pipeline.answering.sentences import OfferedSentence, numbered, table_rows
 from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import states_figure
 from pipeline.errors import ArithmeticRefused
@@ -289,7 +289,9 @@ class AnswerStep:
         if not figure.scaled:
             quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
             scale = scale_note(quoted.hit.chunk.text) if quoted else None
-            unknown = scale is None and not _MONEY_WORD.search(section.line)
+            in_table = quoted is not None and (" | " in quoted.text or len(table_rows(quoted.text)) > 1)
+            # a figure with its currency in prose is in units; in a table row, its scale is the table's note
+            unknown = scale is None and (in_table or not _MONEY_WORD.search(section.line))
             if unknown and request.scale is not None and not figure.percent:
                 return section  # a bare figure of no known scale is not rescaled by guess: shown as reported
         value = figure.value if figure.scaled else figure.mantissa
