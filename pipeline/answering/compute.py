@@ -333,13 +333,9 @@ def compute(
     if any(o.figure.scaled for o in operands) and scales - {None}:
         # "2.1 billion" beside a table's "6,844" (in millions): one is a count of units, the other of millions
         raise ArithmeticRefused("its operands are written on different scales (one states its own, one its table's)")
-    value = evaluate(expression, operands)
     ratio = "/" in expression and operation not in ("average",)
     scale = None if ratio or len(scales) != 1 else next(iter(scales))
-    text = format_figure(value, percent, request, scale)
-    shown = {o.name: _shown(o.figure) for o in operands}
-    formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
-    return Computation(operation, expression, tuple(operands), value, text, formula)
+    return computed_figure(operation, expression, operands, percent, request, scale)
 
 
 def computed_figure(
@@ -348,11 +344,13 @@ def computed_figure(
     operands: Sequence[Operand],
     percent: bool,
     request: FormatRequest | None,
+    scale: str | None = None,
 ) -> Computation:
-    """The worked-out figure of operands read from tables as figures (their values in units, each quoted from
-    its row): the expression evaluated over the values, written as the question's format asks."""
+    """The worked-out figure: the expression evaluated over the operands' values (in units when they are read
+    from tables as figures; else in `scale`, the scale their table notes), written as the question's format
+    asks, with its formula."""
     value = evaluate(expression, operands)
-    text = format_figure(value, percent, request)
+    text = format_figure(value, percent, request, scale)
     shown = {o.name: _shown(o.figure) for o in operands}
     formula = re.sub(r"[a-h]", lambda m: shown[m.group(0)], expression).replace("*", "×")
     return Computation(operation, expression, tuple(operands), value, text, formula)

@@ -27,7 +27,7 @@ from pipeline.answering.lines import SectionInputs
 from pipeline.answering.metric_labels import alternatives
 from pipeline.answering.name_lists import READ as NAMES_READ
 from pipeline.answering.name_lists import asks_cover, asks_organisation, listed_names, organisation_name
-from pipeline.answering.sentences import offered_sentences
+from pipeline.answering.sentences import OfferedSentence, offered_sentences
 from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
 from pipeline.errors import ArithmeticRefused
@@ -35,7 +35,7 @@ from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract
 from pipeline.program.trace import LineTrace
 from pipeline.types import ChunkHit, SourceRef
-from pipeline.values.typed import TypedValue, ValueKind
+from pipeline.values.typed import Plain, TypedValue, ValueKind
 
 Read = tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]]
 # How well a row's label must name a yes/no question's event (its verb held): "Dividends declared" for "were
@@ -144,11 +144,10 @@ class TypedSections:
         claim = stated_claim(sentences, terms, event_verbs(asked))
         if claim is not None:
             draft = Draft(first_words(claim.sentence.text), (claim.sentence.sentence_id,), "sentence")
-            section = guard_section(item.index, draft, [claim.sentence], [*kept, *hits], allowed, None, self.generic)
-            if section.status == "answered":
-                value = TypedValue(kind="boolean", value=claim.happened, as_written=section.line, pages=_refs(section))
-                step = "claim:sentence" if claim.happened else "claim:denied"
-                return section, value, _traced(step, f"holds {claim.share:.2f} of {list(terms)}")
+            step = "claim:sentence" if claim.happened else "claim:denied"
+            read = self._read(item, draft, [claim.sentence], [*kept, *hits], allowed, "boolean", claim.happened, step)
+            if read is not None:
+                return read
         reason = f"none of the {min(len(sentences), READ)} sentences read states it ({', '.join(terms)})"
         return not_found(reason), absent("boolean", contract, reason), _traced("claim:none", None)
 
@@ -169,12 +168,11 @@ class TypedSections:
         found = listed_names(item.sub_question, sentences, item.terms, item.focus, avoid)
         if found:
             evidence = list({id(f.sentence): f.sentence for f in found}.values())
-            draft = Draft("; ".join(f.name for f in found), tuple(s.sentence_id for s in evidence), "extracted")
-            section = guard_section(item.index, draft, evidence, [*kept, *hits], allowed, None, self.generic)
-            if section.status == "answered" and section.basis == "extracted":
-                names = [f.name for f in found]
-                value = TypedValue(kind="names", value=names, as_written=section.line[:600], pages=_refs(section))
-                return section, value, _traced("names:sentences", "; ".join(names))
+            names = [f.name for f in found]
+            draft = Draft("; ".join(names), tuple(s.sentence_id for s in evidence), "extracted")
+            read = self._read(item, draft, evidence, [*kept, *hits], allowed, "names", names, "names:sentences")
+            if read is not None:
+                return read
         reason = f"no name found in the {min(len(sentences), NAMES_READ)} sentences read"
         return not_found(reason), absent("names", contract, reason), _traced("names:none", None)
 
@@ -219,6 +217,25 @@ class TypedSections:
         )
         return section, value, _traced("compute:figures", computation.formula)
 
+    def _read(
+        self,
+        item: SectionInputs,
+        draft: Draft,
+        evidence: Sequence[OfferedSentence],
+        shown: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+        kind: ValueKind,
+        value: Plain,
+        step: str,
+    ) -> Read | None:
+        """A section a typed floor proposes from sentences, as the guards let it through, with its typed value;
+        None when the guards do not let its line stand as proposed."""
+        section = guard_section(item.index, draft, evidence, shown, allowed, None, self.generic)
+        if section.status != "answered" or section.basis != draft.basis:
+            return None
+        typed = TypedValue(kind=kind, value=value, as_written=section.line[:600], pages=_refs(section))
+        return section, typed, _traced(step, section.line[:200])
+
     def _with_cover(self, question: str, hits: Sequence[ChunkHit]) -> list[ChunkHit]:
         """`hits`, with the chunks of the first page of each of their documents first when the question points at
         a report's cover."""
@@ -257,11 +274,9 @@ class TypedSections:
         if found is None:
             return None
         draft = Draft(found.name, (found.sentence.sentence_id,), "extracted")
-        section = guard_section(item.index, draft, [found.sentence], [*kept, *hits], allowed, None, self.generic)
-        if section.status != "answered":
-            return None
-        value = TypedValue(kind="name", value=found.name, as_written=section.line[:600], pages=_refs(section))
-        return section, value, _traced("name:organisation", found.name)
+        return self._read(
+            item, draft, [found.sentence], [*kept, *hits], allowed, "name", found.name, "name:organisation"
+        )
 
     def _guarded(
         self,
