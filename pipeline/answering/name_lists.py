@@ -32,6 +32,8 @@ _CODE_HEADS = frozenset(bm25_tokens("symbol symbols"))
 _CODE = re.compile(r"(?<![\w$.-])[A-Z]{1,5}(?:[/.]?\d{1,3}[A-Z]?|\.[A-Z])?(?![\w-])")
 _NOT_CODES = frozenset("A I NO YES N/A NA NONE AND OR THE OF LLC INC CORP LLP PLC SEC US USA NYSE NASDAQ ITEM".split())
 # A sentence that may list codes: it names symbols or the exchanges they trade on.
+# What a table says a cell is, in brackets after it ("BA (Trading Symbol)").
+_BRACKETED = re.compile(r"\s\((?:[^()]|\([^()]*\))+\)\s*$")
 _CODE_CONTEXT = re.compile(r"\bsymbols?\b|\bexchange\b", re.IGNORECASE)
 
 
@@ -50,7 +52,8 @@ _HEAD_PHRASES = (
         re.IGNORECASE,
     ),
     re.compile(
-        r"\bwhat\s+(?:are|were|is|was)\s+(?:the\s+|all\s+|its\s+)?((?:[\w-]+\s+){0,2}?[\w-]+?)(?:\(s\))?\s+"
+        r"\bwhat\s+(?:are|were|is|was)\s+(?:the\s+|all\s+|its\s+|[\w.&-]+(?:\s[\w.&-]+){0,3}['’]s?\s+)?"
+        r"((?:[\w-]+\s+){0,2}?[\w-]+?)(?:\(s\))?\s+"
         r"(?:of|in|on|for|at|that|which|who)\b",
         re.IGNORECASE,
     ),
@@ -71,14 +74,23 @@ def head_term(question: str, terms: Sequence[str], focus: Sequence[str]) -> str 
     """The term naming the thing whose names are asked: the noun a question word or "names of" governs ("On
     which stock exchange(s) ..." -> "exchang"; "names of all new executives who ..." -> "execut"), else the last
     term of the question's focus."""
+    phrase = head_phrase(question)
+    if phrase:
+        return phrase[-1]
+    chosen = list(focus) or list(terms)
+    return chosen[-1] if chosen else None
+
+
+def head_phrase(question: str) -> list[str]:
+    """The terms of the phrase a question word or "names of" governs ("In which state or country ..." ->
+    ["state", "countri"]); [] when no such phrase is found."""
     for pattern in _HEAD_PHRASES:
         m = pattern.search(question)
         if m is not None:
             stems = bm25_tokens(m.group(1))
             if stems:
-                return stems[-1]
-    chosen = list(focus) or list(terms)
-    return chosen[-1] if chosen else None
+                return stems
+    return []
 
 
 def _ends_with(name: str, head: str) -> bool:
@@ -97,6 +109,9 @@ def listed_names(
 ) -> list[FoundName]:
     """The names the best sentences give (see the module docstring), in sentence order, each once."""
     head = head_term(question, terms, focus)
+    fields = field_names(sentences, terms, head_phrase(question) or ([head] if head else []), limit)
+    if fields:
+        return fields
     wanted = frozenset(terms)
     read: list[tuple[OfferedSentence, list[str]]] = []
     for sentence in sentences[:READ]:
@@ -118,6 +133,67 @@ def listed_names(
     headed = [(s, [r for r in runs if head is not None and _ends_with(r, head)]) for s, runs in read]
     chosen = [(s, runs) for s, runs in headed if runs] or read[:1]
     return _found(chosen, limit)
+
+
+# A value a table gives with its caption or column header in brackets after it ("Delaware (State or other
+# jurisdiction of incorporation)", "KHC (Trading Symbol)"): the value runs back to the cell's start (" | ") or the
+# end of the caption before it.
+_CAPTIONED = re.compile(r"(?:^|(?<=\|\s)|(?<=\)\s))([^|()]{1,80}?)\s\(((?:[^()]|\([^()]*\))+)\)")
+_DEFINED_TERM = re.compile("[\"“”‘’']")
+# Words a captioned value may have (a longer run is text the caption does not name).
+MAX_VALUE_WORDS = 8
+# Question terms a caption must hold when it does not hold the head noun.
+MIN_CAPTION_TERMS = 2
+
+
+def captioned_values(text: str) -> list[tuple[str, str]]:
+    """The (value, caption) pairs of a table's text where each value is followed by what it is in brackets, in a
+    cell beside another ("| KHC (Trading Symbol) |")."""
+    pairs = []
+    for m in _CAPTIONED.finditer(text):
+        if not (text[: m.start(1)].endswith("| ") or text[m.end() :].startswith(" |")):
+            continue  # a table's cell, beside another: prose ("Drains blocked (high priority).") is read as prose
+        value, caption = m.group(1).strip(" ,;:"), m.group(2).strip()
+        if _DEFINED_TERM.search(caption):
+            continue  # ("the "Tenant"") defines a term for the text; the spans read those
+        if value and len(value.split()) <= MAX_VALUE_WORDS and any(c.isalnum() for c in value):
+            pairs.append((value, caption))
+    return pairs
+
+
+def field_names(
+    sentences: Sequence[OfferedSentence], terms: Sequence[str], heads: Sequence[str], limit: int = MAX_NAMES
+) -> list[FoundName]:
+    """The values whose caption names what is asked (holds a term of the head phrase, or at least
+    MIN_CAPTION_TERMS of the question's terms): "Delaware" for "state of incorporation", the codes under
+    "Trading Symbol(s)"; the best
+    sentence's caption decides, so values of other fields never mix in. Every offered sentence is read: a caption
+    naming what is asked is rare enough to be the answer wherever it stands."""
+
+    # a form's code or a number in the question ("10-K") says which report, not which field
+    def wordlike(term: str) -> bool:
+        return len(term) > 2 and not any(c.isdigit() for c in term)
+
+    wanted = frozenset(t for t in [*terms, *heads] if wordlike(t))
+    head = frozenset(t for t in heads if wordlike(t))
+    best: tuple[int, str] | None = None
+    found: list[tuple[OfferedSentence, str, str]] = []
+    for sentence in sentences:
+        for value, caption in captioned_values(sentence.text):
+            held = held_terms(caption, wanted)
+            named = bool(held_terms(caption, head))
+            if not named and (not held or len(held) < min(MIN_CAPTION_TERMS, len(wanted))):
+                continue
+            found.append((sentence, value, normalise(caption)))
+            score = len(held) + (2 if named else 0)
+            if best is None or score > best[0]:
+                best = (score, normalise(caption))
+    if best is None:
+        return []
+    chosen = [(s, v) for s, v, caption in found if caption == best[1]]
+    # a value cut at a sentence's start ("York Stock Exchange") is the end of a whole one found beside it
+    whole = [(s, v) for s, v in chosen if not any(o != v and o.endswith(f" {v}") for _, o in chosen)]
+    return _found([(s, [v]) for s, v in whole], limit)
 
 
 def _found(chosen: Sequence[tuple[OfferedSentence, Sequence[str]]], limit: int) -> list[FoundName]:
@@ -184,5 +260,5 @@ def asks_cover(question: str) -> bool:
 
 def table_codes(text: str) -> list[str]:
     """The codes a table's row gives as whole cells ("Common Stock | BA | New York Stock Exchange" -> "BA")."""
-    cells = [c.strip(" ()") for c in text.split("|")] if "|" in text else []
+    cells = [_BRACKETED.sub("", c).strip(" ()") for c in text.split("|")] if "|" in text else []
     return [c for c in cells if _CODE.fullmatch(c) and c not in _NOT_CODES]

@@ -69,10 +69,12 @@ _DEFINITION = re.compile(
     r"|\bis\s+computed\s+as\b|^where\s+\w[\w\s]{0,40}=|\bhere\s+is\s+defined\b",
     re.IGNORECASE,
 )
-# What the answer should be, as an instruction of its own: "Give me the title of the position."
+# What the answer should be, as an instruction of its own: "Give me the title of the position.", "Give every
+# symbol."
 _KIND_INSTRUCTION = re.compile(
     r"^(?:please\s+)?(?:give|provide|return|state|answer\s+with|reply\s+with|respond\s+with|list)\s+(?:me\s+|us\s+)?"
-    r"(?:only\s+|just\s+)?(?:the|a|an|their|its)\s+(?P<what>[\w\s'-]{1,40}?)(?:\s+only)?\s*[.!]?$",
+    r"(?:only\s+|just\s+)?(?:the|a|an|their|its|(?P<every>every|each|all(?:\s+of)?(?:\s+the)?))\s+"
+    r"(?P<what>[\w\s'-]{1,40}?)(?:\s+only)?\s*[.!]?$",
     re.IGNORECASE,
 )
 # "Answer True or False.", "Reply with yes or no.": a yes/no question's kind, said outright.
@@ -129,8 +131,9 @@ _LOW = frozenset({"lowest", "smallest", "least", "fewest", "minimum", "bottom"})
 _NAMES_ASK = re.compile(
     r"\b(?:names?\s+of\s+(?:all\s+|the\s+)?|list\s+(?:of\s+)?(?:all\s+|the\s+)?|which\s+(?:\w+\s+){0,3}?"
     r"(?:positions|products|executives|members|directors|officers|subsidiaries|people|persons|individuals|roles|"
-    r"titles|services|brands|markets|countries|segments)\b|what\s+(?:are|were)\s+(?:the\s+)?(?:\w+\s+){0,3}?"
-    r"(?:names|products|positions|executives|members|directors|officers|subsidiaries|brands|titles))",
+    r"titles|services|brands|markets|countries|segments|symbols|tickers|exchanges)\b|what\s+(?:are|were)\s+(?:the\s+)?"
+    r"(?:\w+\s+){0,3}?(?:names|products|positions|executives|members|directors|officers|subsidiaries|brands|titles|"
+    r"symbols|tickers|exchanges))",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
@@ -228,7 +231,8 @@ def read_contract(text: str) -> Contract:
             context.append(sentence)
         elif (asked := _KIND_INSTRUCTION.match(sentence)) is not None and not sentence.endswith("?"):
             taken.append(sentence)
-            kind_words.append(asked.group("what"))
+            # "Give every symbol.": all of them, a list
+            kind_words.append(f"list {asked.group('what')}" if asked.group("every") else asked.group("what"))
         else:
             kept.append(sentence)
     text = " ".join(kept)

@@ -134,7 +134,7 @@ class AnswerStep:
             kind = kinds[item.index]
             done = item.index in computed or item.index in guarded
             # the typed floors answer when the answer step runs its floor (the LM's way is its own, measured apart)
-            typed_floor = steps.answer != "lm" and kind in ("number", "boolean", "names", "name")
+            typed_floor = steps.answer != "lm" and kind in ("number", "boolean", "names", "name", "text")
             if not typed_floor or done or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
@@ -142,13 +142,13 @@ class AnswerStep:
             if kind == "boolean":
                 query = queries[item.index]
                 read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
-            elif kind in ("names", "name"):
+            elif kind in ("names", "name", "text"):
                 avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
                 query = queries[item.index]
                 if kind == "names":
                     read = typed.names(item, contract, hits, kept[item.index], allowed, query, avoid)
                 else:
-                    read = typed.organisation(item, contract, hits, kept[item.index], allowed, query, avoid)
+                    read = typed.one_name(item, contract, hits, kept[item.index], allowed, query, avoid, kind)
             else:
                 read = None
                 if item.over_time:

@@ -26,7 +26,16 @@ from pipeline.answering.floors import Draft, first_words
 from pipeline.answering.lines import SectionInputs
 from pipeline.answering.metric_labels import alternatives
 from pipeline.answering.name_lists import READ as NAMES_READ
-from pipeline.answering.name_lists import asks_cover, asks_organisation, listed_names, organisation_name
+from pipeline.answering.name_lists import (
+    FoundName,
+    asks_cover,
+    asks_organisation,
+    field_names,
+    head_phrase,
+    head_term,
+    listed_names,
+    organisation_name,
+)
 from pipeline.answering.sentences import OfferedSentence, offered_sentences
 from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
@@ -162,9 +171,9 @@ class TypedSections:
         avoid: AbstractSet[str],
     ) -> Read:
         """A section listing names (pipeline.answering.name_lists), each resting on its sentence; the question's
-        absent value when none is found. A question pointing at the cover reads each document's first page too."""
-        hits = self._with_cover(item.sub_question, hits)
-        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        absent value when none is found. A question pointing at the cover reads each document's first page too,
+        and values found under a caption naming what is asked have the rest of their page read."""
+        hits, sentences, _ = self._fields(item, hits, query)
         found = listed_names(item.sub_question, sentences, item.terms, item.focus, avoid)
         if found:
             evidence = list({id(f.sentence): f.sentence for f in found}.values())
@@ -236,10 +245,10 @@ class TypedSections:
         typed = TypedValue(kind=kind, value=value, as_written=section.line[:600], pages=_refs(section))
         return section, typed, _traced(step, section.line[:200])
 
-    def _with_cover(self, question: str, hits: Sequence[ChunkHit]) -> list[ChunkHit]:
+    def _with_cover(self, question: str, hits: Sequence[ChunkHit], always: bool = False) -> list[ChunkHit]:
         """`hits`, with the chunks of the first page of each of their documents first when the question points at
-        a report's cover."""
-        if self.tables is None or not asks_cover(question):
+        a report's cover (or `always`)."""
+        if self.tables is None or not (always or asks_cover(question)):
             return list(hits)
         documents = list(dict.fromkeys(h.chunk.document_id for h in hits))[:MAX_COVER_DOCUMENTS]
         cover = [h for d in documents for h in self.tables.page_hits(d, 1)]
@@ -255,7 +264,7 @@ class TypedSections:
         extra = [h for d in sorted(set(allowed) - seen) if (h := self.tables.first_hit(d)) is not None]
         return [*hits, *extra]
 
-    def organisation(
+    def one_name(
         self,
         item: SectionInputs,
         contract: Contract | None,
@@ -264,19 +273,53 @@ class TypedSections:
         allowed: Collection[str] | None,
         query: str,
         avoid: AbstractSet[str],
+        kind: ValueKind = "name",
     ) -> Read | None:
         """A question asking which firm or company: the first organisation's name (ending in its legal form) in
-        the best sentences holding what is asked; None when there is none (the span floor then answers)."""
-        if not asks_organisation(item.sub_question):
-            return None
-        sentences = offered_sentences(hits, self.max_chunk_chars, query)
-        found = organisation_name(sentences, item.focus, avoid)
+        the best sentences holding what is asked; another question asking for one name or a text (`kind`): the
+        value a table gives under a caption naming what is asked ("Delaware (State or other jurisdiction of
+        incorporation)"; `_fields`). None when there is none (the span floor then answers)."""
+        if kind == "name" and asks_organisation(item.sub_question):
+            sentences = offered_sentences(hits, self.max_chunk_chars, query)
+            found = organisation_name(sentences, item.focus, avoid)
+            step = "name:organisation"
+        else:
+            hits, _, fields = self._fields(item, hits, query)
+            found = next(iter(fields), None)
+            step = "name:field"
         if found is None:
             return None
         draft = Draft(found.name, (found.sentence.sentence_id,), "extracted")
-        return self._read(
-            item, draft, [found.sentence], [*kept, *hits], allowed, "name", found.name, "name:organisation"
-        )
+        return self._read(item, draft, [found.sentence], [*kept, *hits], allowed, kind, found.name, step)
+
+    def _fields(
+        self, item: SectionInputs, hits: Sequence[ChunkHit], query: str
+    ) -> tuple[list[ChunkHit], list[OfferedSentence], list[FoundName]]:
+        """The hits and sentences a question asking for names or a field reads, and the values found under a
+        caption naming what is asked (pipeline.answering.name_lists.field_names). The cover (each document's first
+        page, where a report's form gives its fields) is read first when the question points at it, or when the
+        retrieved sentences hold no such caption; the rest of the page a caption is found on is read too (a form's
+        column goes on down its page, past the chunk retrieval found it in)."""
+        head = head_phrase(item.sub_question) or [
+            t for t in [head_term(item.sub_question, item.terms, item.focus)] if t
+        ]
+        hits = self._with_cover(item.sub_question, hits)
+        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        fields = field_names(sentences, item.terms, head)
+        if self.tables is None:
+            return hits, sentences, fields
+        if not fields:
+            covered = self._with_cover(item.sub_question, hits, always=True)
+            found = field_names(offered_sentences(covered, self.max_chunk_chars, query), item.terms, head)
+            if not found:
+                return hits, sentences, fields
+            hits, fields = covered, found
+        chunk = fields[0].sentence.hit.chunk
+        page = self.tables.page_hits(chunk.document_id, chunk.page)
+        rows = {h.chunk.row for h in page}
+        hits = [*page, *(h for h in hits if h.chunk.row not in rows)]
+        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        return hits, sentences, field_names(sentences, item.terms, head)
 
     def _guarded(
         self,

@@ -15,6 +15,8 @@ _SUFFIXES = frozenset({")", "%", ")%", "%)", "pts", "bps"})
 # A figure: an amount, a percentage, a dash standing for zero.
 _FIGURE = re.compile(r"[$€£¥(\-−–]*\s*(?:\d[\d,]*(?:\.\d+)?|\.\d+)\s*(?:[)%]|pts|bps)*|[—–\-]+")
 _YEAR = re.compile(r"(?:19|20)\d\d")
+# Characters that print nothing (a cell holding only these is empty).
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 HEADER_SEPARATOR = " "
 CELL_SEPARATOR = " | "
 
@@ -48,7 +50,7 @@ def place(rows: Sequence[Sequence[Cell]]) -> list[list[tuple[int, int, str]]]:
             for extra in range(1, max(1, min(cell.rowspan, 1000))):
                 for c in range(column, column + span):
                     taken[(r + extra, c)] = True
-            text = " ".join(cell.text.split())
+            text = " ".join(_INVISIBLE.sub("", cell.text).split())
             if text:
                 placed.append((column, span, text))
             column += span
@@ -88,7 +90,7 @@ class GridRow:
 
 def _grid(rows: Sequence[Sequence[Cell]]) -> tuple[list[list[tuple[int, int, str]]], int | None]:
     """The table's placed, joined cells per row, and the index of its first row holding a figure."""
-    grid = [join_pieces(cells) for cells in place(rows)]
+    grid = with_captions([join_pieces(cells) for cells in place(rows)])
     first_data = next(
         (i for i, cells in enumerate(grid) if any(is_figure(text) for _, _, text in cells[1:] or cells)), None
     )
@@ -141,7 +143,7 @@ def table_lines(rows: Sequence[Sequence[Cell]], repeat_headers: bool = True) -> 
     """
     grid, first_data = _grid(rows)
     if first_data is None:
-        return [CELL_SEPARATOR.join(text for _, _, text in cells) for cells in grid if cells]
+        return text_table_lines(grid) if repeat_headers else [_joined(cells) for cells in grid if cells]
     # A header row has a cell right of the row labels; a row of labels alone ("ASSETS:") heads rows, not
     # columns, and stands as a line of its own.
     header_rows = [[c for c in cells if c[0] > 0] for cells in grid[:first_data]]
@@ -160,6 +162,80 @@ def table_lines(rows: Sequence[Sequence[Cell]], repeat_headers: bool = True) -> 
             parts.append(f"{text} ({header})" if header else text)
         lines.append(CELL_SEPARATOR.join(parts))
     return lines
+
+
+# A caption printed in brackets under a form's field ("(State or other jurisdiction of incorporation)"), one level
+# of brackets inside it allowed ("(Trading Symbol(s))").
+_CAPTION = re.compile(r"(?:\((?:[^()]|\([^()]*\))+\)\s*)+")
+# What a text table's header cell and its other cells may hold to be read as columns (not paragraphs laid out).
+MAX_HEADER_WORDS = 10
+MAX_FIELD_WORDS = 16
+
+
+def _joined(cells: Sequence[tuple[int, int, str]]) -> str:
+    return CELL_SEPARATOR.join(text for _, _, text in cells)
+
+
+def _short(cells: Sequence[tuple[int, int, str]], words: int) -> bool:
+    return all(len(text.split()) <= words and not text.endswith(".") for _, _, text in cells)
+
+
+def with_captions(grid: list[list[tuple[int, int, str]]]) -> list[list[tuple[int, int, str]]]:
+    """A form's rows of values each joined with the row of bracketed captions printed under it: every value
+    followed by the caption under its columns ("Delaware (State or other jurisdiction of incorporation)",
+    "10022 (Zip Code)"), so that the value says what it is and a postcode is no figure of a statement."""
+    out: list[list[tuple[int, int, str]]] = []
+    index = 0
+    while index < len(grid):
+        cells = grid[index]
+        below = grid[index + 1] if index + 1 < len(grid) else []
+        if cells and below and not _captions(cells) and _captions(below):
+            out.append(_captioned(cells, below, brackets=False))
+            index += 2
+            continue
+        out.append(cells)
+        index += 1
+    return out
+
+
+def _captions(cells: Sequence[tuple[int, int, str]]) -> bool:
+    """Whether every cell of a row is a caption in brackets with a word in it ("(Zip Code)")."""
+    return bool(cells) and all(_CAPTION.fullmatch(t) and re.search(r"[^\W\d_]{3}", t) for _, _, t in cells)
+
+
+def text_table_lines(grid: Sequence[Sequence[tuple[int, int, str]]]) -> list[str]:
+    """A table without figures as lines. Under a header row of short cells, with short cells below it, each
+    cell right of the first column is followed by its column's header in brackets, as figures are ("KHC
+    (Trading Symbol)"); other tables stand as their rows' cells joined."""
+    rows = [list(cells) for cells in grid if cells]
+    captioned = any(" (" in text for _, _, text in rows[0]) if rows else False
+    if len(rows) < 2 or len(rows[0]) < 2 or not _short(rows[0], MAX_HEADER_WORDS) or captioned:
+        return [_joined(cells) for cells in rows]
+    if not all(_short(r, MAX_FIELD_WORDS) for r in rows[1:]):
+        return [_joined(cells) for cells in rows]
+    header = rows[0]
+    return [
+        _joined(header),
+        *(_joined(_captioned(cells, header, brackets=True, skip_first=True)) for cells in rows[1:]),
+    ]
+
+
+def _captioned(
+    cells: Sequence[tuple[int, int, str]],
+    captions: Sequence[tuple[int, int, str]],
+    *,
+    brackets: bool,
+    skip_first: bool = False,
+) -> list[tuple[int, int, str]]:
+    """`cells`, each followed by the caption over the same columns (bracketed when `brackets`: a header's text;
+    a caption already is); the first column's cell left bare when `skip_first`."""
+    out = []
+    for column, span, text in cells:
+        caption = next((c for first, width, c in captions if first < column + span and column < first + width), "")
+        if caption and not (skip_first and column == cells[0][0]) and caption != text:
+            text = f"{text} ({caption})" if brackets else f"{text} {caption}"
+        out.append((column, span, text))
+    return out
 
 
 def _header(header_rows: Sequence[Sequence[tuple[int, int, str]]], column: int, span: int) -> str:

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pipeline.answering.claims import claim_terms, denies, stated_claim, states
 from pipeline.answering.comparisons import Compared, compare, outcome_line, outcome_value
-from pipeline.answering.name_lists import asks_organisation, head_term, listed_names, organisation_name
+from pipeline.answering.name_lists import (
+    asks_organisation,
+    captioned_values,
+    field_names,
+    head_phrase,
+    head_term,
+    listed_names,
+    organisation_name,
+)
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.intake.contract import read_contract
 from pipeline.types import Chunk, ChunkHit
@@ -117,3 +125,49 @@ def test_an_organisation_asked_for_is_a_name_ending_in_its_legal_form() -> None:
     )
     found = organisation_name(sentences, ("audit", "financi", "statement"), frozenset())
     assert found is not None and found.name == "Fahari Valuers LLP"
+
+
+COVER = (
+    "Acme Corp (Exact name of registrant as specified in its charter) Delaware (State or other jurisdiction of "
+    "incorporation or organization) | 12-3456789 (I.R.S. Employer Identification No.) Title of each class | Trading "
+    "Symbol(s) | Name of each exchange on which registered Common Stock | ACM (Trading Symbol(s)) | New York Stock "
+    "Exchange (Name of each exchange on which registered) 1.5% Notes due 2030 | ACM30 (Trading Symbol(s)) | New York "
+    "Stock Exchange (Name of each exchange on which registered)"
+)
+
+
+def test_captioned_values_run_back_to_their_cell_or_the_caption_before() -> None:
+    pairs = captioned_values(COVER)
+    assert ("Delaware", "State or other jurisdiction of incorporation or organization") in pairs
+    assert ("ACM30", "Trading Symbol(s)") in pairs
+    assert ("12-3456789", "I.R.S. Employer Identification No.") in pairs
+    # a run of more than a few words before a caption is text, not a value the caption names
+    assert captioned_values("We sell widgets in many markets around the world today (see Note 3) | 12") == []
+    # a caption in prose, in no table's cell, is read as prose
+    assert captioned_values("Drainage: blocked sewer (High priority). Paving: cracked (Low priority).") == []
+
+
+def test_a_field_is_the_value_under_the_caption_naming_what_is_asked() -> None:
+    sentences = offered("Revenue rose in Delaware (see Note 3).", COVER)
+    question = "In which state or country is Acme incorporated?"
+    terms = ["state", "countri", "incorpor"]
+    assert head_phrase(question) == ["state", "countri"] and head_term(question, terms, terms) == "countri"
+    # "state" names the caption though the question's terms left it out
+    [found] = field_names(sentences, ["countri", "incorpor"], head_phrase(question), 1)
+    assert found.name == "Delaware" and found.sentence.sentence_id == 1
+    codes = field_names(sentences, ["ticker", "symbol"], ["symbol"])
+    assert [f.name for f in codes] == ["ACM", "ACM30"]
+    exchanges = field_names(sentences, ["stock", "exchang"], ["exchang"])
+    assert [f.name for f in exchanges] == ["New York Stock Exchange"]
+    # a caption holding one question term and not the head noun names something else
+    assert field_names(sentences, ["employ", "count"], ["count"]) == []
+    # a form's code in the question ("10-K") names no caption
+    assert field_names(offered("Items 10 through 14 (Form 10-K Reference)"), ["10-k", "10", "k"], ["k"]) == []
+
+
+def test_listed_names_read_captioned_fields_first() -> None:
+    sentences = offered("Our shares trade on the Pacific Exchange and the Boston Exchange.", COVER)
+    found = listed_names(
+        "On which stock exchange(s) are Acme's securities listed?", sentences, ["stock", "exchang"], ["exchang"], set()
+    )
+    assert [f.name for f in found] == ["New York Stock Exchange"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.store.tables import Cell, is_figure, join_pieces, place, table_lines
+from pipeline.store.tables import Cell, grid_rows, is_figure, join_pieces, place, table_lines
 from pipeline.store.xbrl import Context, Cover, cover_attributes, cover_from_facts, fact_value, unit_name
 
 
@@ -34,6 +34,35 @@ def test_headers_once_when_not_repeated_and_year_rows_are_headers() -> None:
     ]
     assert table_lines(rows, repeat_headers=False) == ["2023 | 2022", "ASSETS:", "Cash | $ 10 | $ 9"]
     assert table_lines(rows) == ["ASSETS:", "Cash | $ 10 (2023) | $ 9 (2022)"]
+
+
+def test_a_forms_values_take_the_captions_printed_under_them() -> None:
+    rows = [
+        [Cell("Delaware"), Cell("12-3456789")],
+        [Cell("(State or other jurisdiction of incorporation)"), Cell("(I.R.S. Employer Identification No.)")],
+        [Cell("1 Main Street, Springfield"), Cell("10022")],
+        [Cell("(Address of principal executive offices)"), Cell("(Zip Code)")],
+    ]
+    assert table_lines(rows) == [
+        "Delaware (State or other jurisdiction of incorporation) | 12-3456789 (I.R.S. Employer Identification No.)",
+        "1 Main Street, Springfield (Address of principal executive offices) | 10022 (Zip Code)",
+    ]
+    # a postcode with its caption is no figure of a statement
+    assert grid_rows(rows) == []
+
+
+def test_a_text_tables_cells_take_their_column_headers_and_invisible_cells_are_empty() -> None:
+    rows = [
+        [Cell("Title of each class"), Cell("Trading Symbol(s)"), Cell("\u200b"), Cell("Name of each exchange")],
+        [Cell("Common Stock"), Cell("ACM"), Cell("\u200b"), Cell("Nasdaq")],
+    ]
+    assert table_lines(rows) == [
+        "Title of each class | Trading Symbol(s) | Name of each exchange",
+        "Common Stock | ACM (Trading Symbol(s)) | Nasdaq (Name of each exchange)",
+    ]
+    # paragraphs laid out in a table are left as they are
+    prose = [[Cell("Note"), Cell("Text")], [Cell("1"), Cell("A long paragraph. " * 10)]]
+    assert table_lines(prose) == ["Note | Text", "1 | " + ("A long paragraph. " * 10).strip()]
 
 
 @pytest.mark.parametrize(
