@@ -116,13 +116,14 @@ def plan_program(
         if active is not None:
             set_aside = _not_used(active, f"--lm was given (--program {active.program} runs it with this LM)")
         if shipped is not None and shipped.is_dir():
-            source = f"the program compiled for {lm_words(lm)} (shipped: {shipped.name})"
+            source = f"the compiled program shipped for {lm_words(lm)}"
             return _export_plan(shipped, settings, None, source, set_aside)
         source = f"uncompiled: nothing is compiled for {lm_words(lm)}, its steps use the signatures' own prompts"
         return ProgramPlan(None, None, settings, None, source, set_aside)
     if active is not None:
-        source = f"profile '{active.name}' ({active.program}); `scoperag profile deactivate` turns it off"
-        return _export_plan(active.program, settings, active.name, source, None, says_lm=True)
+        source = f"profile '{active.name}' ({active.program})"
+        hint = "`scoperag profile deactivate` turns it off"
+        return _export_plan(active.program, settings, active.name, source, None, says_lm=True, hint=hint)
     if shipped is not None and shipped.is_dir():
         return _export_plan(shipped, settings, None, f"the shipped compiled program ({shipped.name})", None)
     source = "uncompiled (no exported program given and no active profile)"
@@ -194,14 +195,17 @@ def _export_plan(
     set_aside: str | None,
     *,
     says_lm: bool = False,
+    hint: str | None = None,
 ) -> ProgramPlan:
     """The plan that runs the export in `directory` with `settings` (its program section the export's own);
     `says_lm` adds the LM the export was compiled for, when its manifest records one (an export the user chose
-    may have been compiled for another LM than the one that runs it)."""
+    may have been compiled for another LM than the one that runs it), then `hint`."""
     contents = read_export(directory)
     compiled_for = contents.manifest.versions.lm
     if says_lm and compiled_for:
         source += f", compiled for {lm_words(compiled_for) if _known(compiled_for) else compiled_for}"
+    if hint:
+        source += f"; {hint}"
     return ProgramPlan(contents, directory, settings_of_export(contents.manifest, settings), profile, source, set_aside)
 
 

@@ -115,7 +115,7 @@ def test_the_choice_rule_per_branch(
     if which == "uncompiled" and lm == LM_URL and not uncompiled:
         assert f"nothing is compiled for {LM_URL}" in line
     if which == "shipped" and lm == "embedded":
-        assert "the program compiled for the embedded model" in line
+        assert line.startswith("program: the compiled program shipped for the embedded model; no step by the LM")
 
 
 def test_a_profile_set_aside_by_lm_says_how_to_run_it_with_that_lm(
@@ -139,7 +139,8 @@ def test_the_environments_lm_leaves_the_active_profile_answering(
     activate(paths, "alpha")
     choice = choose_program(demo_store, None, paths, shipped=shipped_for(LM_URL))
     assert choice.profile == "alpha" and choice.set_aside is None
-    assert "profile 'alpha' (" in choice.line() and "scoperag profile deactivate" in choice.line()
+    assert choice.line().startswith(f"program: profile 'alpha' ({tmp_path / 'p'})")
+    assert "; `scoperag profile deactivate` turns it off; every step by the LM" in choice.line()
 
 
 @pytest.mark.parametrize("registered", [False, True], ids=["no-registry", "registered-not-active"])

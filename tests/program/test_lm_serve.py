@@ -226,9 +226,10 @@ def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(
         # Without its key the server answers nobody.
         refused = httpx.post(f"{url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
         assert refused.status_code == 401
-        # A score call of the 0.5B model takes 15 s on 2 idle cores and minutes on a busy machine: no timeout.
+        # A score call of the 0.5B model takes 15 s on 2 idle cores and minutes on a busy machine: no timeout, and
+        # no bound on the question short of an hour (the 120 s default stopped it in the score step at load 4-5).
         settings = tmp_path / "settings.toml"
-        settings.write_text("[lm_requests]\ntimeout_seconds = 3600.0\nretries = 0\n")
+        settings.write_text("[lm_requests]\ntimeout_seconds = 3600.0\nretries = 0\n[question]\nseconds = 3600.0\n")
         question = ["What is the monthly rent?", "--property", "Banda Lane", "--index", str(demo_index_dir)]
         if profile:
             for step in (["add", "floors", str(SHIPPED_PROGRAM)], ["activate", "floors"]):
