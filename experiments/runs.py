@@ -311,7 +311,8 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str |
 
     tracker = open_existing(mlruns, uri)
     run_a, run_b = resolve_run_id(tracker, run_a), resolve_run_id(tracker, run_b)
-    measure_a, measure_b = run_measure(get_run(tracker, run_a)), run_measure(get_run(tracker, run_b))
+    entity_a, entity_b = get_run(tracker, run_a), get_run(tracker, run_b)
+    measure_a, measure_b = run_measure(entity_a), run_measure(entity_b)
     conflicts = measure_conflicts(measure_a, measure_b)
     if conflicts:
         raise TrackingError(
@@ -351,6 +352,23 @@ def compare_runs(run_a: str, run_b: str, mlruns: Path, seed: int = 0, uri: str |
     if measure_a.generation != measure_b.generation:
         notes.append("their indexes were built separately from the same documents")
     table.attrs.update(  # type: ignore[attr-defined]
-        {"metric": metric_a, "measure": measure_a.describe(), "run_a": run_a, "run_b": run_b, "notes": notes}
+        {
+            "metric": metric_a,
+            "measure": measure_a.describe(),
+            "run_a": run_a,
+            "run_b": run_b,
+            "sides": {"A": compared_side(entity_a), "B": compared_side(entity_b)},
+            "notes": notes,
+        }
     )
     return table
+
+
+def compared_side(run: Any) -> str:
+    """What one side of a comparison is: its config, the compiled candidate its scores are of (with its prompt
+    versions) and what its exported program runs (the candidate, the uncompiled baseline, or a step's floor)."""
+    tags = run.data.tags
+    versions = run_prompt_versions(run)
+    prompts = " ".join(f"{m}:v{versions[m]}" for m in MODULES if m in versions)
+    measured = "its compiled candidate" + (f" (prompts {prompts})" if prompts else "")
+    return f"{tags.get(TAG_CONFIG_NAME, '')}: scored {measured}; its exported program runs {exported_way(tags)}"

@@ -96,6 +96,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
                 styled(f"run {run_b} (B) - run {run_a} (A): {measure}, paired per example, 95% bootstrap CI"),
                 soft_wrap=True,
             )
+            for name, side in compared.attrs.get("sides", {}).items():
+                notices.print(styled((f"{name}: ", "bold"), side), soft_wrap=True)
             for note in compared.attrs.get("notes", []):
                 notices.print(styled(("note: ", "yellow"), note), soft_wrap=True)
             print(compared.to_string(index=False))

@@ -400,3 +400,13 @@ def test_the_readme_and_docs_link_to_pages_and_headings_that_exist() -> None:
 def _anchors(page: Path) -> set[str]:
     headings = re.findall(r"^#{1,6} (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_a_repository_file_the_readme_shows_is_shown_whole() -> None:
+    """A block whose first line names a file in a folder of the repository ("# experiments/settings/lm-steps.toml")
+    shows that file as it is, so the command that reads it runs what the reader sees."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^```[a-z]+\n(# ([\w.-]+/[\w./-]+)\n.*?)^```", readme, re.MULTILINE | re.DOTALL)
+    assert "experiments/settings/lm-steps.toml" in [name for _, name in shown]
+    for text, name in shown:
+        assert (ROOT / name).read_text(encoding="utf-8") == text, f"the README's {name} is not the file"

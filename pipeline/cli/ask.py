@@ -22,7 +22,6 @@ from pipeline.cli.common import (
     load_program,
     model_cache_dir,
     output,
-    profile_line,
     program_option,
     scope_options,
     settings_option,
@@ -121,7 +120,7 @@ def _ask_one(args: argparse.Namespace) -> int:
     """One question: its stages as they start, then the answer (or --json)."""
     import dspy
 
-    from pipeline.cli.common import read_settings
+    from pipeline.cli.common import program_plan, read_settings
     from pipeline.cli.progress import StageLine
     from pipeline.errors import StorageError
     from pipeline.evaluation.history import History, Status, index_key
@@ -132,9 +131,9 @@ def _ask_one(args: argparse.Namespace) -> int:
     from pipeline.store import open_store
 
     notices = console()
-    active = profile_line(args.program)  # the first line: a profile answers, unless --program does
-    if active is not None:
-        notices.print(styled(("profile: ", "bold"), active), soft_wrap=True)
+    settings = read_settings(args.settings)
+    plan = program_plan(args, settings)  # the first line: which program answers and which steps the LM runs
+    notices.print(styled(plan.line()), soft_wrap=True)
     final: Completed | Failed | None = None
     with StageLine(notices) as progress:
         progress.stage("opening the index")
@@ -142,7 +141,6 @@ def _ask_one(args: argparse.Namespace) -> int:
         scope = resolve_scope(
             store, document_ids=store.document_ids_for(args.doc_id) or None, property_ref=args.property
         )
-        settings = read_settings(args.settings)
         progress.stage("loading the program")
         shown = ["loading the program"]
 
@@ -154,7 +152,7 @@ def _ask_one(args: argparse.Namespace) -> int:
             progress.stage("loading the language model" if starting else shown[-1])
 
         try:
-            program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
+            program = load_program(store, plan)
             lm = make_lm(
                 args.lm,
                 cache_dir=model_cache_dir(),

@@ -20,6 +20,7 @@ from pipeline.cli.common import (
     load_program,
     model_cache_dir,
     output,
+    program_plan,
     read_settings,
     styled,
 )
@@ -65,6 +66,9 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
         ignored = ", ".join(repr(name) for name in questions.ignored_fields)
         notices.print(styled((f"not read from {source}: {ignored} (only id, question, property, document_ids)", "dim")))
     resumed = read_answer_file(out)
+    settings = read_settings(args.settings)
+    plan = program_plan(args, settings)  # said first: which program answers and which steps the LM runs
+    notices.print(styled(plan.line()), soft_wrap=True)
     with StageLine(notices) as stages:
         stages.stage("opening the index")
         store = open_store(Path(args.index))
@@ -74,8 +78,7 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
         if not pending:
             return 0
         stages.stage("loading the program")
-        settings = read_settings(args.settings)
-        program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
+        program = load_program(store, plan)
     loaded = time.monotonic()
     parallel = max(1, args.parallel)
     loading = threading.Event()

@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pipeline.settings import DEFAULT_HISTORY, DEFAULT_INDEX_DIR, DEFAULT_PROFILES
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rich.console import Console
     from rich.text import Text
 
+    from pipeline.export.choice import ProgramPlan
     from pipeline.export.profiles import ProfilePaths
     from pipeline.program.lm.keys import LMKeys
     from pipeline.program.module import ScopedQA
@@ -131,38 +134,26 @@ def profile_paths() -> ProfilePaths:
     return ProfilePaths(registry=DEFAULT_PROFILES / "profiles.json", root=DEFAULT_PROFILES / "programs")
 
 
-def load_program(
-    store: Store,
-    program_dir: str | None,
-    notices: Console,
-    settings: Settings | None = None,
-    uncompiled: bool = False,
-    lm: str | None = None,
-) -> ScopedQA:
-    """The program `choose_program` picks (--program, else the active profile, else the shipped compiled
-    program when `lm` is the embedded model, else uncompiled; `uncompiled` drops the compiled state);
-    says which."""
-    from pipeline.export.choice import choose_program, shipped_for
+def program_plan(args: argparse.Namespace, settings: Settings) -> ProgramPlan:
+    """The program --program, --uncompiled, a typed --lm and the active profile choose (pipeline.export.choice),
+    read but not loaded: $SCOPERAG_LM alone is a standing default, so an active profile still answers with it."""
+    from pipeline.export.choice import plan_program, shipped_for
 
-    program_path = Path(program_dir) if program_dir else None
-    choice = choose_program(
-        store, program_path, profile_paths(), settings, shipped=shipped_for(lm), uncompiled=uncompiled
+    return plan_program(
+        Path(args.program) if args.program else None,
+        profile_paths(),
+        settings,
+        shipped=shipped_for(args.lm),
+        uncompiled=args.uncompiled,
+        lm=args.lm if args.lm_typed else None,
     )
-    notices.print(styled(("program: " + choice.source, "dim")))
-    return choice.program
 
 
-def profile_line(program_dir: str | None) -> str | None:
-    """What a command answering with a program says first when a profile is active: the profile that answers, or
-    that --program answers instead; None when no profile is active."""
-    from pipeline.export.profiles import active_profile
+def load_program(store: Store, plan: ProgramPlan) -> ScopedQA:
+    """The planned program over `store`."""
+    from pipeline.export.choice import build_program
 
-    active = active_profile(profile_paths())
-    if active is None:
-        return None
-    if program_dir:
-        return f"profile '{active.name}' is active, but --program {program_dir} answers"
-    return f"profile '{active.name}' answers ({active.program}); `scoperag profile deactivate` turns it off"
+    return build_program(plan, store).program
 
 
 def read_settings(path: str | None) -> Settings:
@@ -201,12 +192,31 @@ def scope_options() -> argparse.ArgumentParser:
 
 
 def lm_option() -> argparse.ArgumentParser:
-    """--lm: which language model answers (default $SCOPERAG_LM, else the embedded one)."""
-    return _option(
+    """--lm: which language model answers (default $SCOPERAG_LM, else the embedded one); `lm_typed` says whether
+    the flag was typed, since a typed --lm also chooses the program (pipeline.export.choice) and a default does not."""
+    parser = _option(
         "--lm",
         default=os.environ.get("SCOPERAG_LM"),
-        help="'embedded' (default), a LiteLLM model string (openai/..., ollama_chat/...) or an http(s) base URL",
+        action=_TypedLM,
+        help="'embedded' (default), a LiteLLM model string (openai/..., ollama_chat/...) or an http(s) base URL; "
+        "runs the program compiled for that LM, else every step by it uncompiled, whatever profile is active",
     )
+    parser.set_defaults(lm_typed=False)
+    return parser
+
+
+class _TypedLM(argparse.Action):
+    """Stores --lm's value and notes that it was typed."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.lm_typed = True
 
 
 # The API key of an OpenAI-compatible server on the loopback (`scoperag lm-serve` writes its key to a file).
@@ -238,9 +248,14 @@ def program_option() -> argparse.ArgumentParser:
     """--program: an exported program directory; --uncompiled: none, the program as written."""
     parser = _option(
         "--program",
-        help="an exported program directory (default: the active profile, else the shipped compiled program)",
+        help="an exported program directory, run by the LM --lm names (default: the program for a typed --lm, else "
+        "the active profile, else the shipped compiled program)",
     )
-    parser.add_argument("--uncompiled", action="store_true", help="run the uncompiled program (to compare)")
+    parser.add_argument(
+        "--uncompiled",
+        action="store_true",
+        help="the signatures' own prompts, every step by the LM (unless --settings names [program.steps]), to compare",
+    )
     return parser
 
 

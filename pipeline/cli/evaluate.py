@@ -24,6 +24,7 @@ from pipeline.cli.common import (
     model_cache_dir,
     output,
     program_option,
+    program_plan,
     ray_option,
     read_settings,
     settings_option,
@@ -92,15 +93,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if not args.verbose:  # per-example guard and tool-loop notes are in each example's result (-v shows them)
         for name in ("pipeline.execution", "pipeline.evaluation.scoring"):
             logging.getLogger(name).setLevel(logging.ERROR)
-    store = open_store(Path(args.index))
     settings = read_settings(args.settings)
+    plan = None if args.retrieval_only else program_plan(args, settings)
+    if plan is not None:  # said first: which program answers and which steps the LM runs
+        notices.print(styled(plan.line()), soft_wrap=True)
+    store = open_store(Path(args.index))
     configure_dspy()
     program = None
     lm = None
-    if not args.retrieval_only:
+    if plan is not None:
         from pipeline.program.lm import make_lm
 
-        program = load_program(store, args.program, notices, settings, uncompiled=args.uncompiled, lm=args.lm)
+        program = load_program(store, plan)
         if not args.ray:  # on Ray each worker makes its own
             lm = make_lm(
                 args.lm,

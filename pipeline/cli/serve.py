@@ -130,6 +130,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ready=ready,
         index_dir=Path(args.index),
         lm_spec=args.lm,
+        lm_typed=args.lm_typed,
         cache_dir=model_cache_dir(),
         program_dir=Path(args.program) if args.program else None,
         uncompiled=args.uncompiled,

@@ -1,18 +1,35 @@
-"""Which program answers: an export named on the command line, else the active profile's, else the program
-shipped with scoperag (pipeline/export/shipped/), else the uncompiled one; `uncompiled` drops the compiled
-state and keeps the settings."""
+"""Which program answers, and the line that says so (README "Which program answers").
+
+First match wins:
+
+1. `--uncompiled`: the program as written, no demos or instructions from any export, each step run as the
+   settings say (by default every step by the LM). Naming an export too is an error: two programs.
+2. `--program DIR`: that export, run by whichever LM is named (`--program` names the program, `--lm` the LM that
+   runs it; both flags are honoured and neither overrides the other).
+3. An LM named with `--lm`: the program compiled for that LM (`shipped_for`), else the uncompiled program with
+   every step by it. An active profile is set aside: a profile never overrides a flag the user typed.
+4. The active profile's export ($SCOPERAG_LM is a standing default, as the profile is: the profile answers,
+   run by that LM).
+5. The program shipped for the LM (the embedded model's), else the uncompiled program.
+
+The choice is made before anything is loaded (`plan_program`, which reads the export's manifest but no index),
+so a command can say first what will answer: the program, which steps run by the LM and which by their floors,
+and any active profile it set aside with the reason.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.export.profiles import ProfilePaths, active_profile
-from pipeline.export.saving import load_export_with_settings
-from pipeline.export.schema import ExportManifest
+from pipeline.errors import ScopeRagError
+from pipeline.export.profiles import ProfileInfo, ProfilePaths, active_profile
+from pipeline.export.saving import apply_state, read_export, settings_of_export
+from pipeline.export.schema import PROGRAM, ExportManifest
+from pipeline.export.validate import ExportContents
 from pipeline.program.lm.factory import parse_lm_spec
 from pipeline.program.module import ScopedQA
-from pipeline.settings import Settings
+from pipeline.settings import STEP_NAMES, Settings, StepChoices
 from pipeline.store import Store
 
 # The compiled program `ask`, `serve` and `make demo` use by default on the embedded model (made by
@@ -27,13 +44,100 @@ def shipped_for(lm_spec: str | None) -> Path | None:
 
 
 @dataclass(frozen=True)
+class ProgramPlan:
+    """What will answer, decided before anything is loaded: the export's validated contents and directory (None:
+    the program as written), the settings it runs with, its profile, where it came from, and the active profile
+    it set aside with the reason (None: none was)."""
+
+    contents: ExportContents | None
+    export: Path | None
+    settings: Settings
+    profile: str | None
+    source: str
+    set_aside: str | None = None
+
+    @property
+    def steps(self) -> StepChoices:
+        return self.settings.program.steps
+
+    def line(self) -> str:
+        """The first line of a command that answers: the program, its steps by the LM, a profile set aside."""
+        return program_line(self.source, self.steps, self.set_aside)
+
+
+@dataclass(frozen=True)
 class ProgramChoice:
-    """The program to run, the export it was loaded from (None: uncompiled), its profile and where it came from."""
+    """The program to run, the export it was loaded from (None: uncompiled), its profile, where it came from and
+    the active profile set aside (with why)."""
 
     program: ScopedQA
     manifest: ExportManifest | None
     profile: str | None
     source: str
+    set_aside: str | None = None
+
+    @property
+    def steps(self) -> StepChoices:
+        return self.program.settings.program.steps
+
+    def line(self) -> str:
+        """As ProgramPlan.line."""
+        return program_line(self.source, self.steps, self.set_aside)
+
+
+def plan_program(
+    program_dir: Path | None,
+    profiles: ProfilePaths | None,
+    settings: Settings | None = None,
+    *,
+    shipped: Path | None = SHIPPED_PROGRAM,
+    uncompiled: bool = False,
+    lm: str | None = None,
+) -> ProgramPlan:
+    """The program the module docstring's rule picks: `lm` is the LM named on the command line (None: none was
+    typed), `shipped` the program shipped for the LM that will run (`shipped_for`; used when that directory
+    exists), `profiles` the registry whose active profile may answer. Each export is read strictly: a broken one
+    is an error, never a silent fallback."""
+    settings = settings or Settings()
+    active = active_profile(profiles) if profiles is not None else None
+    if uncompiled:
+        if program_dir is not None:
+            raise ScopeRagError(
+                f"--program {program_dir} and --uncompiled name two programs: drop --uncompiled to run the export, "
+                "or --program to run the uncompiled one"
+            )
+        source = "uncompiled (--uncompiled): the signatures' own prompts, no demos or instructions"
+        return ProgramPlan(None, None, settings, None, source, _not_used(active, "--uncompiled was given"))
+    if program_dir is not None:
+        set_aside = _not_used(active, "--program was given")
+        return _export_plan(program_dir, settings, None, f"export {program_dir}", set_aside, says_lm=True)
+    if lm is not None:
+        set_aside = None
+        if active is not None:
+            set_aside = _not_used(active, f"--lm was given (--program {active.program} runs it with this LM)")
+        if shipped is not None and shipped.is_dir():
+            source = f"the compiled program shipped for {lm_words(lm)}"
+            return _export_plan(shipped, settings, None, source, set_aside)
+        source = f"uncompiled: nothing is compiled for {lm_words(lm)}, its steps use the signatures' own prompts"
+        return ProgramPlan(None, None, settings, None, source, set_aside)
+    if active is not None:
+        source = f"profile '{active.name}' ({active.program})"
+        hint = "`scoperag profile deactivate` turns it off"
+        return _export_plan(active.program, settings, active.name, source, None, says_lm=True, hint=hint)
+    if shipped is not None and shipped.is_dir():
+        return _export_plan(shipped, settings, None, f"the shipped compiled program ({shipped.name})", None)
+    source = "uncompiled (no exported program given and no active profile)"
+    return ProgramPlan(None, None, settings, None, source, None)
+
+
+def build_program(plan: ProgramPlan, store: Store) -> ProgramChoice:
+    """The planned program over `store`: the export's state loaded into a fresh ScopedQA run with the plan's
+    settings, or the program as written."""
+    program = ScopedQA(store, plan.settings)
+    if plan.contents is None:
+        return ProgramChoice(program, None, None, plan.source, plan.set_aside)
+    loaded = apply_state(program, plan.contents.program_state, f"{plan.export}/{PROGRAM}")
+    return ProgramChoice(loaded, plan.contents.manifest, plan.profile, plan.source, plan.set_aside)
 
 
 def choose_program(
@@ -44,37 +148,78 @@ def choose_program(
     *,
     shipped: Path | None = SHIPPED_PROGRAM,
     uncompiled: bool = False,
+    lm: str | None = None,
 ) -> ProgramChoice:
-    """`program_dir`'s export, else the active profile's (when `profiles` is given), else the `shipped` one
-    (when that directory exists), else an uncompiled ScopedQA; the program runs with `settings` (default:
-    Settings()), its program section replaced by the one the export was compiled under.
-
-    Each export is loaded strictly; a broken one is an error, never a silent fallback. `uncompiled` runs
-    the program as written (no instructions or demos from any export) with the settings of the export
-    that would have been chosen, so that the two differ by compiling only.
-    """
-    settings = settings or Settings()
-    chosen = _choose_export(program_dir, profiles, shipped)
-    if chosen is None:
-        why = "--uncompiled" if uncompiled else "no exported program given and no active profile"
-        return ProgramChoice(ScopedQA(store, settings), None, None, f"uncompiled ({why})")
-    directory, profile, source = chosen
-    loaded = load_export_with_settings(directory, store, settings)
-    if uncompiled:
-        plain = ScopedQA(store, loaded.program.settings)
-        return ProgramChoice(plain, None, None, f"uncompiled (--uncompiled), settings of {source}")
-    return ProgramChoice(loaded.program, loaded.manifest, profile, source)
+    """`plan_program` then `build_program`: the program over `store` that the rule picks."""
+    plan = plan_program(program_dir, profiles, settings, shipped=shipped, uncompiled=uncompiled, lm=lm)
+    return build_program(plan, store)
 
 
-def _choose_export(
-    program_dir: Path | None, profiles: ProfilePaths | None, shipped: Path | None
-) -> tuple[Path, str | None, str] | None:
-    """(export directory, profile name, where it came from) of the export that runs; None: no export."""
-    if program_dir is not None:
-        return program_dir, None, f"export {program_dir}"
-    active = active_profile(profiles) if profiles is not None else None
-    if active is not None:
-        return active.program, active.name, f"profile '{active.name}' ({active.program})"
-    if shipped is not None and shipped.is_dir():
-        return shipped, None, f"the shipped compiled program ({shipped.name})"
-    return None
+def every_step_by_the_lm(settings: Settings) -> Settings:
+    """`settings` with every step run by the LM (the web page's "Uncompiled program": the LM's own prompts on
+    every step, whichever floors the program serving now runs)."""
+    program = settings.program.model_copy(update={"steps": StepChoices()})
+    return settings.model_copy(update={"program": program})
+
+
+def program_line(source: str, steps: StepChoices, set_aside: str | None = None) -> str:
+    """ "program: SOURCE; STEPS[; PROFILE SET ASIDE]", what a command that answers says first."""
+    parts = [f"program: {source}", steps_words(steps)]
+    if not any(steps.uses_lm(name) for name in STEP_NAMES):
+        parts.append("--uncompiled runs every step by the LM")
+    return "; ".join([*parts, *([set_aside] if set_aside else [])])
+
+
+def steps_words(steps: StepChoices) -> str:
+    """Which steps run by the LM and which by their floors (each floor named), in the program's order."""
+    by_lm = [name for name in STEP_NAMES if steps.uses_lm(name)]
+    floors = [f"{name} {getattr(steps, name)}" for name in STEP_NAMES if not steps.uses_lm(name)]
+    if not floors:
+        return f"every step by the LM ({', '.join(by_lm)})"
+    if not by_lm:
+        return f"no step by the LM, each runs its floor ({', '.join(floors)})"
+    return f"by the LM: {', '.join(by_lm)}; floors: {', '.join(floors)}"
+
+
+def lm_words(lm: str) -> str:
+    """An LM as the first line names it: "the embedded model", or the model string or base URL as given."""
+    spec = parse_lm_spec(lm)
+    return "the embedded model" if spec.kind == "embedded" else spec.value
+
+
+def _export_plan(
+    directory: Path,
+    settings: Settings,
+    profile: str | None,
+    source: str,
+    set_aside: str | None,
+    *,
+    says_lm: bool = False,
+    hint: str | None = None,
+) -> ProgramPlan:
+    """The plan that runs the export in `directory` with `settings` (its program section the export's own);
+    `says_lm` adds the LM the export was compiled for, when its manifest records one (an export the user chose
+    may have been compiled for another LM than the one that runs it), then `hint`."""
+    contents = read_export(directory)
+    compiled_for = contents.manifest.versions.lm
+    if says_lm and compiled_for:
+        source += f", compiled for {lm_words(compiled_for) if _known(compiled_for) else compiled_for}"
+    if hint:
+        source += f"; {hint}"
+    return ProgramPlan(contents, directory, settings_of_export(contents.manifest, settings), profile, source, set_aside)
+
+
+def _known(lm: str) -> bool:
+    """Whether `lm` is an LM spec this version reads (an export's record may name one it does not)."""
+    try:
+        parse_lm_spec(lm)
+    except ScopeRagError:
+        return False
+    return True
+
+
+def _not_used(active: ProfileInfo | None, because: str) -> str | None:
+    """What the line says of an active profile a flag set aside (None when no profile is active)."""
+    if active is None:
+        return None
+    return f"profile '{active.name}' is active but not used: {because}"

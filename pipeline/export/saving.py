@@ -151,13 +151,19 @@ def load_export_with_settings(
     each step runs when `settings` names it (`[program.steps]`): a step is a choice made at run time, the
     compiled state serves it either way."""
     contents = read_export(export_dir, max_file_bytes=max_file_bytes)
-    base = settings or Settings()
-    compiled = export_program_settings(contents.manifest)
-    if "steps" in base.program.model_fields_set:
-        compiled = compiled.model_copy(update={"steps": base.program.steps})
-    program = ScopedQA(store, base.model_copy(update={"program": compiled}))
+    program = ScopedQA(store, settings_of_export(contents.manifest, settings))
     loaded = apply_state(program, contents.program_state, f"{export_dir}/{PROGRAM}")
     return LoadedExport(program=loaded, manifest=contents.manifest)
+
+
+def settings_of_export(manifest: ExportManifest, settings: Settings | None = None) -> Settings:
+    """`settings` (default Settings()) with the program section the export was compiled under, except which way
+    each step runs when `settings` names it (`[program.steps]`)."""
+    base = settings or Settings()
+    compiled = export_program_settings(manifest)
+    if "steps" in base.program.model_fields_set:
+        compiled = compiled.model_copy(update={"steps": base.program.steps})
+    return base.model_copy(update={"program": compiled})
 
 
 def apply_state(program: ScopedQA, state: Mapping[str, Any], file: str) -> ScopedQA:

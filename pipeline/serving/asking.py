@@ -9,6 +9,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from pipeline.errors import UnknownScopeError
+from pipeline.export.choice import every_step_by_the_lm, steps_words
 from pipeline.intake.scope import Scope, resolve_scope
 from pipeline.program.module import ScopedQA
 from pipeline.serving.profile_routes import profile_program
@@ -18,11 +19,16 @@ from pipeline.serving.state import ServingState
 
 @dataclass(frozen=True)
 class Prepared:
-    """A question ready to run: its scope, the program that answers it and that program in words."""
+    """A question ready to run: its scope, the program that answers it, that program in words and which of its
+    steps run by the LM (pipeline.export.choice.steps_words)."""
 
     scope: Scope
     program: ScopedQA
     program_label: str
+
+    @property
+    def steps(self) -> str:
+        return steps_words(self.program.settings.program.steps)
 
 
 def prepare(state: ServingState, body: QueryRequest) -> Prepared | JSONResponse:
@@ -38,8 +44,9 @@ def prepare(state: ServingState, body: QueryRequest) -> Prepared | JSONResponse:
         field = "document_ids" if exc.kind == "document id" else "property"
         return unprocessable("unknown_scope", ["body", field], str(exc), exc.values)
     current = state.current
-    if body.uncompiled:
-        return Prepared(scope, ScopedQA(state.store, current.program.settings), "Uncompiled program")
+    if body.uncompiled:  # the LM's own prompts on every step, not the floors of the program serving now
+        uncompiled = ScopedQA(state.store, every_step_by_the_lm(current.program.settings))
+        return Prepared(scope, uncompiled, "Uncompiled program")
     if body.profile is not None:
         return Prepared(scope, profile_program(state, body.profile), f"Profile {body.profile}")
     label = "The program serving now" + (f" (profile {current.profile})" if current.profile else "")

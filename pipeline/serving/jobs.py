@@ -74,6 +74,8 @@ class Job:
     stop: StopSignal
     worker: StreamWorker | None = None
     typical: StageTimes | None = None
+    # which steps of the program run by the LM and which by their floors, in words
+    steps: str = ""
     clock: Callable[[], float] = time.monotonic
     started: float = field(default=0.0)
     ended: float | None = None

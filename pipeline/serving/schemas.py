@@ -257,6 +257,8 @@ class JobOut(Strict):
     question: str
     scope: ScopeOut
     program: str
+    # which of the program's steps run by the LM and which by their floors (each named), in words
+    steps: str = ""
     status: Literal["running", "done", "failed", "cancelled"]
     cancelling: bool
     stage: str | None

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from pipeline.errors import ExamplesError, ScopeRagError
 from pipeline.evaluation.examples import load_examples
 from pipeline.evaluation.history import index_key
-from pipeline.export.choice import choose_program, shipped_for
+from pipeline.export.choice import build_program, plan_program, shipped_for
 from pipeline.export.profiles import ProfilePaths
 from pipeline.program.lm import LMKeys, make_lm
 from pipeline.serving.app import create_app
@@ -92,6 +92,7 @@ def build_app(
     index_dir: Path,
     lm_spec: str | None,
     cache_dir: Path,
+    lm_typed: bool = False,
     program_dir: Path | None = None,
     uncompiled: bool = False,
     profiles: ProfilePaths | None = None,
@@ -105,16 +106,19 @@ def build_app(
     label_to: Path | None = None,
     tracking: str | None = None,
 ) -> FastAPI:
-    """The app `scoperag serve` runs: the index opened, the LM made, the program chosen (`announce` is told
-    where it came from) and run with `settings`; cited pages shown from the files in `corpus`; requests
-    answered when they name the server's own names or one of `allowed_hosts`; labels appended to `label_to`;
-    MLflow runs linked on `tracking`."""
+    """The app `scoperag serve` runs: the program chosen (`announce` is told its line first: where it came from
+    and which steps run by the LM; `lm_typed`: `lm_spec` was typed as --lm, which chooses the program as
+    pipeline.export.choice says), the index opened, the LM made, the program run with `settings`; cited pages
+    shown from the files in `corpus`; requests answered when they name the server's own names or one of
+    `allowed_hosts`; labels appended to `label_to`; MLflow runs linked on `tracking`."""
     settings = settings or Settings()
+    shipped = shipped_for(lm_spec)
+    lm_named = lm_spec if lm_typed else None
+    plan = plan_program(program_dir, profiles, settings, shipped=shipped, uncompiled=uncompiled, lm=lm_named)
+    announce(plan.line())
     store = open_store(index_dir)
     lm = make_lm(lm_spec, cache_dir=cache_dir, threads=lm_threads, requests=settings.lm_requests, keys=keys)
-    shipped = shipped_for(lm_spec)
-    choice = choose_program(store, program_dir, profiles, settings, shipped=shipped, uncompiled=uncompiled)
-    announce(f"program: {choice.source}")
+    choice = build_program(plan, store)
     return create_app(
         store=store,
         program=choice.program,

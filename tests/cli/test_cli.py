@@ -223,7 +223,7 @@ def test_profile_commands_round_trip(
     assert "alpha" not in capsys.readouterr().out
 
 
-def test_every_ask_names_the_active_profile_on_its_first_line(
+def test_every_ask_names_the_program_and_the_active_profile_on_its_first_line(
     index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
 
@@ -252,13 +252,17 @@ def test_every_ask_names_the_active_profile_on_its_first_line(
     capsys.readouterr()
     assert main(ask) == 0
     first = capsys.readouterr().err.splitlines()[0]
-    assert first.startswith("profile: profile 'alpha' answers") and "scoperag profile deactivate" in first
-    assert main([*ask, "--program", str(tmp_path / "export")]) == 0
-    assert capsys.readouterr().err.splitlines()[0].startswith("profile: profile 'alpha' is active, but --program")
+    assert first.startswith("program: profile 'alpha' (") and "scoperag profile deactivate" in first
+    assert "every step by the LM" in first
+    for flag in (["--program", str(tmp_path / "export")], ["--lm", "openai/typed"], ["--uncompiled"]):
+        assert main([*ask, *flag]) == 0
+        first = capsys.readouterr().err.splitlines()[0]
+        assert f"profile 'alpha' is active but not used: {flag[0]} was given" in first, first
     assert main(["profile", "deactivate"]) == 0
     capsys.readouterr()
     assert main(ask) == 0
-    assert "profile" not in capsys.readouterr().err.splitlines()[0]
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("program: the shipped compiled program") and "profile" not in first
 
 
 def test_label_turns_a_recorded_question_into_a_trace(index_dir: Path, tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ PARSED = [
             "doc_id": ["a"],
             "property": "p",
             "lm": "openai/x",
+            "lm_typed": True,
             "threads": 2,
             "program": "e",
             "settings": "s.toml",
@@ -86,6 +87,7 @@ PARSED = [
             "doc_id": [],
             "property": "p",
             "lm": None,
+            "lm_typed": False,
             "threads": 1,
             "program": None,
             "settings": None,
@@ -111,6 +113,7 @@ PARSED = [
             "program": "e",
             "uncompiled": False,
             "lm": "openai/x",
+            "lm_typed": True,
             "lm_threads": 2,
             "threads": 3,
             "retrieval_only": True,
@@ -131,6 +134,7 @@ PARSED = [
             "program": None,
             "uncompiled": False,
             "lm": None,
+            "lm_typed": False,
             "lm_threads": None,  # every core: make_lm resolves it
             "threads": DEFAULT_PARALLEL,
             "retrieval_only": False,
@@ -152,6 +156,7 @@ PARSED = [
             "program": "e",
             "uncompiled": False,
             "lm": "openai/x",
+            "lm_typed": True,
             "threads": 2,
             "settings": "s.toml",
             "host": "0.0.0.0",
@@ -170,6 +175,7 @@ PARSED = [
             "program": None,
             "uncompiled": False,
             "lm": None,
+            "lm_typed": False,
             "threads": available_cores(),
             "settings": None,
             "host": "127.0.0.1",
@@ -311,7 +317,10 @@ def test_lm_default_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("SCOPERAG_LM", "openai/from-env")
     parser = build_parser()
     for argv in (["ask", "q"], ["evaluate", "--traces", "t"], ["serve"]):
-        assert parser.parse_args(argv).lm == "openai/from-env"
+        parsed = parser.parse_args(argv)
+        assert parsed.lm == "openai/from-env" and parsed.lm_typed is False  # a default: it does not choose the program
+        typed = parser.parse_args([*argv, "--lm", "openai/from-env"])
+        assert typed.lm == "openai/from-env" and typed.lm_typed is True
 
 
 @pytest.mark.parametrize("command", ["optimize", "sweep", "runs", "export", "champion", "ui", "reference"])

@@ -23,8 +23,8 @@ from experiments.reference import (
     write_reference,
 )
 from experiments.runner import RunSummary
-from experiments.runs import compare_runs, export_run, list_runs
-from experiments.tracking import TAG_SELECTED, experiment_id, open_tracker, start_run
+from experiments.runs import compare_runs, export_run, exported_way, list_runs
+from experiments.tracking import TAG_CONFIG_NAME, TAG_SELECTED, experiment_id, open_tracker, start_run
 from pipeline.errors import TrackingError
 from pipeline.export import load_export, program_state
 from pipeline.program.module import ScopedQA
@@ -219,6 +219,12 @@ def test_the_reference_runs_in_the_repository_list_compare_and_export_from_a_fre
     assert main(["runs", "--compare", a[:8], b[:8], "--mlruns", str(mlruns)]) == 0
     said = " ".join(capsys.readouterr().err.split())
     assert f"run {b} (B) - run {a} (A): the {measures[a][0]} stage metric on {measures[a][1]}" in said
+    # each side says what its scores are of and what its exported program runs
+    for side, run_id in (("A", a), ("B", b)):
+        record = next(r for r in records if r.run_id == run_id)
+        runs = exported_way(record.tags)
+        assert f"{side}: {record.tags[TAG_CONFIG_NAME]}: scored its compiled candidate" in said
+        assert f"its exported program runs {runs}" in said
     other = next(r for r in measures if measures[r][0] != measures[a][0])
     assert main(["runs", "--compare", a[:8], other[:8], "--mlruns", str(mlruns)]) == 2
     said = " ".join(capsys.readouterr().err.split())

@@ -1,4 +1,5 @@
-"""Which program runs: --program, else the active profile, else the shipped one, else uncompiled (a test per branch)."""
+"""Which program runs: --uncompiled, else --program, else the program for a typed --lm, else the active profile,
+else the shipped one, else uncompiled (a test per branch), and the first line that says so."""
 
 from __future__ import annotations
 
@@ -7,17 +8,29 @@ from pathlib import Path
 import dspy
 import pytest
 
-from pipeline.errors import ExportError
+from pipeline.errors import ExportError, ScopeRagError
 from pipeline.export import PROGRAM, program_state, save_export
-from pipeline.export.choice import SHIPPED_PROGRAM, choose_program, shipped_for
+from pipeline.export.choice import (
+    SHIPPED_PROGRAM,
+    choose_program,
+    every_step_by_the_lm,
+    plan_program,
+    program_line,
+    shipped_for,
+    steps_words,
+)
 from pipeline.export.profiles import ProfilePaths, activate, add_profile
 from pipeline.program.module import ScopedQA
 from pipeline.settings import ProgramSettings, Settings, StepChoices
 from pipeline.store import Store
 
+FLOORS = StepChoices(decompose="parts", score="keep_all", answer="span", abstain="support", compute="rows", hyde="none")
+MIXED = StepChoices(decompose="parts", score="top_k", answer="lm", abstain="lm", compute="rows", hyde="none")
+EVERY_STEP_BY_THE_LM = StepChoices()
 
-def _export(store: Store, question: str, out: Path) -> Path:
-    program = ScopedQA(store)
+
+def _export(store: Store, question: str, out: Path, steps: StepChoices = EVERY_STEP_BY_THE_LM) -> Path:
+    program = ScopedQA(store, Settings(program=ProgramSettings(steps=steps)))
     program.decompose.demos = [dspy.Example(question=question, sub_questions=[question])]
     save_export(
         program,
@@ -36,28 +49,98 @@ def paths(tmp_path: Path) -> ProfilePaths:
     return ProfilePaths(registry=tmp_path / "profiles" / "profiles.json", root=tmp_path / "profiles" / "programs")
 
 
-def _first_demo(program: ScopedQA) -> str:
-    return str(program_state(program)["decompose"]["demos"][0]["question"])
+def _first_demo(program: ScopedQA) -> str | None:
+    demos = program_state(program)["decompose"]["demos"]
+    return str(demos[0]["question"]) if demos else None
 
 
-def test_program_dir_wins_over_the_active_profile(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
-    add_profile(paths, "alpha", _export(demo_store, "From the profile?", tmp_path / "a"))
+# -- the rule, branch by branch ------------------------------------------------------------------------------
+
+LM_URL = "http://127.0.0.1:9/v1"  # an LM nothing is compiled for
+
+
+def _expected(uncompiled: bool, program: bool, lm: str | None, profile: bool) -> tuple[str, str | None]:
+    """(which program answers, why an active profile was set aside): the README's rule, first match wins."""
+    if uncompiled:
+        return "uncompiled", "--uncompiled was given" if profile else None
+    if program:
+        return "program", "--program was given" if profile else None
+    if lm is not None:
+        return ("uncompiled" if lm == LM_URL else "shipped"), "--lm was given" if profile else None
+    return ("profile" if profile else "shipped"), None
+
+
+@pytest.mark.parametrize("profile", [False, True], ids=["no-profile", "profile-active"])
+@pytest.mark.parametrize("lm", [None, "embedded", LM_URL], ids=["no-lm", "lm-embedded", "lm-url"])
+@pytest.mark.parametrize("program", [False, True], ids=["", "program"])
+@pytest.mark.parametrize("uncompiled", [False, True], ids=["", "uncompiled"])
+def test_the_choice_rule_per_branch(
+    demo_store: Store,
+    tmp_path: Path,
+    paths: ProfilePaths,
+    profile: bool,
+    lm: str | None,
+    program: bool,
+    uncompiled: bool,
+) -> None:
+    shipped = _export(demo_store, "Shipped?", tmp_path / "shipped", FLOORS)
+    profile_dir = _export(demo_store, "From the profile?", tmp_path / "p")
+    add_profile(paths, "alpha", profile_dir)
+    if profile:
+        activate(paths, "alpha")
+    given = _export(demo_store, "From the flag?", tmp_path / "given", MIXED) if program else None
+    ships = shipped if shipped_for(lm) is not None else None  # the shipped program is the embedded model's
+    if uncompiled and program:
+        with pytest.raises(ScopeRagError, match="name two programs"):
+            plan_program(given, paths, shipped=ships, uncompiled=uncompiled, lm=lm)
+        return
+    choice = choose_program(demo_store, given, paths, shipped=ships, uncompiled=uncompiled, lm=lm)
+    which, why = _expected(uncompiled, program, lm, profile)
+    demo, steps, manifest = {
+        "uncompiled": (None, EVERY_STEP_BY_THE_LM, False),
+        "program": ("From the flag?", MIXED, True),
+        "shipped": ("Shipped?", FLOORS, True),
+        "profile": ("From the profile?", EVERY_STEP_BY_THE_LM, True),
+    }[which]
+    assert _first_demo(choice.program) == demo
+    assert choice.steps == steps and (choice.manifest is not None) == manifest
+    assert choice.profile == ("alpha" if which == "profile" else None)
+    line = choice.line()
+    assert line.startswith("program: ") and steps_words(steps) in line
+    if why is None:
+        assert choice.set_aside is None and "not used" not in line
+    else:
+        assert choice.set_aside is not None and line.endswith(choice.set_aside)
+        assert choice.set_aside.startswith(f"profile 'alpha' is active but not used: {why}")
+    if which == "uncompiled" and lm == LM_URL and not uncompiled:
+        assert f"nothing is compiled for {LM_URL}" in line
+    if which == "shipped" and lm == "embedded":
+        assert line.startswith("program: the compiled program shipped for the embedded model; no step by the LM")
+
+
+def test_a_profile_set_aside_by_lm_says_how_to_run_it_with_that_lm(
+    demo_store: Store, tmp_path: Path, paths: ProfilePaths
+) -> None:
+    add_profile(paths, "alpha", _export(demo_store, "From the profile?", tmp_path / "p"))
     activate(paths, "alpha")
-    given = _export(demo_store, "From the flag?", tmp_path / "b")
-    choice = choose_program(demo_store, given, paths)
-    assert _first_demo(choice.program) == "From the flag?"
-    assert choice.manifest is not None and choice.manifest.run_id == "run-Fro"
-    assert choice.profile is None and choice.source == f"export {given}"
-
-
-def test_the_active_profile_when_no_program_dir(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
-    exported = _export(demo_store, "From the profile?", tmp_path / "a")
-    add_profile(paths, "alpha", exported)
-    activate(paths, "alpha")
-    choice = choose_program(demo_store, None, paths)
+    plan = plan_program(None, paths, shipped=None, lm=LM_URL)
+    assert plan.set_aside is not None and "--lm was given" in plan.set_aside
+    # the way out names the profile's own export directory, which --program takes
+    registered = plan.set_aside.split("--program ")[1].split(" runs it")[0]
+    choice = choose_program(demo_store, Path(registered), paths, shipped=None, lm=LM_URL)
     assert _first_demo(choice.program) == "From the profile?"
-    assert choice.manifest is not None and choice.profile == "alpha"
-    assert choice.source.startswith("profile 'alpha' (") and str(exported.resolve().name) in choice.source
+
+
+def test_the_environments_lm_leaves_the_active_profile_answering(
+    demo_store: Store, tmp_path: Path, paths: ProfilePaths
+) -> None:
+    # $SCOPERAG_LM reaches the choice as the LM that runs (shipped_for), not as a typed --lm (lm=None)
+    add_profile(paths, "alpha", _export(demo_store, "From the profile?", tmp_path / "p"))
+    activate(paths, "alpha")
+    choice = choose_program(demo_store, None, paths, shipped=shipped_for(LM_URL))
+    assert choice.profile == "alpha" and choice.set_aside is None
+    assert choice.line().startswith(f"program: profile 'alpha' ({tmp_path / 'p'})")
+    assert "; `scoperag profile deactivate` turns it off; every step by the LM" in choice.line()
 
 
 @pytest.mark.parametrize("registered", [False, True], ids=["no-registry", "registered-not-active"])
@@ -77,11 +160,11 @@ def test_a_broken_export_is_an_error_not_a_fallback(demo_store: Store, tmp_path:
     (broken / PROGRAM).write_text("{}")
     with pytest.raises(ExportError):
         choose_program(demo_store, broken, paths)
+    with pytest.raises(ExportError):  # read when the choice is made, before any index is opened
+        plan_program(broken, paths)
 
 
-def test_the_shipped_program_when_no_program_dir_and_no_active_profile(
-    demo_store: Store, tmp_path: Path, paths: ProfilePaths
-) -> None:
+def test_the_shipped_program_when_nothing_else_is_named(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
     shipped = _export(demo_store, "Shipped?", tmp_path / "shipped")
     choice = choose_program(demo_store, None, paths, shipped=shipped)
     assert _first_demo(choice.program) == "Shipped?" and choice.manifest is not None
@@ -90,26 +173,77 @@ def test_the_shipped_program_when_no_program_dir_and_no_active_profile(
     assert missing.manifest is None and missing.source.startswith("uncompiled")
 
 
-def test_uncompiled_wins_over_every_export(demo_store: Store, tmp_path: Path, paths: ProfilePaths) -> None:
-    add_profile(paths, "alpha", _export(demo_store, "From the profile?", tmp_path / "a"))
-    activate(paths, "alpha")
-    given = _export(demo_store, "From the flag?", tmp_path / "b")
-    choice = choose_program(demo_store, given, paths, shipped=given, uncompiled=True)
-    assert choice.manifest is None and choice.source == f"uncompiled (--uncompiled), settings of export {given}"
-    assert program_state(choice.program) == program_state(ScopedQA(demo_store))
-    nothing = choose_program(demo_store, None, None, shipped=None, uncompiled=True)
-    assert nothing.source == "uncompiled (--uncompiled)" and nothing.manifest is None
+# -- --uncompiled: the LM's own prompts, not the floors of an export ------------------------------------------
 
 
-FLOORS = StepChoices(decompose="parts", score="keep_all", answer="span", abstain="support")
-
-
-def test_uncompiled_keeps_the_settings_of_the_export_it_replaces(demo_store: Store, tmp_path: Path) -> None:
+def test_uncompiled_runs_every_step_by_the_lm_not_the_shipped_floors(demo_store: Store, tmp_path: Path) -> None:
     program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=FLOORS)))
     program.answer.demos = [dspy.Example(sections_context=[], answers=[])]
     save_export(program, tmp_path / "s", settings=Settings(), experiment_config={}, trainset_hash="h", scores={})
     choice = choose_program(demo_store, None, None, shipped=tmp_path / "s", uncompiled=True)
-    assert choice.program.settings.program.steps == FLOORS and choice.program.answer.demos == []
+    assert choice.steps == EVERY_STEP_BY_THE_LM and choice.program.answer.demos == []
+    assert choice.manifest is None and choice.source.startswith("uncompiled (--uncompiled)")
+    assert choice.line().startswith("program: uncompiled (--uncompiled): the signatures' own prompts")
+
+
+def test_uncompiled_keeps_the_steps_a_settings_file_names(demo_store: Store) -> None:
+    named = Settings.model_validate({"program": {"steps": {"answer": "span", "abstain": "support"}}})
+    choice = choose_program(demo_store, None, None, named, shipped=None, uncompiled=True)
+    assert (choice.steps.answer, choice.steps.abstain, choice.steps.decompose) == ("span", "support", "lm")
+
+
+def test_the_pages_uncompiled_program_runs_every_step_by_the_lm_with_the_rest_of_its_settings() -> None:
+    served = Settings(program=ProgramSettings(steps=FLOORS, relevance_threshold=6.0))
+    uncompiled = every_step_by_the_lm(served)
+    assert uncompiled.program.steps == EVERY_STEP_BY_THE_LM and uncompiled.program.relevance_threshold == 6.0
+    assert served.program.steps == FLOORS  # the program serving now is unchanged
+
+
+# -- the first line ------------------------------------------------------------------------------------------
+
+
+def test_the_first_line_says_which_steps_run_by_the_lm_and_which_by_their_floors() -> None:
+    assert (
+        steps_words(EVERY_STEP_BY_THE_LM) == "every step by the LM (decompose, score, answer, abstain, compute, hyde)"
+    )
+    assert steps_words(FLOORS) == (
+        "no step by the LM, each runs its floor "
+        "(decompose parts, score keep_all, answer span, abstain support, compute rows, hyde none)"
+    )
+    assert steps_words(MIXED) == (
+        "by the LM: answer, abstain; floors: decompose parts, score top_k, compute rows, hyde none"
+    )
+    # a program that calls no LM says how to run the LM's steps
+    assert program_line("x", FLOORS).endswith("; --uncompiled runs every step by the LM")
+    assert "--uncompiled" not in program_line("x", MIXED)
+    assert program_line("x", MIXED, "profile 'a' is active but not used: --lm was given").endswith("--lm was given")
+
+
+@pytest.mark.parametrize(
+    ("recorded", "said"),
+    [
+        ("embedded", ", compiled for the embedded model"),
+        ("openai/gpt-4o-mini", ", compiled for openai/gpt-4o-mini"),
+        (None, ""),
+    ],
+)
+def test_an_export_named_says_the_lm_it_was_compiled_for(
+    demo_store: Store, tmp_path: Path, recorded: str | None, said: str
+) -> None:
+    out = tmp_path / "given"
+    save_export(
+        ScopedQA(demo_store),
+        out,
+        settings=Settings(),
+        experiment_config={},
+        trainset_hash="h",
+        scores={},
+        lm_name=recorded,
+    )
+    assert plan_program(out, None, lm=LM_URL).source == f"export {out}{said}"
+
+
+# -- the settings an export runs with ------------------------------------------------------------------------
 
 
 def test_an_export_runs_with_the_program_settings_it_was_compiled_under(demo_store: Store, tmp_path: Path) -> None:
@@ -133,6 +267,16 @@ def test_steps_named_in_the_settings_override_the_exports_and_nothing_else_does(
     assert len(chosen.answer.demos) == 1  # the compiled state serves the LM's steps
     unnamed = Settings.model_validate({"program": {"keep_top_k": 9}})
     assert choose_program(demo_store, tmp_path / "s", None, unnamed).program.settings.program.steps == FLOORS
+
+
+def test_the_readmes_lm_steps_file_runs_every_step_of_the_shipped_program_by_the_lm(demo_store: Store) -> None:
+    from pipeline.settings import load_settings
+    from tests.support.paths import ROOT
+
+    settings = load_settings(ROOT / "experiments" / "settings" / "lm-steps.toml")
+    choice = choose_program(demo_store, None, None, settings, shipped=SHIPPED_PROGRAM)
+    assert choice.manifest is not None and choice.steps == EVERY_STEP_BY_THE_LM
+    assert choice.line().split("; ")[1] == steps_words(EVERY_STEP_BY_THE_LM)
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,51 @@ def test_ask_sends_the_key_of_scoperag_lm_key_to_the_server(
     assert lm.authorizations and set(lm.authorizations) == {"Bearer the-key"}
 
 
+# ---- --lm switches the LM on, whatever profile is active -----------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", [False, True], ids=["no-profile", "floors-profile-active"])
+def test_ask_with_an_lm_url_runs_the_lm_steps_over_a_socket_whatever_profile_is_active(
+    demo_index_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    profile: bool,
+) -> None:
+    """As a new user tries it: `ask --lm http://127.0.0.1:PORT/v1` against an OpenAI-compatible server makes LM
+    calls and answers, also once a profile whose program runs every step's floor (the shipped one) is active."""
+    from pipeline.cli.main import main
+    from pipeline.export.choice import SHIPPED_PROGRAM
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    monkeypatch.delenv("SCOPERAG_LM", raising=False)
+    monkeypatch.delenv("SCOPERAG_LM_KEY", raising=False)
+    if profile:
+        assert main(["profile", "add", "floors", str(SHIPPED_PROGRAM)]) == 0
+        assert main(["profile", "activate", "floors"]) == 0
+    capsys.readouterr()
+    question = ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(demo_index_dir)]
+    lm = CooperativeLM()
+    with openai_compatible_server(lm) as url:
+        code = main([*question, "--lm", url, "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        answer = json.loads(out)
+        assert answer["lm_calls"] > 0 and len(lm.authorizations) == answer["lm_calls"]  # each call reached the server
+        assert [s["status"] for s in answer["sections"]] == ["answered"] and answer["sections"][0]["answer"]
+        first = err.splitlines()[0]
+        assert f"nothing is compiled for {url}" in first and "every step by the LM" in first
+        assert ("profile 'floors' is active but not used: --lm was given" in first) is profile
+        if profile:  # $SCOPERAG_LM is a standing default, as the profile is: the profile answers, and says so
+            monkeypatch.setenv("SCOPERAG_LM", url)
+            before = len(lm.authorizations)
+            assert main([*question, "--json"]) == 0
+            out, err = capsys.readouterr()
+            assert json.loads(out)["lm_calls"] == 0 and len(lm.authorizations) == before
+            assert err.splitlines()[0].startswith("program: profile 'floors' (") and "no step by the LM" in err
+
+
 # ---- the loopback key goes to loopback servers only (issue 36, D10) ----------------------------------------
 
 
@@ -153,8 +198,14 @@ def test_lm_serve_writes_its_key_for_clients_alone_and_says_how_to_use_it(
 
 
 @pytest.mark.live_lm
-def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(demo_index_dir: Path, tmp_path: Path) -> None:
-    """Loads the embedded model in `scoperag lm-serve` and asks through it (`pytest -m live_lm`)."""
+@pytest.mark.parametrize("profile", [False, True], ids=["no-profile", "floors-profile-active"])
+def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(
+    demo_index_dir: Path, tmp_path: Path, profile: bool
+) -> None:
+    """Loads the embedded model in `scoperag lm-serve` and asks through it (`pytest -m live_lm`), also with a profile
+    active whose program runs every step's floor (the shipped one): --lm runs the LM's steps all the same."""
+    from pipeline.export.choice import SHIPPED_PROGRAM
+
     port = free_port()
     key_file = tmp_path / "lm.key"
     env = {k: v for k, v in os.environ.items() if k != "SCOPERAG_LM_KEY"} | {"DSPY_CACHEDIR": str(tmp_path / "d")}
@@ -175,10 +226,14 @@ def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(demo_index_
         # Without its key the server answers nobody.
         refused = httpx.post(f"{url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
         assert refused.status_code == 401
-        # A score call of the 0.5B model takes 15 s on 2 idle cores and minutes on a busy machine: no timeout.
+        # A score call of the 0.5B model takes 15 s on 2 idle cores and minutes on a busy machine: no timeout, and
+        # no bound on the question short of an hour (the 120 s default stopped it in the score step at load 4-5).
         settings = tmp_path / "settings.toml"
-        settings.write_text("[lm_requests]\ntimeout_seconds = 3600.0\nretries = 0\n")
+        settings.write_text("[lm_requests]\ntimeout_seconds = 3600.0\nretries = 0\n[question]\nseconds = 3600.0\n")
         question = ["What is the monthly rent?", "--property", "Banda Lane", "--index", str(demo_index_dir)]
+        if profile:
+            for step in (["add", "floors", str(SHIPPED_PROGRAM)], ["activate", "floors"]):
+                subprocess.run([*scoperag_command(), "profile", *step], env=env, cwd=tmp_path, check=True)
         asked = subprocess.run(
             [*scoperag_command(), "ask", *question, "--lm", url, "--settings", str(settings), "--json"],
             env=env | {"SCOPERAG_LM_KEY": key_file.read_text()},
@@ -190,5 +245,7 @@ def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(demo_index_
         assert asked.returncode == 0, asked.stderr[-2000:]
         answer = json.loads(asked.stdout)
         assert answer["sections"] and answer["lm_calls"] >= 2 and answer["cached_calls"] == 0
+        first = asked.stderr.splitlines()[0]
+        assert "every step by the LM" in first and ("not used: --lm was given" in first) is profile
     finally:
         stop_process(server, 30)

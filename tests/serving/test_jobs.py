@@ -87,6 +87,25 @@ def test_a_job_runs_without_a_reader_and_lands_in_the_history(start: Start, tmp_
     assert server.get("/v1/jobs").json()["jobs"][0]["events"] == []  # the list carries no events
 
 
+def test_a_job_says_which_steps_its_program_runs_and_the_uncompiled_one_runs_every_step_by_the_lm(
+    start: Start,
+) -> None:
+    from pipeline.settings import ProgramSettings, Settings, StepChoices
+
+    floors = StepChoices(
+        decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none"
+    )
+    lm = GateLM()
+    server = start(lm, program=lambda store: ScopedQA(store, Settings(program=ProgramSettings(steps=floors))))
+    serving = finished(server, start_job(server, question=RENT, property="banda-lane")["job_id"])
+    assert serving["status"] == "done" and serving["lm_calls"] == 0 and lm.calls == []
+    assert serving["steps"].startswith("no step by the LM, each runs its floor (decompose parts, score top_k")
+    # Compare's "Uncompiled program": the LM's own prompts on every step, not the floors serving now
+    uncompiled = finished(server, start_job(server, question=RENT, property="banda-lane", uncompiled=True)["job_id"])
+    assert uncompiled["status"] == "done" and uncompiled["program"] == "Uncompiled program"
+    assert uncompiled["steps"].startswith("every step by the LM") and uncompiled["lm_calls"] > 0 and lm.calls
+
+
 def test_cancel_stops_the_job_and_no_lm_call_starts_after_it(start: Start, tmp_path: Path) -> None:
     lm = GateLM(hold="score")
     server = start(lm, history=tmp_path / "history.sqlite")

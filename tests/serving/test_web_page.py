@@ -288,6 +288,10 @@ def test_ab_view_aligns_sections_by_sub_question(page: Any, serve: Serve, tmp_pa
     assert rows == [[LEASE, LEASE], [None, SECOND_SUB_QUESTION]]
     heads = page.eval_on_selector_all("#compare-result .ab-top h3", "hs => hs.map(h => h.textContent)")
     assert heads == ["Uncompiled program", "Profile alpha"]
+    # each side says which steps its program ran by the LM and which by their floors
+    steps = page.eval_on_selector_all("#compare-result .ab-top .steps", "ps => ps.map(p => p.textContent)")
+    assert len(steps) == 2 and steps[0].startswith("Steps: every step by the LM (decompose, score, answer")
+    assert all(step.startswith("Steps: ") and "LM" in step for step in steps)
     allowed = entity_documents(server.store, "Banda Lane")
     sources = page.eval_on_selector_all("#compare-result .sources li", "items => items.map(i => i.dataset.documentId)")
     assert sources and set(sources) <= allowed

@@ -78,7 +78,8 @@ async function follow(jobId, onPoll) {
 
 // Runs one question as a job (the Compare view), driving `progress` and the status `line`; `started(jobId)` is
 // told its id (to cancel it). Resolves to the completed event; rejects saying how the question ended otherwise.
-export async function runJob(body, progress, line, started) {
+// `ended(job)` hears the job as it ended (its program and which steps the LM ran).
+export async function runJob(body, progress, line, started, ended = () => {}) {
   const { job_id: jobId } = await postJSON("/v1/jobs", body);
   started(jobId);
   const events = [];
@@ -89,9 +90,10 @@ export async function runJob(body, progress, line, started) {
     }
     line.textContent = now.status === "running" ? jobLine(now) : endedLine(now);
   });
-  const ended = outcome(job, events);
-  if (ended.done) return ended.done;
-  throw new Error(ended.cancelled || ended.failed);
+  ended(job);
+  const result = outcome(job, events);
+  if (result.done) return result.done;
+  throw new Error(result.cancelled || result.failed);
 }
 
 let following = null; // the job id this page is polling

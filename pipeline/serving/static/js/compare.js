@@ -145,8 +145,8 @@ async function provenance(choice) {
   return box;
 }
 
-function side(label, choice, done, prefix) {
-  return { label, choice, done, ctx: { prefix, historyId: done.history_id, sources: sourcesOf(done.history_id) } };
+function side(label, choice, done, prefix, steps) {
+  return { label, choice, done, steps, ctx: { prefix, historyId: done.history_id, sources: sourcesOf(done.history_id) } };
 }
 
 function markDifferences(card, differs, only) {
@@ -165,7 +165,8 @@ function markDifferences(card, differs, only) {
 function render(left, right) {
   const root = clear(byId("compare-result"));
   const head = (one) => {
-    const box = el("div", { class: "ab-head" }, el("h3", { text: one.label }), metaLine(one.done), extras(one.done));
+    const steps = one.steps ? el("p", { class: "muted steps", text: `Steps: ${one.steps}` }) : null;
+    const box = el("div", { class: "ab-head" }, el("h3", { text: one.label }), steps, metaLine(one.done), extras(one.done));
     provenance(one.choice).then((line) => box.append(line));
     return box;
   };
@@ -212,19 +213,22 @@ export function setUpCompare() {
     const progressRoot = clear(byId("compare-progress"));
     clear(byId("compare-result"));
     jobs = [];
+    const steps = ["", ""]; // which steps each side's program ran by the LM, as its job says
     const runs = choices.map((choice, index) => {
       const line = el("p", { class: "job-line" });
       const holder = el("div");
       progressRoot.append(el("div", { class: "ab-progress" }, el("h3", { text: choice.label }), line, holder));
       const progress = stepper(holder, index ? "Right" : "Left");
-      return runJob({ ...body, ...programBody(choice.value) }, progress, line, (jobId) => jobs.push(jobId));
+      return runJob({ ...body, ...programBody(choice.value) }, progress, line, (jobId) => jobs.push(jobId),
+        (job) => { steps[index] = job.steps || ""; });
     });
     button.disabled = true;
     cancel.hidden = false;
     cancel.disabled = false;
     try {
       const [left, right] = await Promise.all(runs);
-      render(side(choices[0].label, choices[0].value, left, "left"), side(choices[1].label, choices[1].value, right, "right"));
+      render(side(choices[0].label, choices[0].value, left, "left", steps[0]),
+        side(choices[1].label, choices[1].value, right, "right", steps[1]));
       announce("Both answers are ready");
     } catch (problem) {
       append(error, problem.message);
