@@ -11,16 +11,15 @@ from pipeline.cli.common import (
     CASES,
     SPLITS,
     Commands,
+    asking_lm,
     configure_dspy,
     console,
     history_option,
     index_option,
     json_option,
-    lm_keys,
     lm_option,
     lm_threads_option,
     load_program,
-    model_cache_dir,
     output,
     program_option,
     scope_options,
@@ -127,7 +126,6 @@ def _ask_one(args: argparse.Namespace) -> int:
     from pipeline.files import storage_errors
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed, value_text
-    from pipeline.program.lm import make_lm
     from pipeline.store import open_store
 
     notices = console()
@@ -153,15 +151,7 @@ def _ask_one(args: argparse.Namespace) -> int:
 
         try:
             program = load_program(store, plan)
-            lm = make_lm(
-                args.lm,
-                cache_dir=model_cache_dir(),
-                threads=args.threads,
-                requests=settings.lm_requests,
-                keys=lm_keys(),
-                deferred=True,
-                on_load=on_load,
-            )
+            lm = asking_lm(args, settings, on_load)
             configure_dspy()
             with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
                 for event in program.stream(args.question, scope):

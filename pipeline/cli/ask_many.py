@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.cli.common import (
+    asking_lm,
     configure_dspy,
     console,
-    lm_keys,
     load_program,
-    model_cache_dir,
     output,
     program_plan,
     read_settings,
@@ -53,7 +52,6 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
     from pipeline.program.batch import answer_record, ask_each
     from pipeline.program.calls import LMCallCounter, StopSignal, counting
     from pipeline.program.events import Failed
-    from pipeline.program.lm import make_lm
     from pipeline.program.question_file import read_question_file, resolve_lines
     from pipeline.store import open_store
 
@@ -86,16 +84,7 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
     def on_load(starting: bool) -> None:
         (loading.set if starting else loading.clear)()
 
-    lm = make_lm(
-        args.lm,
-        cache_dir=model_cache_dir(),
-        threads=args.threads,
-        requests=settings.lm_requests,
-        keys=lm_keys(),
-        parallel=parallel,
-        deferred=True,
-        on_load=on_load,
-    )
+    lm = asking_lm(args, settings, on_load, parallel)
     configure_dspy()
     history = History(Path(args.history))
     index = index_key(Path(args.index))  # the history lists each question under the index it was asked of

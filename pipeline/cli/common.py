@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from pipeline.settings import DEFAULT_HISTORY, DEFAULT_INDEX_DIR, DEFAULT_PROFILES
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
+    import dspy
     from rich.console import Console
     from rich.text import Text
 
@@ -229,6 +230,25 @@ def lm_keys() -> LMKeys:
     from pipeline.program.lm.keys import keys_from
 
     return keys_from(os.environ)
+
+
+def asking_lm(
+    args: argparse.Namespace, settings: Settings, on_load: Callable[[bool], None], parallel: int = 1
+) -> dspy.LM:
+    """The LM `ask` answers with (--lm, its --threads, the settings' request bounds, the keys of lm_keys), loaded
+    by the first call that reaches it (`on_load` is told when loading starts and ends)."""
+    from pipeline.program.lm import make_lm
+
+    return make_lm(
+        args.lm,
+        cache_dir=model_cache_dir(),
+        threads=args.threads,
+        requests=settings.lm_requests,
+        keys=lm_keys(),
+        parallel=parallel,
+        deferred=True,
+        on_load=on_load,
+    )
 
 
 def lm_threads_option() -> argparse.ArgumentParser:
