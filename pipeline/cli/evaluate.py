@@ -33,6 +33,7 @@ from pipeline.cli.common import (
 )
 from pipeline.errors import WorkStopped
 from pipeline.settings import DEFAULT_PARALLEL
+from pipeline.values.typed import KINDS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,6 +62,12 @@ def register(commands: Commands) -> None:
     )
     p.add_argument("--split", choices=SPLITS, default=None)
     p.add_argument("--case", action="append", choices=CASES)
+    p.add_argument(
+        "--kind",
+        action="append",
+        choices=KINDS,
+        help="only examples expecting a typed value of this kind (repeatable; e.g. boolean for the yes/no questions)",
+    )
     p.add_argument("--lm-threads", type=int, default=None, help="embedded model threads (default: every core)")
     p.add_argument(
         "--threads", type=int, default=DEFAULT_PARALLEL, help="examples evaluated in parallel (default: %(default)s)"
@@ -80,15 +87,18 @@ def register(commands: Commands) -> None:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from pipeline.cli.progress import StageProgress
     from pipeline.cluster import ray_session
-    from pipeline.evaluation.examples import load_example_set, stratified_sample
+    from pipeline.evaluation.examples import load_example_set, of_kinds, stratified_sample
     from pipeline.store import open_store
 
     notices = console()
     examples = load_example_set(Path(args.traces), split=args.split, cases=args.case or None)
+    if args.kind:
+        examples = of_kinds(examples, args.kind)
     if args.limit:
         examples = stratified_sample(examples, args.limit, seed=0)
     if not examples:
-        notices.print(f"no examples in {args.traces}{_split_words(args)} for case {args.case or 'any'}")
+        kinds = f" of kind {', '.join(args.kind)}" if args.kind else ""
+        notices.print(f"no examples in {args.traces}{_split_words(args)} for case {args.case or 'any'}{kinds}")
         return 1
     if not args.verbose:  # per-example guard and tool-loop notes are in each example's result (-v shows them)
         for name in ("pipeline.execution", "pipeline.evaluation.scoring"):

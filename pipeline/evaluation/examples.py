@@ -247,6 +247,12 @@ def stratified_sample(examples: Sequence[LabelledExample], n: int, seed: int) ->
     return picked
 
 
+def of_kinds(examples: Iterable[LabelledExample], kinds: Iterable[ValueKind]) -> list[LabelledExample]:
+    """The examples that expect a typed value of one of `kinds` (a comparison's is a name), in order."""
+    wanted = frozenset(kinds)
+    return [e for e in examples if e.expected_value is not None and e.expected_value.kind in wanted]
+
+
 def write_examples(path: Path, examples: Iterable[LabelledExample]) -> int:
     """Write examples as JSONL atomically (the file holds the old examples or all the new ones); the count."""
     lines = [example.model_dump_json(exclude_defaults=True) + "\n" for example in examples]

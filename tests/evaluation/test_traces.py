@@ -247,3 +247,13 @@ def test_stratified_sample_is_balanced_and_deterministic() -> None:
     assert [e.case for e in picked] == ["no_scope", "chip", "no_scope", "chip"]
     assert picked == stratified_sample(list(reversed(examples)), 4, seed=1)
     assert len(stratified_sample(examples, 100, seed=1)) == 7
+
+
+def test_examples_of_kinds_keep_those_expecting_such_a_value() -> None:
+    from pipeline.evaluation.examples import ExpectedValue, of_kinds
+
+    yes = _example(question="Did it pay dividends?", expected_value=ExpectedValue(kind="boolean", value=True))
+    figure = _example(question="What was revenue?", expected_value=ExpectedValue(kind="number", value=5))
+    untyped = _example()
+    assert of_kinds([untyped, figure, yes], ["boolean"]) == [yes]
+    assert of_kinds([untyped, figure, yes], ["number", "boolean"]) == [figure, yes]
