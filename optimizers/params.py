@@ -16,8 +16,8 @@ from pydantic import Field, model_validator
 from pipeline.types import Strict
 
 OptimizerName = Literal["bootstrap_few_shot", "bootstrap_random_search", "mipro_v2", "gepa"]
-ModuleName = Literal["decompose", "score", "answer", "hyde", "compute"]
-MODULES: tuple[ModuleName, ...] = ("decompose", "score", "answer", "hyde", "compute")
+ModuleName = Literal["decompose", "score", "answer", "hyde", "compute", "judge"]
+MODULES: tuple[ModuleName, ...] = ("decompose", "score", "answer", "hyde", "compute", "judge")
 NoLabelledDemos = Annotated[
     int,
     Field(

@@ -137,9 +137,13 @@ AnswerStep = Literal["lm", "sentence", "span"]
 AbstainStep = Literal["lm", "support"]
 ComputeStep = Literal["lm", "rows"]
 HydeStep = Literal["lm", "none"]
-STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute", "hyde")
+JudgeStep = Literal["lm", "claims"]
+STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute", "hyde", "judge")
 # The program's LM steps, each with its own output budget (ProgramSettings.max_tokens).
-LM_STEPS = ("decompose", "score", "answer", "hyde", "compute")
+LM_STEPS = ("decompose", "score", "answer", "hyde", "compute", "judge")
+# Each LM step's output budget unless the settings give one (a judge's verdict is one to three words; an export
+# written before the judge existed gives none for it).
+DEFAULT_MAX_TOKENS = {"decompose": 160, "score": 400, "answer": 300, "hyde": 200, "compute": 300, "judge": 24}
 # No one call asks for more output than this (the question's budget, PlannerConfig.max_tokens, caps it further).
 MAX_CALL_TOKENS = 8192
 
@@ -155,7 +159,10 @@ class StepChoices(Strict):
     hold less than `support_threshold` of the key terms), "lm" (when the LM finds no answer; needs
     answer = "lm"); compute: "rows" (operands read as table rows), "lm" (the LM names the operands); hyde:
     "lm" (a hypothetical passage the LM writes is what dense search looks for, in the rounds the plan marks),
-    "none" (dense search looks for the sub-question itself).
+    "none" (dense search looks for the sub-question itself); judge (a yes/no question): "claims" (a table row or a
+    sentence stating the event, pipeline.answering.claims), "lm" (the LM judges the row and a few sentences,
+    pipeline.answering.judge). The judge runs its floor unless told otherwise: an export written before it
+    existed records no choice for it.
     """
 
     decompose: DecomposeStep = "lm"
@@ -164,6 +171,7 @@ class StepChoices(Strict):
     abstain: AbstainStep = "lm"
     compute: ComputeStep = "lm"
     hyde: HydeStep = "lm"
+    judge: JudgeStep = "claims"
 
     @model_validator(mode="after")
     def _abstain_needs_lm_answer(self) -> StepChoices:
@@ -198,7 +206,7 @@ class ProgramSettings(Strict):
     max_evidence: int = Field(default=3, ge=1, le=5)
     # Output budgets per call: a small model that starts repeating itself stops here.
     max_tokens: dict[str, Annotated[int, Field(ge=1, le=MAX_CALL_TOKENS)]] = Field(
-        default_factory=lambda: {"decompose": 160, "score": 400, "answer": 300, "hyde": 200, "compute": 300}
+        default_factory=lambda: dict(DEFAULT_MAX_TOKENS)
     )
 
     @field_validator("max_tokens")
@@ -211,6 +219,10 @@ class ProgramSettings(Strict):
             )
             raise ValueError(f"no LM step is called {shown}; output budgets are set for {', '.join(LM_STEPS)}")
         return budgets
+
+    def call_tokens(self, step: str) -> int:
+        """The output budget of one call of `step`: the settings' own, else the step's default."""
+        return self.max_tokens.get(step, DEFAULT_MAX_TOKENS.get(step, 1024))
 
 
 class LMRequestSettings(Strict):

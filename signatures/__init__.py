@@ -4,6 +4,7 @@ from signatures.answer_lines import AnswerLines
 from signatures.compute_figure import ComputeFigure
 from signatures.decompose import Decompose
 from signatures.hyde import HyDE
+from signatures.judge_claim import JudgeClaim
 from signatures.score_relevance import ScoreRelevance
 
-__all__ = ["AnswerLines", "ComputeFigure", "Decompose", "HyDE", "ScoreRelevance"]
+__all__ = ["AnswerLines", "ComputeFigure", "Decompose", "HyDE", "JudgeClaim", "ScoreRelevance"]

@@ -14,11 +14,12 @@ from pipeline.export.schema import FORMAT, FORMAT_PREDICTORS, PREDICTORS
 
 
 def render_prompts(state: Mapping[str, Any], format: str = FORMAT) -> str:
-    """The prompts.md text of a validated program state in `format` (deterministic: same state, same text)."""
+    """The prompts.md text of a validated program state in `format` (deterministic: same state, same text); a
+    predictor the state leaves out (an optional one) is not listed."""
     parts = [
         f"# scoperag program prompts ({format})",
         "Generated from program.json by `scoperag export`; edit the program, not this file.",
-        *(render_module(name, state[name], level=2) for name in FORMAT_PREDICTORS[format]),
+        *(render_module(name, state[name], level=2) for name in FORMAT_PREDICTORS[format] if name in state),
     ]
     return "\n\n".join(parts) + "\n"
 

@@ -17,6 +17,7 @@ from pipeline.export.schema import (
     FORMATS,
     MANIFEST,
     METADATA,
+    OPTIONAL_PREDICTORS,
     PREDICTORS,
     PROGRAM,
     PROMPTS,
@@ -112,18 +113,19 @@ def validate_program(value: Any, file: str, format: str = FORMAT) -> dict[str, A
             "Export from a ScopedQA program of this scoperag version; other programs cannot be loaded into it",
             key_path=unknown[0],
         )
-    missing = [name for name in known if name not in value]
+    missing = [name for name in known if name not in value and name not in OPTIONAL_PREDICTORS]
     if missing:
+        required = [name for name in known if name not in OPTIONAL_PREDICTORS]
         raise ExportError(
             file,
-            f"missing predictor(s) {', '.join(map(repr, missing))}; every one of {', '.join(known)} is required",
+            f"missing predictor(s) {', '.join(map(repr, missing))}; every one of {', '.join(required)} is required",
             _REEXPORT,
             key_path=missing[0],
         )
     if METADATA not in value:
         raise ExportError(file, "has no 'metadata' entry (DSPy dependency versions)", _REEXPORT, key_path=METADATA)
     validate_model(ProgramMetadata, value[METADATA], file, METADATA)
-    for name in known:
+    for name in (n for n in known if n in value):
         signature = PREDICTORS[name]
         predictor = value[name]
         if not isinstance(predictor, dict):

@@ -35,6 +35,7 @@ from pipeline.answering.compute import (
 )
 from pipeline.answering.figure_answers import TableSource
 from pipeline.answering.floors import Draft
+from pipeline.answering.judge import Statement, Verdict
 from pipeline.answering.lines import (
     SectionInputs,
     evidence_for,
@@ -46,7 +47,7 @@ from pipeline.answering.lines import (
 from pipeline.answering.sentences import OfferedSentence, numbered, table_rows
 from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import states_figure
-from pipeline.errors import ArithmeticRefused
+from pipeline.errors import ArithmeticRefused, LMFailure
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract, section_kind
@@ -82,12 +83,15 @@ class AnswerStep:
         answer: dspy.Predict,
         compute_predictor: dspy.Predict,
         tables: TableSource | None = None,
+        judge: dspy.Predict | None = None,
     ) -> None:
         self.settings = settings
         self.generic = generic
         self.call = call
         self.answer = answer
         self.compute_predictor = compute_predictor
+        # the judge of yes/no questions (None: the claims floor answers them whatever the step says)
+        self.judge = judge
         # where figures are read from tables (None: only sentences answer)
         self.tables = tables
 
@@ -133,13 +137,26 @@ class AnswerStep:
         for item in items:
             kind = kinds[item.index]
             done = item.index in computed or item.index in guarded
-            # the typed floors answer when the answer step runs its floor (the LM's way is its own, measured apart)
-            typed_floor = steps.answer != "lm" and kind in ("number", "boolean", "names", "name", "text")
+            # the typed floors answer when the answer step runs its floor (the LM's way is its own, measured apart);
+            # a yes/no question the judge step hands to the LM is judged either way
+            judged = kind == "boolean" and steps.judge == "lm" and self.judge is not None
+            typed_floor = judged or (steps.answer != "lm" and kind in ("number", "boolean", "names", "name", "text"))
             if not typed_floor or done or item.request is not None:
                 continue
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
             read: tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]] | None
-            if kind == "boolean":
+            if judged:
+                query = queries[item.index]
+                ask = self._judge_call(run, item)
+                read, decision = typed.judged(
+                    item, asked[item.index], contract, hits, kept[item.index], allowed, query, ask
+                )
+                if decision.floor is not None:
+                    reason = f"{decision.floor}: the claims floor answered"
+                    run.trace.fallbacks.append(
+                        Intervention(guard="judge", target=f"section:{item.index}", reason=reason)
+                    )
+            elif kind == "boolean":
                 query = queries[item.index]
                 read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
             elif kind in ("names", "name", "text"):
@@ -215,7 +232,23 @@ class AnswerStep:
             sections.append(_section(item.index, item.sub_question, section, value))
         return sections
 
-    # -- typed values ----------------------------------------------------------------------------
+    # -- yes/no questions by the LM's judgement ---------------------------------------------------
+
+    def _judge_call(self, run: Any, item: SectionInputs) -> Callable[[Statement], Verdict | None]:
+        """One judge call per statement (pipeline.answering.judge): its verdict, or None when the LM failed or its
+        output could not be parsed (recorded; the claims floor then answers)."""
+
+        def ask(statement: Statement) -> Verdict | None:
+            try:
+                result = self.call("judge", self.judge, run, question=item.sub_question, statement=statement.text)
+            except LMFailure as failure:
+                reason = f"the LM failed on the {statement.label} ({failure.public})"
+                run.trace.fallbacks.append(Intervention(guard="judge", target=f"section:{item.index}", reason=reason))
+                return None
+            verdict = getattr(result, "verdict", None)
+            return Verdict(statement.number, verdict) if isinstance(verdict, str) else None
+
+        return ask
 
     # -- answer lines ------------------------------------------------------------------------
 

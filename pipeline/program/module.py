@@ -75,7 +75,7 @@ from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
 from pipeline.values.typed import TypedValue
-from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, ScoreRelevance
+from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, JudgeClaim, ScoreRelevance
 from signatures.models import ChunkForScoring, ScoringGroup
 from signatures.shapes import exact_scores_type
 
@@ -119,6 +119,7 @@ class ScopedQA(dspy.Module):
         self.answer = dspy.Predict(AnswerLines)
         self.hyde = dspy.Predict(HyDE)
         self.compute = dspy.Predict(ComputeFigure)
+        self.judge = dspy.Predict(JudgeClaim)
         self._doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
         self._name_terms = name_terms(store.catalog.entities.values())
 
@@ -380,7 +381,9 @@ class ScopedQA(dspy.Module):
         compute call, none where the steps run their floors), through the guards; a figure asked for is read
         from the tables of the documents retrieved for it."""
         generic = self.store.catalog.vocabulary.generic
-        step = AnswerStep(self.settings.program, generic, self._call, self.answer, self.compute, self.store)
+        step = AnswerStep(
+            self.settings.program, generic, self._call, self.answer, self.compute, self.store, judge=self.judge
+        )
         queries = [self._ranking_query(sq, kept[i]) for i, sq in enumerate(sub_questions)]
         catalog = self.store.catalog
         entities = list(catalog.entities.values())
@@ -397,7 +400,7 @@ class ScopedQA(dspy.Module):
             reason = f"the output-token budget of {budget} is spent ({trace.completion_tokens} used): call skipped"
             trace.fallbacks.append(Intervention(guard="budget", target=name, reason=reason))
             return None
-        max_tokens = self.settings.program.max_tokens.get(name, 1024)
+        max_tokens = self.settings.program.call_tokens(name)
         if remaining < max_tokens:
             reason = f"output capped at {remaining} tokens (was {max_tokens}): what remains of the budget of {budget}"
             trace.fallbacks.append(Intervention(guard="budget", target=name, reason=reason))

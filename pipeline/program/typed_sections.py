@@ -23,6 +23,7 @@ from pipeline.answering.figure_answers import (
 )
 from pipeline.answering.figures import Figure, reports_event
 from pipeline.answering.floors import Draft, first_words
+from pipeline.answering.judge import Decision, Statement, Verdict, candidates, judge, row_statement
 from pipeline.answering.lines import SectionInputs
 from pipeline.answering.metric_labels import alternatives
 from pipeline.answering.name_lists import READ as NAMES_READ
@@ -133,22 +134,10 @@ class TypedSections:
         """A yes/no section (pipeline.answering.claims): a table row reporting the event (its figure not zero:
         true; zero: false), else a sentence stating it (true), else the question's absent value (false)."""
         terms = claim_terms(asked, self.generic)
-        if self.tables is not None and terms and hits:
-            ask = replace(
-                metric_ask(item.sub_question, asked, contract, self.generic),
-                terms=terms,
-                alternatives=alternatives(terms),
-                any_kind=True,
-                min_score=CLAIM_ROW_SCORE,
-                required=event_verbs(asked),
-            )
-            figure = figure_for(ask, hits, self.tables)
-            found = None if figure is None else self._guarded(figure, item, hits, kept, allowed)
-            if figure is not None and found is not None:
-                section = found[0]
-                happened = reports_event(figure)
-                value = TypedValue(kind="boolean", value=happened, as_written=section.line, pages=_refs(section))
-                return section, value, _traced("claim:rows", f"{figure.row.label} = {figure.cell.text}")
+        row = self._event_row(item, asked, contract, hits, kept, allowed)
+        if row is not None:
+            figure, section = row
+            return _row_read(figure, section, _traced("claim:rows", f"{figure.row.label} = {figure.cell.text}"))
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
         claim = stated_claim(sentences, terms, event_verbs(asked))
         if claim is not None:
@@ -159,6 +148,68 @@ class TypedSections:
                 return read
         reason = f"none of the {min(len(sentences), READ)} sentences read states it ({', '.join(terms)})"
         return not_found(reason), absent("boolean", contract, reason), _traced("claim:none", None)
+
+    def judged(
+        self,
+        item: SectionInputs,
+        asked: str,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+        query: str,
+        ask: Callable[[Statement], Verdict | None],
+    ) -> tuple[Read, Decision]:
+        """A yes/no section decided by the LM's verdicts on the event's row and sentences (pipeline.answering.judge,
+        each asked of `ask`), and the decision; the claims floor's section when the judge decided nothing (the
+        decision says why) or the guards refuse the sentence it judged "yes"."""
+        row = self._event_row(item, asked, contract, hits, kept, allowed)
+        shown = None if row is None else row_statement(row[0].row.label, row[0].cell.text, row[0].cell.header)
+        sentences = offered_sentences(hits, self.max_chunk_chars, query)
+        offered = candidates(shown, sentences, claim_terms(asked, self.generic))
+        decision = judge(offered, ask)
+        traced = _traced("judge:lm", decision.summary(offered))
+        if decision.floor is not None:
+            return self.claim(item, asked, contract, hits, kept, allowed, query), decision
+        chosen = decision.yes
+        if chosen is None:
+            reason = f"no statement judged to state it ({decision.summary(offered)})"
+            return (not_found(reason), absent("boolean", contract, reason), traced), decision
+        if chosen.sentence is None and row is not None:
+            return _row_read(row[0], row[1], traced), decision
+        if chosen.sentence is not None:
+            draft = Draft(first_words(chosen.sentence.text), (chosen.sentence.sentence_id,), "sentence")
+            read = self._read(item, draft, [chosen.sentence], [*kept, *hits], allowed, "boolean", True, "judge:lm")
+            if read is not None:
+                return (read[0], read[1], traced), decision
+        refused = Decision(None, decision.verdicts, f"the guards refused the {chosen.label} judged to state it")
+        return self.claim(item, asked, contract, hits, kept, allowed, query), refused
+
+    def _event_row(
+        self,
+        item: SectionInputs,
+        asked: str,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> tuple[Figure, GuardedSection] | None:
+        """The table row whose label names a yes/no question's event (its verb held), with its section as the
+        guards let it through; None when no row names it or the guards refuse it."""
+        terms = claim_terms(asked, self.generic)
+        if self.tables is None or not terms or not hits:
+            return None
+        ask = replace(
+            metric_ask(item.sub_question, asked, contract, self.generic),
+            terms=terms,
+            alternatives=alternatives(terms),
+            any_kind=True,
+            min_score=CLAIM_ROW_SCORE,
+            required=event_verbs(asked),
+        )
+        figure = figure_for(ask, hits, self.tables)
+        found = None if figure is None else self._guarded(figure, item, hits, kept, allowed)
+        return None if figure is None or found is None else (figure, found[0])
 
     def names(
         self,
@@ -351,6 +402,12 @@ def line_typed_value(
     quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
     scale = scale_note(quoted.hit.chunk.text) if quoted else None
     return line_value(kind, section.line, pages, contract, scale)
+
+
+def _row_read(figure: Figure, section: GuardedSection, traced: Callable[[LineTrace], LineTrace]) -> Read:
+    """A yes/no section answered by a row: true when its figure for the period is not zero."""
+    value = TypedValue(kind="boolean", value=reports_event(figure), as_written=section.line, pages=_refs(section))
+    return section, value, traced
 
 
 def _traced(step: str, proposed: str | None) -> Callable[[LineTrace], LineTrace]:

@@ -22,7 +22,7 @@ STAGE_TIMINGS: Mapping[str, tuple[str, ...]] = {
     "decomposing": ("decompose", "hyde"),
     "retrieving": ("retrieve",),
     "filtering": ("score",),
-    "generating": ("answer", "compute"),
+    "generating": ("answer", "compute", "judge"),
 }
 # The event that starts each stage, and the events sent within it.
 STAGE_OF_PHASE: Mapping[str, str] = {

@@ -146,9 +146,9 @@ def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) ->
 
 def test_program_json_is_dspy_state_without_lm(export_dir: Path) -> None:
     state = _read_json(export_dir / PROGRAM)
-    assert set(state) == {"decompose", "score", "answer", "hyde", "compute", "metadata"}
+    assert set(state) == {"decompose", "score", "answer", "hyde", "compute", "judge", "metadata"}
     assert set(state["decompose"]) == {"traces", "train", "demos", "signature", "lm"}
-    assert all(state[name]["lm"] is None for name in ("decompose", "score", "answer", "hyde"))
+    assert all(state[name]["lm"] is None for name in ("decompose", "score", "answer", "hyde", "judge"))
     assert state["decompose"]["demos"][1] == {
         "question": "Inspection result?",
         "sub_questions": ["What did the inspection find?"],
@@ -251,6 +251,8 @@ def test_save_refuses_demos_naming_an_lm_key(tmp_path: Path, program: ScopedQA) 
         (lambda s: s["hyde"].pop("traces"), "Field required", "hyde.traces"),
         (lambda s: s["hyde"]["signature"]["fields"].pop(), "has 1 signature fields", "hyde.signature.fields"),
         (lambda s: s["hyde"].update(fields={}), "decision settings", "hyde.fields"),
+        # the judge may be left out (older exports), but when it is there it is checked like the others
+        (lambda s: s["judge"]["signature"]["fields"].pop(), "has 2 signature fields", "judge.signature.fields"),
         (
             lambda s: s["hyde"].update(lm={"model": "openai/gpt-4o", "api_base": "http://evil.example"}),
             r"LM override \(api_base, model\)",

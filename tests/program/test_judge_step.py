@@ -1,0 +1,169 @@
+"""The judge step in the whole program (pipeline.answering.judge wired by the answer step): a yes/no question
+judged by the LM statement by statement when `[program.steps] judge = "lm"`, its floor (pipeline.answering.claims)
+otherwise and whenever the LM gives no usable verdict; an export written before the judge existed still loads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import dspy
+import pytest
+
+from pipeline.export.saving import load_export_with_settings, read_export
+from pipeline.intake.scope import resolve_scope
+from pipeline.program.events import Completed
+from pipeline.program.module import ScopedQA
+from pipeline.settings import ProgramSettings, Settings, StepChoices
+from pipeline.store import Store, open_store
+from pipeline.store.build import build_index
+from pipeline.store.embedders import HashEmbedder
+from tests.support.fakes import field, scripted_lm
+
+ROOT = Path(__file__).resolve().parents[2]
+FLOORS = StepChoices(decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none")
+JUDGED = FLOORS.model_copy(update={"judge": "lm"})
+QUESTION = "Did {} declare any dividends on its common stock? If there is no mention, return False."
+
+MANIFEST = """format = "scoperag-corpus/v1"
+name = "reports"
+entity_kind = "company"
+
+[[entities]]
+slug = "acme"
+name = "Acme Widgets Inc."
+aliases = ["Acme"]
+
+[[entities]]
+slug = "beta"
+name = "Beta Tools Corporation"
+aliases = ["Beta"]
+
+[[documents]]
+path = "acme/annual-2023.html"
+type = "10-K"
+entities = ["acme"]
+
+[[documents]]
+path = "beta/annual-2023.html"
+type = "10-K"
+entities = ["beta"]
+"""
+ACME = """<html><body>
+<p>Acme Widgets Inc. Annual Report 2023</p>
+<p>Acme Widgets Inc. makes widgets for the building trade.</p>
+<div style="page-break-after: always"></div>
+<p>CONSOLIDATED STATEMENTS OF EQUITY</p>
+<p>(In millions, except per share amounts)</p>
+<table>
+<tr><td></td><td>Year Ended December 31, 2023</td><td>Year Ended December 31, 2022</td></tr>
+<tr><td>Net income</td><td>$250</td><td>$200</td></tr>
+<tr><td>Dividends declared on common stock</td><td>$40</td><td>$35</td></tr>
+</table>
+</body></html>"""
+# The sentence holds half the event's words but not its verb: the floor does not take it, the judge is asked.
+BETA = """<html><body>
+<p>Beta Tools Corporation Annual Report 2023</p>
+<p>In June 2023 the Board of Beta Tools Corporation approved a special dividend on its common stock.</p>
+</body></html>"""
+
+Respond = Callable[[str], Any]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    root = tmp_path_factory.mktemp("judged")
+    source = root / "corpus"
+    for relative, text in {"acme/annual-2023.html": ACME, "beta/annual-2023.html": BETA}.items():
+        path = source / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (source / "corpus.toml").write_text(MANIFEST, encoding="utf-8")
+    build_index(source, root / "index", HashEmbedder(32))
+    return open_store(root / "index", HashEmbedder(32))
+
+
+def judged_by(verdict: Callable[[str], str], shown: list[str]) -> Respond:
+    """An LM that answers only judge prompts, with `verdict(statement)`, recording each statement shown."""
+
+    def respond(prompt: str) -> Any:
+        assert "[[ ## statement ## ]]" in prompt, prompt[:200]
+        statement = str(field(prompt, "statement"))
+        shown.append(statement)
+        return {"verdict": verdict(statement)}
+
+    return respond
+
+
+def ask(store: Store, company: str, steps: StepChoices, respond: Respond | None = None) -> Completed:
+    program = ScopedQA(store, Settings(program=ProgramSettings(steps=steps)))
+    lm = scripted_lm(respond or (lambda prompt: pytest.fail(f"no LM call expected: {prompt[:120]}")))
+    with dspy.context(lm=lm):
+        *_, done = program.stream(QUESTION.format(company), resolve_scope(store, property_ref=company))
+    assert isinstance(done, Completed), done
+    return done
+
+
+def line_step(done: Completed) -> str:
+    assert done.trace is not None
+    return done.trace.lines[0].step
+
+
+def test_the_judge_runs_its_floor_unless_the_settings_hand_it_to_the_lm(reports: Store) -> None:
+    assert StepChoices().judge == "claims"
+    done = ask(reports, "Beta", FLOORS)
+    assert done.lm_calls == 0 and done.value is not None and done.value.value is False
+    assert line_step(done) == "claim:none"
+
+
+def test_a_yes_on_a_sentence_answers_true_cited_to_that_sentence(reports: Store) -> None:
+    shown: list[str] = []
+    done = ask(reports, "Beta", JUDGED, judged_by(lambda s: "yes" if "special dividend" in s else "no", shown))
+    value = done.value
+    assert value is not None and value.value is True and not value.absent
+    assert any("special dividend" in s for s in shown) and done.lm_calls == len(shown)
+    assert value.pages and value.pages[0].filename.startswith("annual-2023")
+    assert "special dividend" in done.sections[0].evidence[0].text
+    assert line_step(done) == "judge:lm"
+
+
+def test_a_yes_on_the_row_leaves_the_value_to_its_figure(reports: Store) -> None:
+    shown: list[str] = []
+    done = ask(reports, "Acme", JUDGED, judged_by(lambda s: "yes", shown))
+    assert shown[0].startswith("Dividends declared on common stock: $40") and len(shown) == 1
+    assert done.value is not None and done.value.value is True
+    assert "Dividends declared" in done.sections[0].evidence[0].text
+    assert done.trace is not None and done.trace.lines[0].proposed == "row: yes"
+
+
+def test_no_yes_gives_the_absent_value_with_the_verdicts_traced(reports: Store) -> None:
+    shown: list[str] = []
+    done = ask(reports, "Acme", JUDGED, judged_by(lambda s: "not stated", shown))
+    assert done.value is not None and done.value.value is False and done.value.absent
+    assert done.sections[0].status != "answered" and len(shown) == done.lm_calls >= 1
+    assert done.trace is not None and (done.trace.lines[0].proposed or "").startswith("row: not stated")
+
+
+@pytest.mark.parametrize(
+    "respond",
+    [
+        pytest.param(lambda prompt: "[[ ## verdict ## ]]\nperhaps\n\n[[ ## completed ## ]]", id="unparseable"),
+        pytest.param(lambda prompt: (_ for _ in ()).throw(RuntimeError("connection reset")), id="lm-error"),
+    ],
+)
+def test_an_lm_that_gives_no_verdict_leaves_the_question_to_the_floor(reports: Store, respond: Respond) -> None:
+    floor = ask(reports, "Acme", FLOORS)
+    done = ask(reports, "Acme", JUDGED, respond)
+    assert done.value == floor.value and done.value is not None and done.value.value is True
+    assert line_step(done) == line_step(floor) == "claim:rows"
+    assert done.trace is not None
+    assert any(f.guard == "judge" and "claims floor answered" in f.reason for f in done.trace.fallbacks)
+
+
+def test_an_export_without_the_judge_loads_with_the_judge_on_its_floor(reports: Store) -> None:
+    shipped = ROOT / "pipeline" / "export" / "shipped"
+    assert "judge" not in read_export(shipped).program_state
+    program, _ = load_export_with_settings(shipped, reports)
+    assert program.settings.program.steps.judge == "claims" and program.settings.program.call_tokens("judge") == 24
+    assert list(program.judge.signature.fields) == ["question", "statement", "verdict"]
