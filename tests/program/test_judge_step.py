@@ -167,3 +167,13 @@ def test_an_export_without_the_judge_loads_with_the_judge_on_its_floor(reports: 
     program, _ = load_export_with_settings(shipped, reports)
     assert program.settings.program.steps.judge == "claims" and program.settings.program.call_tokens("judge") == 24
     assert list(program.judge.signature.fields) == ["question", "statement", "verdict"]
+
+
+def test_ask_names_the_judge_step_with_the_others(reports: Store) -> None:
+    from pipeline.cli.ask import steps_line
+
+    judged = ask(reports, "Acme", JUDGED, judged_by(lambda s: "yes", []))
+    floor = ask(reports, "Acme", FLOORS)
+    assert judged.trace is not None and floor.trace is not None
+    assert steps_line(judged.trace.steps).endswith("hyde: floor none, judge: LM")
+    assert steps_line(floor.trace.steps).endswith("judge: floor claims")
