@@ -263,7 +263,7 @@ def test_optimize_compiles_evaluates_and_logs_a_run(
         "evaluation/comparison.csv",
     }
 
-    assert set(summary.prompt_versions) == {"decompose", "score", "answer", "hyde", "compute"}
+    assert set(summary.prompt_versions) == {"decompose", "score", "answer", "hyde", "compute", "judge"}
     answer = client.get_prompt_version(prompt_name("answer"), summary.prompt_versions["answer"])
     assert answer.tags["run_id"] == summary.run_id and answer.tags["selected"] == "true"
     assert "(optimised)" in answer.template and "## Demos (1)" in answer.template
@@ -287,7 +287,7 @@ def test_list_runs_export_run_and_champion(
     assert row["status"] == "FINISHED" and row["selected"] == "true" and row["optimizer"] == "bootstrap_few_shot"
     assert row["all after"] == pytest.approx(float(summary.result.loc["all", "composite"]))
     assert row["prompts"] == " ".join(
-        f"{m}:v{summary.prompt_versions[m]}" for m in ("decompose", "score", "answer", "hyde", "compute")
+        f"{m}:v{summary.prompt_versions[m]}" for m in ("decompose", "score", "answer", "hyde", "compute", "judge")
     )
     assert len(list_runs(mlruns, experiment="tests")) == len(table)
     with pytest.raises(TrackingError, match="known: Default, tests"):
