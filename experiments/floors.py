@@ -24,8 +24,8 @@ STAGE_FLOORS: Mapping[Stage, Mapping[str, Mapping[str, str]]] = {
     "decompose": {"parts": {"decompose": "parts"}, "question": {"decompose": "question"}},
     "score": {"keep_all": {"score": "keep_all"}, "top_k": {"score": "top_k"}},
     "answer": {
-        "span": {"answer": "span", "abstain": "support", "compute": "rows"},
-        "sentence": {"answer": "sentence", "abstain": "support", "compute": "rows"},
+        "span": {"answer": "span", "abstain": "support", "compute": "rows", "judge": "claims"},
+        "sentence": {"answer": "sentence", "abstain": "support", "compute": "rows", "judge": "claims"},
     },
 }
 LM = "lm"

@@ -161,8 +161,8 @@ class StepChoices(Strict):
     "lm" (a hypothetical passage the LM writes is what dense search looks for, in the rounds the plan marks),
     "none" (dense search looks for the sub-question itself); judge (a yes/no question): "claims" (a table row or a
     sentence stating the event, pipeline.answering.claims), "lm" (the LM judges the row and a few sentences,
-    pipeline.answering.judge). The judge runs its floor unless told otherwise: an export written before it
-    existed records no choice for it.
+    pipeline.answering.judge). An export written before the judge existed records no choice for it and runs it on
+    its floor (pipeline.export.saving.export_program_settings).
     """
 
     decompose: DecomposeStep = "lm"
@@ -171,7 +171,7 @@ class StepChoices(Strict):
     abstain: AbstainStep = "lm"
     compute: ComputeStep = "lm"
     hyde: HydeStep = "lm"
-    judge: JudgeStep = "claims"
+    judge: JudgeStep = "lm"
 
     @model_validator(mode="after")
     def _abstain_needs_lm_answer(self) -> StepChoices:

@@ -14,6 +14,7 @@ import dspy
 from dspy.utils.saving import get_dependency_versions
 from pydantic import ValidationError
 
+from pipeline.answering.judge import FLOOR as JUDGE_FLOOR
 from pipeline.errors import ExportError
 from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import MAX_FILE_BYTES, canonical_json, read_limited, sha256_hex, strict_loads
@@ -136,11 +137,16 @@ def load_export(export_dir: Path, program: ScopedQA, *, max_file_bytes: int = MA
 
 
 def export_program_settings(manifest: ExportManifest) -> ProgramSettings:
-    """The program settings an export was compiled under (which way each step runs, thresholds, sizes)."""
+    """The program settings an export was compiled under (which way each step runs, thresholds, sizes); a step
+    the export records no choice for (the judge, in exports written before it existed) runs its floor."""
     try:
-        return ProgramSettings.model_validate(manifest.config.program)
+        compiled = ProgramSettings.model_validate(manifest.config.program)
     except ValidationError as exc:
         raise schema_error(exc, MANIFEST, "config.program") from None
+    recorded = manifest.config.program.get("steps")
+    if isinstance(recorded, dict) and "judge" not in recorded:
+        return compiled.model_copy(update={"steps": compiled.steps.model_copy(update={"judge": JUDGE_FLOOR})})
+    return compiled
 
 
 def load_export_with_settings(

@@ -33,7 +33,12 @@ def test_the_lm_runs_a_step_only_when_it_beats_the_best_floor_with_the_interval_
 def test_an_lm_that_wins_but_breaks_a_safety_gate_does_not_run_the_step() -> None:
     floors = {"span": [0.5] * 20, "sentence": [0.4] * 20}
     unsafe = choose_step("answer", CASES, floors, [0.9] * 20, lambda _: SAFE, {**SAFE, "wrong_property": 1}, seed=0)
-    assert unsafe.chosen == "span" and unsafe.steps == {"answer": "span", "abstain": "support", "compute": "rows"}
+    assert unsafe.chosen == "span" and unsafe.steps == {
+        "answer": "span",
+        "abstain": "support",
+        "compute": "rows",
+        "judge": "claims",
+    }
 
 
 def test_the_answer_stage_s_lm_abstains_by_the_lm_unless_the_config_hands_it_to_the_support_floor() -> None:

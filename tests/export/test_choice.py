@@ -24,8 +24,12 @@ from pipeline.program.module import ScopedQA
 from pipeline.settings import ProgramSettings, Settings, StepChoices
 from pipeline.store import Store
 
-FLOORS = StepChoices(decompose="parts", score="keep_all", answer="span", abstain="support", compute="rows", hyde="none")
-MIXED = StepChoices(decompose="parts", score="top_k", answer="lm", abstain="lm", compute="rows", hyde="none")
+FLOORS = StepChoices(
+    decompose="parts", score="keep_all", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
+)
+MIXED = StepChoices(
+    decompose="parts", score="top_k", answer="lm", abstain="lm", compute="rows", hyde="none", judge="claims"
+)
 EVERY_STEP_BY_THE_LM = StepChoices()
 
 
@@ -204,14 +208,15 @@ def test_the_pages_uncompiled_program_runs_every_step_by_the_lm_with_the_rest_of
 
 def test_the_first_line_says_which_steps_run_by_the_lm_and_which_by_their_floors() -> None:
     assert (
-        steps_words(EVERY_STEP_BY_THE_LM) == "every step by the LM (decompose, score, answer, abstain, compute, hyde)"
+        steps_words(EVERY_STEP_BY_THE_LM)
+        == "every step by the LM (decompose, score, answer, abstain, compute, hyde, judge)"
     )
     assert steps_words(FLOORS) == (
         "no step by the LM, each runs its floor "
-        "(decompose parts, score keep_all, answer span, abstain support, compute rows, hyde none)"
+        "(decompose parts, score keep_all, answer span, abstain support, compute rows, hyde none, judge claims)"
     )
     assert steps_words(MIXED) == (
-        "by the LM: answer, abstain; floors: decompose parts, score top_k, compute rows, hyde none"
+        "by the LM: answer, abstain; floors: decompose parts, score top_k, compute rows, hyde none, judge claims"
     )
     # a program that calls no LM says how to run the LM's steps
     assert program_line("x", FLOORS).endswith("; --uncompiled runs every step by the LM")

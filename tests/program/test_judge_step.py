@@ -22,7 +22,9 @@ from pipeline.store.embedders import HashEmbedder
 from tests.support.fakes import field, scripted_lm
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOORS = StepChoices(decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none")
+FLOORS = StepChoices(
+    decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
+)
 JUDGED = FLOORS.model_copy(update={"judge": "lm"})
 QUESTION = "Did {} declare any dividends on its common stock? If there is no mention, return False."
 
@@ -110,8 +112,9 @@ def line_step(done: Completed) -> str:
     return done.trace.lines[0].step
 
 
-def test_the_judge_runs_its_floor_unless_the_settings_hand_it_to_the_lm(reports: Store) -> None:
-    assert StepChoices().judge == "claims"
+def test_the_judges_floor_makes_no_lm_call(reports: Store) -> None:
+    # like every step, the judge runs by the LM unless told otherwise (the uncompiled program: every step by the LM)
+    assert StepChoices().judge == "lm"
     done = ask(reports, "Beta", FLOORS)
     assert done.lm_calls == 0 and done.value is not None and done.value.value is False
     assert line_step(done) == "claim:none"

@@ -17,7 +17,9 @@ from pipeline.store import Store, open_store
 from pipeline.store.build import build_index
 from pipeline.store.embedders import HashEmbedder
 
-FLOORS = StepChoices(decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none")
+FLOORS = StepChoices(
+    decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
+)
 
 MANIFEST = """format = "scoperag-corpus/v1"
 name = "reports"
