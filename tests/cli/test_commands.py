@@ -103,13 +103,14 @@ PARSED = [
         (
             "evaluate --traces t --index i --split dev --case chip --case property --program e --lm "
             "openai/x --lm-threads 2 --threads 3 --retrieval-only --mode bm25 --mode dense --limit 4 "
-            "--out o --ray ray://head:10001 --settings s.toml"
+            "--out o --ray ray://head:10001 --settings s.toml --kind boolean"
         ).split(),
         {
             "traces": "t",
             "index": "i",
             "split": "dev",
             "case": ["chip", "property"],
+            "kind": ["boolean"],
             "program": "e",
             "uncompiled": False,
             "lm": "openai/x",
@@ -131,6 +132,7 @@ PARSED = [
             "index": INDEX,
             "split": None,
             "case": None,
+            "kind": None,
             "program": None,
             "uncompiled": False,
             "lm": None,
