@@ -174,7 +174,7 @@ MAX_SENTENCE_CHARS = 400
 
 def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> list[str]:
     """The sentences of `text` in order, whitespace collapsed, none empty, each at most `max_chars` long
-    (a longer one is cut at a word boundary into pieces); a bare clause number joins the sentence
+    (a longer one is cut into pieces between table cells or at a word boundary); a bare clause number joins the sentence
     after it."""
     pieces: list[str] = []
     current = ""
@@ -191,7 +191,9 @@ def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> list[str]
     out: list[str] = []
     for sentence in pieces:
         while len(sentence) > max_chars:
-            cut = sentence.rfind(" ", 0, max_chars)
+            # a table's text is cut between its cells when one ends in the second half, else at a word boundary
+            cell = sentence.rfind(" | ", max_chars // 2, max_chars)
+            cut = cell if cell > 0 else sentence.rfind(" ", 0, max_chars)
             cut = cut if cut > 0 else max_chars
             out.append(sentence[:cut])
             sentence = sentence[cut:].strip()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import name_runs
 from pipeline.answering.terms import coverage, held_terms
+from pipeline.store.tables import CAPTION
 from pipeline.text import bm25_tokens, normalise
 from pipeline.values.name_forms import LEGAL_FORMS
 from pipeline.values.typed import MAX_NAMES
@@ -31,9 +32,9 @@ _SPLIT = re.compile(r"\s*\|\s*|;\s*")
 _CODE_HEADS = frozenset(bm25_tokens("symbol symbols"))
 _CODE = re.compile(r"(?<![\w$.-])[A-Z]{1,5}(?:[/.]?\d{1,3}[A-Z]?|\.[A-Z])?(?![\w-])")
 _NOT_CODES = frozenset("A I NO YES N/A NA NONE AND OR THE OF LLC INC CORP LLP PLC SEC US USA NYSE NASDAQ ITEM".split())
-# A sentence that may list codes: it names symbols or the exchanges they trade on.
 # What a table says a cell is, in brackets after it ("BA (Trading Symbol)").
-_BRACKETED = re.compile(r"\s\((?:[^()]|\([^()]*\))+\)\s*$")
+_BRACKETED = re.compile(rf"\s{CAPTION}\s*$")
+# A sentence that may list codes: it names symbols or the exchanges they trade on.
 _CODE_CONTEXT = re.compile(r"\bsymbols?\b|\bexchange\b", re.IGNORECASE)
 
 
@@ -81,6 +82,12 @@ def head_term(question: str, terms: Sequence[str], focus: Sequence[str]) -> str 
     return chosen[-1] if chosen else None
 
 
+def head_terms(question: str, terms: Sequence[str], focus: Sequence[str]) -> list[str]:
+    """The terms naming what is asked: the head phrase, else the one head term (see head_term); [] when none."""
+    head = head_term(question, terms, focus)
+    return head_phrase(question) or ([head] if head else [])
+
+
 def head_phrase(question: str) -> list[str]:
     """The terms of the phrase a question word or "names of" governs ("In which state or country ..." ->
     ["state", "countri"]); [] when no such phrase is found."""
@@ -109,7 +116,7 @@ def listed_names(
 ) -> list[FoundName]:
     """The names the best sentences give (see the module docstring), in sentence order, each once."""
     head = head_term(question, terms, focus)
-    fields = field_names(sentences, terms, head_phrase(question) or ([head] if head else []), limit)
+    fields = field_names(sentences, terms, head_terms(question, terms, focus), limit)
     if fields:
         return fields
     wanted = frozenset(terms)
@@ -135,10 +142,10 @@ def listed_names(
     return _found(chosen, limit)
 
 
-# A value a table gives with its caption or column header in brackets after it ("Delaware (State or other
-# jurisdiction of incorporation)", "KHC (Trading Symbol)"): the value runs back to the cell's start (" | ") or the
-# end of the caption before it.
-_CAPTIONED = re.compile(r"(?:^|(?<=\|\s)|(?<=\)\s))([^|()]{1,80}?)\s\(((?:[^()]|\([^()]*\))+)\)")
+# A value a table gives with its caption or column header in brackets after it ("| Delaware (State or other
+# jurisdiction of incorporation)", "| KHC (Trading Symbol)"): a cell's whole text after its separator (or at the
+# start of a sentence cut inside a table); a caption in prose ("Drains blocked (high priority).") is read as prose.
+_CAPTIONED = re.compile(rf"(?:^|(?<=\|\s))([^|()]{{1,80}}?)\s({CAPTION})")
 _DEFINED_TERM = re.compile("[\"“”‘’']")
 # Words a captioned value may have (a longer run is text the caption does not name).
 MAX_VALUE_WORDS = 8
@@ -147,13 +154,13 @@ MIN_CAPTION_TERMS = 2
 
 
 def captioned_values(text: str) -> list[tuple[str, str]]:
-    """The (value, caption) pairs of a table's text where each value is followed by what it is in brackets, in a
-    cell beside another ("| KHC (Trading Symbol) |")."""
+    """The (value, caption) pairs of a table's text where a cell's value is followed by what it is in brackets
+    ("| KHC (Trading Symbol) |")."""
     pairs = []
     for m in _CAPTIONED.finditer(text):
-        if not (text[: m.start(1)].endswith("| ") or text[m.end() :].startswith(" |")):
-            continue  # a table's cell, beside another: prose ("Drains blocked (high priority).") is read as prose
-        value, caption = m.group(1).strip(" ,;:"), m.group(2).strip()
+        if m.start(1) == 0 and not text[m.end() :].startswith(" |"):
+            continue  # at a sentence's start, only a cell beside another is a table's: prose is read as prose
+        value, caption = m.group(1).strip(" ,;:"), m.group(2)[1:-1].strip()
         if _DEFINED_TERM.search(caption):
             continue  # ("the "Tenant"") defines a term for the text; the spans read those
         if value and len(value.split()) <= MAX_VALUE_WORDS and any(c.isalnum() for c in value):
@@ -166,9 +173,8 @@ def field_names(
 ) -> list[FoundName]:
     """The values whose caption names what is asked (holds a term of the head phrase, or at least
     MIN_CAPTION_TERMS of the question's terms): "Delaware" for "state of incorporation", the codes under
-    "Trading Symbol(s)"; the best
-    sentence's caption decides, so values of other fields never mix in. Every offered sentence is read: a caption
-    naming what is asked is rare enough to be the answer wherever it stands."""
+    "Trading Symbol(s)"; the best caption decides, so values of other fields never mix in. Every offered sentence
+    is read: a caption naming what is asked is rare enough to be the answer wherever it stands."""
 
     # a form's code or a number in the question ("10-K") says which report, not which field
     def wordlike(term: str) -> bool:

@@ -32,8 +32,7 @@ from pipeline.answering.name_lists import (
     asks_cover,
     asks_organisation,
     field_names,
-    head_phrase,
-    head_term,
+    head_terms,
     listed_names,
     organisation_name,
 )
@@ -351,9 +350,7 @@ class TypedSections:
         page, where a report's form gives its fields) is read first when the question points at it, or when the
         retrieved sentences hold no such caption; the rest of the page a caption is found on is read too (a form's
         column goes on down its page, past the chunk retrieval found it in)."""
-        head = head_phrase(item.sub_question) or [
-            t for t in [head_term(item.sub_question, item.terms, item.focus)] if t
-        ]
+        head = head_terms(item.sub_question, item.terms, item.focus)
         hits = self._with_cover(item.sub_question, hits)
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
         fields = field_names(sentences, item.terms, head)

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 CACHE_NAME = "document-cache.sqlite"
 # Raised whenever reading, chunking, tokenising or name-word counting changes what a file gives.
-DERIVATION_VERSION = 9
+DERIVATION_VERSION = 10
 _SCHEMA = "CREATE TABLE IF NOT EXISTS documents (key TEXT PRIMARY KEY, payload BLOB NOT NULL) WITHOUT ROWID"
 
 

@@ -165,8 +165,10 @@ def table_lines(rows: Sequence[Sequence[Cell]], repeat_headers: bool = True) -> 
 
 
 # A caption printed in brackets under a form's field ("(State or other jurisdiction of incorporation)"), one level
-# of brackets inside it allowed ("(Trading Symbol(s))").
-_CAPTION = re.compile(r"(?:\((?:[^()]|\([^()]*\))+\)\s*)+")
+# of brackets inside it allowed ("(Trading Symbol(s))"); the lines written here give each value its caption so,
+# and the answer step reads them back (pipeline.answering.name_lists).
+CAPTION = r"\((?:[^()]|\([^()]*\))+\)"
+_CAPTION = re.compile(rf"(?:{CAPTION}\s*)+")
 # What a text table's header cell and its other cells may hold to be read as columns (not paragraphs laid out).
 MAX_HEADER_WORDS = 10
 MAX_FIELD_WORDS = 16
@@ -182,7 +184,7 @@ def _short(cells: Sequence[tuple[int, int, str]], words: int) -> bool:
 
 def with_captions(grid: list[list[tuple[int, int, str]]]) -> list[list[tuple[int, int, str]]]:
     """A form's rows of values each joined with the row of bracketed captions printed under it: every value
-    followed by the caption under its columns ("Delaware (State or other jurisdiction of incorporation)",
+    followed by the caption under its columns ("| Delaware (State or other jurisdiction of incorporation)",
     "10022 (Zip Code)"), so that the value says what it is and a postcode is no figure of a statement."""
     out: list[list[tuple[int, int, str]]] = []
     index = 0
@@ -190,7 +192,9 @@ def with_captions(grid: list[list[tuple[int, int, str]]]) -> list[list[tuple[int
         cells = grid[index]
         below = grid[index + 1] if index + 1 < len(grid) else []
         if cells and below and not _captions(cells) and _captions(below):
-            out.append(_captioned(cells, below, brackets=False))
+            # the row starts with a cell separator: its first value does not run on into the line before it
+            (column, span, text), *rest = _captioned(cells, below, brackets=False)
+            out.append([(column, span, f"{CELL_SEPARATOR.lstrip()}{text}"), *rest])
             index += 2
             continue
         out.append(cells)

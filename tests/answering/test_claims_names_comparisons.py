@@ -128,7 +128,7 @@ def test_an_organisation_asked_for_is_a_name_ending_in_its_legal_form() -> None:
 
 
 COVER = (
-    "Acme Corp (Exact name of registrant as specified in its charter) Delaware (State or other jurisdiction of "
+    "Acme Corp (Exact name of registrant as specified in its charter) | Delaware (State or other jurisdiction of "
     "incorporation or organization) | 12-3456789 (I.R.S. Employer Identification No.) Title of each class | Trading "
     "Symbol(s) | Name of each exchange on which registered Common Stock | ACM (Trading Symbol(s)) | New York Stock "
     "Exchange (Name of each exchange on which registered) 1.5% Notes due 2030 | ACM30 (Trading Symbol(s)) | New York "

@@ -24,6 +24,16 @@ def test_split_sentences_keeps_abbreviations_and_caps_length() -> None:
     assert split_sentences("   \n ") == []
 
 
+def test_a_long_table_text_is_cut_between_its_cells() -> None:
+    row = "Notes due 2030 | ACW30 (Trading Symbol) | New York Stock Exchange (Name of exchange)"
+    pieces = split_sentences(" ".join([row] * 4), max_chars=120)
+    assert all(len(p) <= 120 for p in pieces)
+    # no cell is split over two pieces: each piece after the first starts at a cell
+    assert all(p.startswith("| ") for p in pieces[1:]) and all(
+        "(Trading Symbol)" in p or "ACW30" not in p for p in pieces
+    )
+
+
 def test_split_sentences_keeps_a_clause_number_with_its_clause() -> None:
     text = "1. Term and rent 1.1 The term is 3 years. 2. Deposit is due.\n(b) Pay it, cf. clause 4. Paid in 2023."
     assert split_sentences(text) == [

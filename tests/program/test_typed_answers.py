@@ -57,10 +57,25 @@ entities = ["gamma"]
 """
 
 
-def report(name: str, revenue: tuple[str, str], assets: str, buyback: str) -> str:
-    """An annual report: a statement of operations, a balance sheet and a paragraph about share repurchases."""
+# A report's cover as a form: values with their captions printed under them, and a table of the securities.
+COVER = """<table>
+<tr><td>Delaware</td><td>12-3456789</td></tr>
+<tr><td>(State or other jurisdiction of incorporation or organization)</td>
+<td>(I.R.S. Employer Identification No.)</td></tr>
+</table>
+<table>
+<tr><td>Title of each class</td><td>Trading Symbol(s)</td><td>Name of each exchange on which registered</td></tr>
+<tr><td>Common Stock</td><td>ACW</td><td>New York Stock Exchange</td></tr>
+<tr><td>1.5% Notes due 2030</td><td>ACW30</td><td>New York Stock Exchange</td></tr>
+</table>"""
+
+
+def report(name: str, revenue: tuple[str, str], assets: str, buyback: str, cover: str = "") -> str:
+    """An annual report: a statement of operations, a balance sheet and a paragraph about share repurchases,
+    after its cover."""
     return f"""<html><body>
 <p>{name} Annual Report 2023</p>
+{cover}
 <p>{buyback}</p>
 <div style="page-break-after: always"></div>
 <p>CONSOLIDATED STATEMENTS OF OPERATIONS</p>
@@ -92,6 +107,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Store:
             ("3,210", "2,900"),
             "5,500",
             "In 2023 the Company repurchased 1.2 million shares of its common stock.",
+            COVER,
         ),
         "beta/annual-2023.html": report(
             "Beta Tools Corporation",
@@ -171,3 +187,13 @@ def test_a_comparison_answers_each_company_in_its_own_documents(reports: Store) 
     for section in done.sections[:-1]:
         cited = {owners[s.document_id] for s in section.sources}
         assert len(cited) <= 1  # each company's section cites its own report only
+
+
+def test_a_cover_forms_fields_answer_names_asked_for(reports: Store) -> None:
+    state = ask(reports, "In which state or country is Acme incorporated, according to its annual report?")
+    assert state.value is not None and state.value.value == "Delaware"
+    assert state.value.pages and state.value.pages[0].page == 1
+    symbols = ask(reports, "What are the trading symbols of Acme's securities? Give every symbol.")
+    assert symbols.value is not None and symbols.value.value == ["ACW", "ACW30"]
+    exchanges = ask(reports, "On which stock exchange(s) are Acme's securities listed?")
+    assert exchanges.value is not None and exchanges.value.value == ["New York Stock Exchange"]

@@ -44,8 +44,8 @@ def test_a_forms_values_take_the_captions_printed_under_them() -> None:
         [Cell("(Address of principal executive offices)"), Cell("(Zip Code)")],
     ]
     assert table_lines(rows) == [
-        "Delaware (State or other jurisdiction of incorporation) | 12-3456789 (I.R.S. Employer Identification No.)",
-        "1 Main Street, Springfield (Address of principal executive offices) | 10022 (Zip Code)",
+        "| Delaware (State or other jurisdiction of incorporation) | 12-3456789 (I.R.S. Employer Identification No.)",
+        "| 1 Main Street, Springfield (Address of principal executive offices) | 10022 (Zip Code)",
     ]
     # a postcode with its caption is no figure of a statement
     assert grid_rows(rows) == []
