@@ -235,11 +235,31 @@ def _anchor(text: str, terms: AbstractSet[str], rarity: dict[str, int]) -> int:
     return best[1] if best else 0
 
 
+def _unwrapped(span: str) -> str:
+    """`span` without the punctuation around it: a parenthesis that wraps it whole or is left unmatched at an end
+    ("3) years" of "(3) years"), never one it needs ("three (3) years", "(3) million")."""
+    span = span.strip(" ,;'’")
+    while span[:1] == "(" and span[-1:] == ")" and span[1:-1].count("(") == span[1:-1].count(")"):
+        span = span[1:-1].strip(" ,;'’")
+    if span.count("(") != span.count(")"):
+        span = span.strip("()").strip(" ,;'’")
+    return span
+
+
 def _figure_spans(text: str, figures: Sequence[Quantity], kind: AnswerKind, scale: str | None) -> list[str]:
     """Figures of `kind` with their currency before and unit after them ("EUR 2,500 per month")."""
     spans: list[str] = []
-    for figure in figures:
+    for before_it, figure in zip([None, *figures], figures, strict=False):
         start, end = figure.start, figure.end
+        # a figure repeating in parentheses the number written before it ("three (3) years") is read with it
+        repeated = before_it is not None and not in_digits(before_it) and before_it.value == abs(figure.value)
+        if (
+            before_it is not None
+            and repeated
+            and figure.text.startswith("(")
+            and not text[before_it.end : start].strip()
+        ):
+            start = before_it.start
         after = text[end:]
         if kind == "percent":
             if not figure.percent:
@@ -264,7 +284,7 @@ def _figure_spans(text: str, figures: Sequence[Quantity], kind: AnswerKind, scal
             unit = _UNIT_AFTER.match(after)
             if unit is not None:
                 end += unit.end()
-        span = text[start:end].strip("() ,;'’")
+        span = _unwrapped(text[start:end])
         if kind == "amount" and scale and not re.search(r"(?:thousand|million|billion|bn|mn)\b", span, re.I):
             span = f"{span.replace('$ ', '$')} {scale}"
         spans.append(span)

@@ -8,7 +8,7 @@ import pytest
 from pipeline.answering.asks import answer_kind
 from pipeline.answering.floors import sentence_line, span_line, support
 from pipeline.answering.sentences import offered_sentences
-from pipeline.answering.spans import candidates, fields
+from pipeline.answering.spans import candidates, fields, typed_spans
 from pipeline.answering.terms import focus_terms, ordered_terms
 from pipeline.types import Chunk, ChunkHit
 
@@ -120,3 +120,10 @@ def test_a_field_answers_an_open_question_only_when_its_label_names_what_is_aske
     # "Inspector" shares a stem with "inspection" but names none of the high-priority issues asked for
     line = _span(INSPECTION, "What high-priority issues did the inspection find?")
     assert line is not None and "cracked ridge tiles" in line and "Jane Doe" not in line
+
+
+def test_a_number_written_out_keeps_the_figure_that_repeats_it() -> None:
+    text = "Payment is due within thirty (30) days; the term is 4 (5) years; a loss of (3) million."
+    assert typed_spans(text, "duration", frozenset({"due"}), frozenset(), None, 0) == ["thirty (30) days", "(5) years"]
+    assert typed_spans(text, "amount", frozenset({"loss"}), frozenset(), None, 0)[-1] == "(3) million"
+    assert typed_spans("a deposit (EUR 420) is held", "amount", frozenset(), frozenset(), None, 0) == ["EUR 420"]
