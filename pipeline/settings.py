@@ -138,12 +138,21 @@ AbstainStep = Literal["lm", "support"]
 ComputeStep = Literal["lm", "rows"]
 HydeStep = Literal["lm", "none"]
 JudgeStep = Literal["lm", "claims"]
-STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute", "hyde", "judge")
+ChooseStep = Literal["lm", "span"]
+STEP_NAMES = ("decompose", "score", "answer", "abstain", "compute", "hyde", "judge", "choose")
 # The program's LM steps, each with its own output budget (ProgramSettings.max_tokens).
-LM_STEPS = ("decompose", "score", "answer", "hyde", "compute", "judge")
+LM_STEPS = ("decompose", "score", "answer", "hyde", "compute", "judge", "choose")
 # Each LM step's output budget unless the settings give one (a judge's verdict is one to three words; an export
 # written before the judge existed gives none for it).
-DEFAULT_MAX_TOKENS = {"decompose": 160, "score": 400, "answer": 300, "hyde": 200, "compute": 300, "judge": 24}
+DEFAULT_MAX_TOKENS = {
+    "decompose": 160,
+    "score": 400,
+    "answer": 300,
+    "hyde": 200,
+    "compute": 300,
+    "judge": 24,
+    "choose": 16,
+}
 # No one call asks for more output than this (the question's budget, PlannerConfig.max_tokens, caps it further).
 MAX_CALL_TOKENS = 8192
 
@@ -161,8 +170,10 @@ class StepChoices(Strict):
     "lm" (a hypothetical passage the LM writes is what dense search looks for, in the rounds the plan marks),
     "none" (dense search looks for the sub-question itself); judge (a yes/no question): "claims" (a table row or a
     sentence stating the event, pipeline.answering.claims), "lm" (the LM judges the row and a few sentences,
-    pipeline.answering.judge). An export written before the judge existed records no choice for it and runs it on
-    its floor (pipeline.export.saving.export_program_settings).
+    pipeline.answering.judge); choose (the answer line when answer = "span"): "span" (the span floor's first
+    candidate), "lm" (the LM picks one of its few best candidates, pipeline.answering.choose). An export written
+    before the judge or choose step existed records no choice for it and runs it on its floor
+    (pipeline.export.saving.export_program_settings).
     """
 
     decompose: DecomposeStep = "lm"
@@ -172,6 +183,7 @@ class StepChoices(Strict):
     compute: ComputeStep = "lm"
     hyde: HydeStep = "lm"
     judge: JudgeStep = "lm"
+    choose: ChooseStep = "lm"
 
     @model_validator(mode="after")
     def _abstain_needs_lm_answer(self) -> StepChoices:

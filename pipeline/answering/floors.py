@@ -19,6 +19,7 @@ from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import candidates, scale_note, typed_spans
 from pipeline.answering.terms import coverage, held_terms
 from pipeline.deadline import Deadline, unbounded
+from pipeline.text import normalise
 
 Basis = Literal["extracted", "sentence", "computed", "written"]
 # An answer line is at most this many words (a whole clause is no answer).
@@ -68,13 +69,28 @@ def span_line(
     focus: Sequence[str] = (),
     deadline: Deadline | None = None,
 ) -> Draft | None:
-    """The floor "span": the best candidate span (pipeline.answering.spans) of the READ_DEPTH best-ranked
-    sentences, or a field of any offered sentence whose label names what is asked: by tier, then by how
+    """The floor "span": the first of `span_choices`; no candidate: the best-ranked sentence."""
+    chosen = span_choices(sentences, kind, terms, question, focus, deadline, limit=1)
+    return chosen[0] if chosen else sentence_line(sentences)
+
+
+def span_choices(
+    sentences: Sequence[OfferedSentence],
+    kind: AnswerKind,
+    terms: Sequence[str],
+    question: str,
+    focus: Sequence[str] = (),
+    deadline: Deadline | None = None,
+    limit: int = 1,
+) -> list[Draft]:
+    """Up to `limit` answer lines the span floor would give, best first, each from another sentence and with
+    another text: each sentence's best candidate span (pipeline.answering.spans) of the READ_DEPTH best-ranked
+    sentences, or a field of any offered sentence whose label names what is asked, ordered by tier, then by how
     specific the terms its sentence holds are (a term counts 1 / the number of offered sentences holding it,
     the question's first term twice), then rank. A sentence that holds more of what is asked (`focus`) comes
     before one that holds less, whatever its tier ("the Tenant pays a deposit of EUR 420" before a
     sale's "Deposit (10%) | EUR 8,650" for "How much deposit did the tenant pay?"), except that a bare
-    small number never beats a value that says what it is. No candidate: the best-ranked sentence."""
+    small number never beats a value that says what it is."""
     deadline = deadline or unbounded()
     wanted = frozenset(terms)
     asked = frozenset(focus) or wanted
@@ -85,7 +101,7 @@ def span_line(
             counts[term] += 1
     rarity = {t: max(1, counts[t]) for t in wanted}
     weight = {t: (2.0 if i == 0 else 1.0) / rarity[t] for i, t in enumerate(terms)}
-    best: tuple[tuple[float, ...], Draft] | None = None
+    ranked: list[tuple[tuple[float, ...], Draft]] = []
     for rank, sentence in enumerate(sentences):
         deadline.check("answering (span floor)")
         scale = scale_note(sentence.hit.chunk.text)
@@ -98,9 +114,14 @@ def span_line(
         specificity = sum(weight[t] for t in held_terms(sentence.text, wanted))
         on_focus = len(held_terms(sentence.text, asked))
         key = (float(top.tier >= BARE_TIER), -float(on_focus), float(top.tier), -top.label_score, -specificity, rank)
-        if best is None or key < best[0]:
-            best = (key, Draft(top.text, (sentence.sentence_id,), "extracted"))
-    return best[1] if best else sentence_line(sentences)
+        ranked.append((key, Draft(top.text, (sentence.sentence_id,), "extracted")))
+    chosen: list[Draft] = []
+    for _, draft in sorted(ranked, key=lambda r: r[0]):
+        if all(normalise(draft.text) != normalise(c.text) for c in chosen):
+            chosen.append(draft)
+        if len(chosen) >= limit:
+            break
+    return chosen
 
 
 # Periods an answer line lists for a question about how a figure moved (each one quoted beneath it).

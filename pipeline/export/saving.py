@@ -14,6 +14,7 @@ import dspy
 from dspy.utils.saving import get_dependency_versions
 from pydantic import ValidationError
 
+from pipeline.answering.choose import FLOOR as CHOOSE_FLOOR
 from pipeline.answering.judge import FLOOR as JUDGE_FLOOR
 from pipeline.errors import ExportError
 from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
@@ -136,17 +137,22 @@ def load_export(export_dir: Path, program: ScopedQA, *, max_file_bytes: int = MA
     return LoadedExport(program=loaded, manifest=contents.manifest)
 
 
+# Steps added after exports were first written, each with the floor an export that records no choice for it runs.
+LATER_STEPS = {"judge": JUDGE_FLOOR, "choose": CHOOSE_FLOOR}
+
+
 def export_program_settings(manifest: ExportManifest) -> ProgramSettings:
     """The program settings an export was compiled under (which way each step runs, thresholds, sizes); a step
-    the export records no choice for (the judge, in exports written before it existed) runs its floor."""
+    the export records no choice for (a step added after the export was written: LATER_STEPS) runs its floor."""
     try:
         compiled = ProgramSettings.model_validate(manifest.config.program)
     except ValidationError as exc:
         raise schema_error(exc, MANIFEST, "config.program") from None
     recorded = manifest.config.program.get("steps")
-    if isinstance(recorded, dict) and "judge" not in recorded:
-        return compiled.model_copy(update={"steps": compiled.steps.model_copy(update={"judge": JUDGE_FLOOR})})
-    return compiled
+    if not isinstance(recorded, dict):
+        return compiled
+    floors = {step: floor for step, floor in LATER_STEPS.items() if step not in recorded}
+    return compiled.model_copy(update={"steps": compiled.steps.model_copy(update=floors)}) if floors else compiled
 
 
 def load_export_with_settings(

@@ -1,10 +1,10 @@
 """The `scoperag-program/v3` schemas: manifest.json and each predictor's state in program.json.
 
 v3 answers with answer lines (`answer` is AnswerLines, `compute` names a computed figure's operands) and
-records which way each step runs (`config.program.steps`). `judge` (JudgeClaim) came later and is optional:
-an export without it loads with the judge's own uncompiled state, its step on its floor unless the settings
-say otherwise. Exports of v1 and v2, whose `answer` wrote or chose bullets, are refused with the way out: run
-the job again and export it with this version.
+records which way each step runs (`config.program.steps`). `judge` (JudgeClaim) and `choose` (ChooseAnswer)
+came later and are optional: an export without one loads with its own uncompiled state, its step on its floor
+unless the settings say otherwise. Exports of v1 and v2, whose `answer` wrote or chose bullets, are refused with
+the way out: run the job again and export it with this version.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pipeline.errors import ExportError
 from pipeline.export.jsonio import is_forbidden_key
 from pipeline.export.record import Scores
 from pipeline.types import StrictJson
-from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, JudgeClaim, ScoreRelevance
+from signatures import AnswerLines, ChooseAnswer, ComputeFigure, Decompose, HyDE, JudgeClaim, ScoreRelevance
 
 FORMAT = "scoperag-program/v3"
 FORMATS = (FORMAT,)
@@ -35,11 +35,12 @@ PREDICTORS: dict[str, type[dspy.Signature]] = {
     "hyde": HyDE,
     "compute": ComputeFigure,
     "judge": JudgeClaim,
+    "choose": ChooseAnswer,
 }
 # The predictors each format version carries, and those an export of it may leave out (exports written before
 # they existed still load).
 FORMAT_PREDICTORS: dict[str, tuple[str, ...]] = {FORMAT: tuple(PREDICTORS)}
-OPTIONAL_PREDICTORS: frozenset[str] = frozenset({"judge"})
+OPTIONAL_PREDICTORS: frozenset[str] = frozenset({"judge", "choose"})
 METADATA = "metadata"
 
 M = TypeVar("M", bound=BaseModel)

@@ -21,6 +21,7 @@ from typing import Any
 import dspy
 
 from pipeline.answering.asks import FormatRequest
+from pipeline.answering.choose import MAX_CANDIDATES, choose
 from pipeline.answering.compute import (
     NAMES,
     Computation,
@@ -34,7 +35,7 @@ from pipeline.answering.compute import (
     operand_label,
 )
 from pipeline.answering.figure_answers import TableSource
-from pipeline.answering.floors import Draft
+from pipeline.answering.floors import Draft, span_choices
 from pipeline.answering.judge import Statement, Verdict
 from pipeline.answering.lines import (
     SectionInputs,
@@ -84,6 +85,7 @@ class AnswerStep:
         compute_predictor: dspy.Predict,
         tables: TableSource | None = None,
         judge: dspy.Predict | None = None,
+        choose: dspy.Predict | None = None,
     ) -> None:
         self.settings = settings
         self.generic = generic
@@ -92,6 +94,8 @@ class AnswerStep:
         self.compute_predictor = compute_predictor
         # the judge of yes/no questions (None: the claims floor answers them whatever the step says)
         self.judge = judge
+        # the chooser among the span floor's candidates (None: the floor's first answers whatever the step says)
+        self.chooser = choose
         # where figures are read from tables (None: only sentences answer)
         self.tables = tables
 
@@ -258,7 +262,7 @@ class AnswerStep:
         if not items:
             return {}
         if steps.answer != "lm":
-            return {i.index: floor_draft(i, steps.answer, run.deadline) for i in items}
+            return {i.index: self._floor_draft(run, i) for i in items}
         shown = {i.index: i.sentences[: self.settings.line_sentences] for i in items}
         contexts = _contexts(items, shown)
         shape = exact_lines_type([(i.index, len(shown[i.index])) for i in items])
@@ -273,6 +277,36 @@ class AnswerStep:
         for item in items:
             out[item.index] = self._draft(run, item, shown[item.index], given.get(item.index))
         return out
+
+    def _floor_draft(self, run: Any, item: SectionInputs) -> Draft | None:
+        """The answer floor's line; with the span floor and the choose step on the LM, the line the LM chooses
+        among the floor's few best candidates (pipeline.answering.choose), the floor's first when its choice does
+        not count (recorded)."""
+        steps = self.settings.steps
+        listed = item.over_time and item.kind in ("amount", "percent", "count")
+        if steps.answer != "span" or steps.choose != "lm" or self.chooser is None or listed:
+            return floor_draft(item, steps.answer, run.deadline)
+        offered = span_choices(
+            item.sentences, item.kind, item.terms, item.sub_question, item.focus, run.deadline, MAX_CANDIDATES
+        )
+        target = f"section:{item.index}"
+
+        def ask(candidates: str) -> object | None:
+            try:
+                result = self.call("choose", self.chooser, run, question=item.sub_question, candidates=candidates)
+            except LMFailure as failure:
+                reason = f"the LM failed ({failure.public})"
+                run.trace.fallbacks.append(Intervention(guard="choose", target=target, reason=reason))
+                return None
+            return getattr(result, "choice", None)
+
+        chosen = choose(offered, item.sentences, ask)
+        if chosen is None:
+            return floor_draft(item, steps.answer, run.deadline)
+        if chosen.floor is not None:
+            reason = f"{chosen.floor}: the span floor's first candidate answered"
+            run.trace.fallbacks.append(Intervention(guard="choose", target=target, reason=reason))
+        return chosen.draft
 
     def _draft(
         self, run: Any, item: SectionInputs, shown: Sequence[OfferedSentence], line: AnswerLine | None

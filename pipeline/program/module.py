@@ -75,7 +75,7 @@ from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.types import ChunkHit
 from pipeline.values.typed import TypedValue
-from signatures import AnswerLines, ComputeFigure, Decompose, HyDE, JudgeClaim, ScoreRelevance
+from signatures import AnswerLines, ChooseAnswer, ComputeFigure, Decompose, HyDE, JudgeClaim, ScoreRelevance
 from signatures.models import ChunkForScoring, ScoringGroup
 from signatures.shapes import exact_scores_type
 
@@ -120,6 +120,7 @@ class ScopedQA(dspy.Module):
         self.hyde = dspy.Predict(HyDE)
         self.compute = dspy.Predict(ComputeFigure)
         self.judge = dspy.Predict(JudgeClaim)
+        self.choose = dspy.Predict(ChooseAnswer)
         self._doc_types = frozenset(d.doc_type for d in store.catalog.documents.values())
         self._name_terms = name_terms(store.catalog.entities.values())
 
@@ -382,7 +383,14 @@ class ScopedQA(dspy.Module):
         from the tables of the documents retrieved for it."""
         generic = self.store.catalog.vocabulary.generic
         step = AnswerStep(
-            self.settings.program, generic, self._call, self.answer, self.compute, self.store, judge=self.judge
+            self.settings.program,
+            generic,
+            self._call,
+            self.answer,
+            self.compute,
+            self.store,
+            judge=self.judge,
+            choose=self.choose,
         )
         queries = [self._ranking_query(sq, kept[i]) for i, sq in enumerate(sub_questions)]
         catalog = self.store.catalog

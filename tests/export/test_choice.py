@@ -25,10 +25,24 @@ from pipeline.settings import ProgramSettings, Settings, StepChoices
 from pipeline.store import Store
 
 FLOORS = StepChoices(
-    decompose="parts", score="keep_all", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
+    decompose="parts",
+    score="keep_all",
+    answer="span",
+    abstain="support",
+    compute="rows",
+    hyde="none",
+    judge="claims",
+    choose="span",
 )
 MIXED = StepChoices(
-    decompose="parts", score="top_k", answer="lm", abstain="lm", compute="rows", hyde="none", judge="claims"
+    decompose="parts",
+    score="top_k",
+    answer="lm",
+    abstain="lm",
+    compute="rows",
+    hyde="none",
+    judge="claims",
+    choose="span",
 )
 EVERY_STEP_BY_THE_LM = StepChoices()
 
@@ -209,14 +223,16 @@ def test_the_pages_uncompiled_program_runs_every_step_by_the_lm_with_the_rest_of
 def test_the_first_line_says_which_steps_run_by_the_lm_and_which_by_their_floors() -> None:
     assert (
         steps_words(EVERY_STEP_BY_THE_LM)
-        == "every step by the LM (decompose, score, answer, abstain, compute, hyde, judge)"
+        == "every step by the LM (decompose, score, answer, abstain, compute, hyde, judge, choose)"
     )
     assert steps_words(FLOORS) == (
         "no step by the LM, each runs its floor "
-        "(decompose parts, score keep_all, answer span, abstain support, compute rows, hyde none, judge claims)"
+        "(decompose parts, score keep_all, answer span, abstain support, compute rows, hyde none, judge claims, "
+        "choose span)"
     )
     assert steps_words(MIXED) == (
-        "by the LM: answer, abstain; floors: decompose parts, score top_k, compute rows, hyde none, judge claims"
+        "by the LM: answer, abstain; floors: decompose parts, score top_k, compute rows, hyde none, judge claims, "
+        "choose span"
     )
     # a program that calls no LM says how to run the LM's steps
     assert program_line("x", FLOORS).endswith("; --uncompiled runs every step by the LM")
@@ -299,5 +315,5 @@ def test_the_shipped_program_loads_strictly_and_was_compiled_for_the_embedded_mo
     assert choice.manifest is not None and choice.source == "the shipped compiled program (shipped)"
     manifest_steps = choice.manifest.config.program["steps"]
     # a step the export records no choice for (the judge came later) runs its default, the floor
-    defaults = {"judge": "claims"}
+    defaults = {"judge": "claims", "choose": "span"}
     assert choice.program.settings.program.steps.model_dump() == {**defaults, **manifest_steps}

@@ -146,9 +146,9 @@ def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) ->
 
 def test_program_json_is_dspy_state_without_lm(export_dir: Path) -> None:
     state = _read_json(export_dir / PROGRAM)
-    assert set(state) == {"decompose", "score", "answer", "hyde", "compute", "judge", "metadata"}
+    assert set(state) == {"decompose", "score", "answer", "hyde", "compute", "judge", "choose", "metadata"}
     assert set(state["decompose"]) == {"traces", "train", "demos", "signature", "lm"}
-    assert all(state[name]["lm"] is None for name in ("decompose", "score", "answer", "hyde", "judge"))
+    assert all(state[name]["lm"] is None for name in ("decompose", "score", "answer", "hyde", "judge", "choose"))
     assert state["decompose"]["demos"][1] == {
         "question": "Inspection result?",
         "sub_questions": ["What did the inspection find?"],

@@ -17,7 +17,9 @@ from pipeline.store import Store
 from tests.support.fakes import cooperative, field, scripted_lm
 from tests.support.stores import store_of
 
-FLOORS = StepChoices(decompose="parts", score="keep_all", answer="span", abstain="support", compute="rows")
+FLOORS = StepChoices(
+    decompose="parts", score="keep_all", answer="span", abstain="support", compute="rows", choose="span"
+)
 QUESTION = "What is the monthly rent for Banda Lane and who is the tenant?"
 
 

@@ -23,7 +23,14 @@ from tests.support.fakes import field, scripted_lm
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOORS = StepChoices(
-    decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
+    decompose="parts",
+    score="top_k",
+    answer="span",
+    abstain="support",
+    compute="rows",
+    hyde="none",
+    judge="claims",
+    choose="span",
 )
 JUDGED = FLOORS.model_copy(update={"judge": "lm"})
 QUESTION = "Did {} declare any dividends on its common stock? If there is no mention, return False."
@@ -178,5 +185,5 @@ def test_ask_names_the_judge_step_with_the_others(reports: Store) -> None:
     judged = ask(reports, "Acme", JUDGED, judged_by(lambda s: "yes", []))
     floor = ask(reports, "Acme", FLOORS)
     assert judged.trace is not None and floor.trace is not None
-    assert steps_line(judged.trace.steps).endswith("hyde: floor none, judge: LM")
-    assert steps_line(floor.trace.steps).endswith("judge: floor claims")
+    assert steps_line(judged.trace.steps).endswith("hyde: floor none, judge: LM, choose: floor span")
+    assert steps_line(floor.trace.steps).endswith("judge: floor claims, choose: floor span")

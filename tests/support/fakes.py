@@ -90,6 +90,8 @@ def prompt_step(prompt: str) -> str:
         return "compute" if "computations" in prompt else "answer"
     if "`[[ ## passage ## ]]`" in prompt:
         return "hyde"
+    if "[[ ## candidates ## ]]" in prompt:
+        return "choose"
     return "decompose"
 
 
@@ -136,6 +138,8 @@ def cooperative(sub_questions: list[str] | None = None, score: float = 8.0) -> R
             }
         if "`[[ ## passage ## ]]`" in prompt:
             return {"passage": f"A document stating the answer to: {field(prompt, 'question')}"}
+        if "[[ ## candidates ## ]]" in prompt:
+            return {"choice": 1}
         if "[[ ## question ## ]]" in prompt:
             question = field(prompt, "question")
             return {"sub_questions": sub_questions if sub_questions is not None else [question]}
