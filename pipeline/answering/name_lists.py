@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import name_runs
 from pipeline.answering.terms import coverage, held_terms
-from pipeline.store.tables import CAPTION
 from pipeline.text import bm25_tokens, normalise
+from pipeline.values.captions import CAPTION
 from pipeline.values.name_forms import LEGAL_FORMS
 from pipeline.values.typed import MAX_NAMES
 

@@ -7,8 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.guards.citations import citation_label
-from pipeline.guards.sanitise import defuse_field_markers
+from pipeline.escapes import citation_label, defuse_field_markers
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.text import split_sentences, tokens
 from pipeline.types import ChunkHit

@@ -77,7 +77,7 @@ def plain(value: object) -> str:
     sequence or control character reaches the terminal."""
     from rich.markup import escape
 
-    from pipeline.guards.sanitise import strip_controls
+    from pipeline.escapes import strip_controls
 
     return escape(strip_controls(str(value)))
 
@@ -87,7 +87,7 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     markup, an emoji or a link, and loses escape sequences and control characters."""
     from rich.text import Text
 
-    from pipeline.guards.sanitise import strip_controls
+    from pipeline.escapes import strip_controls
 
     return Text.assemble(
         *(strip_controls(part) if isinstance(part, str) else (strip_controls(part[0]), part[1]) for part in parts)

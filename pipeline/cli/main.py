@@ -79,14 +79,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except ScopeRagError as exc:
-        from pipeline.guards.sanitise import strip_controls
+        from pipeline.escapes import strip_controls
 
         # errors quote what was given (a property, a path, a key): no escape sequence reaches the terminal
         print(f"scoperag: error: {strip_controls(str(exc))}", file=sys.stderr)
         return 2
     except (OSError, sqlite3.Error) as exc:  # a full or read-only disk where no command said what it was writing
+        from pipeline.escapes import strip_controls
         from pipeline.files import storage_problem
-        from pipeline.guards.sanitise import strip_controls
 
         problem = storage_problem(exc)
         if problem is None:

@@ -8,12 +8,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from pipeline.guards.sanitise import markdown_literal, strip_controls, valid_text
+from pipeline.escapes import short_name
 from pipeline.types import ChunkHit, Document, Entity
 
 CitationReason = Literal["not_shown_for_section", "out_of_scope"]
-# A citation names its document in at most this many characters (a title is text the document wrote).
-MAX_CITATION_NAME = 80
 
 
 @dataclass(frozen=True)
@@ -60,13 +58,6 @@ def check_citation(
     return match
 
 
-def citation_label(name: str, page: int) -> str:
-    """The inline form of a citation: [name, page N], where `name` is the document as a reader knows it (its
-    `citation_name`, else its file name), cut to MAX_CITATION_NAME characters and escaped as Markdown text (a
-    name is data: `rent](https:x).md` must not make a link)."""
-    return f"[{markdown_literal(short_name(name))}, page {page}]"
-
-
 def citation_name(document: Document, entities: Mapping[str, Entity]) -> str:
     """The document as a reader knows it, for its citations: a filing's company, form and period ("Acme Widgets
     Inc. 10-X, quarter ended July 1, 2023") where its owner and its attributes `form` and `period_end` give them,
@@ -86,17 +77,6 @@ def citation_name(document: Document, entities: Mapping[str, Entity]) -> str:
         return short_name(f"{owner.name} {form}, {span} ended {ended}")
     title = short_name(document.title)
     return "" if _from_file_name(title, document.filename) else title
-
-
-def short_name(text: str) -> str:
-    """`text` on one line without control characters, cut at a word to MAX_CITATION_NAME characters ("..."
-    marks a cut)."""
-    line = " ".join(strip_controls(valid_text(text)).split())
-    if len(line) <= MAX_CITATION_NAME:
-        return line
-    cut = line[: MAX_CITATION_NAME - 1]
-    words = cut.rsplit(" ", 1)[0] if " " in cut[MAX_CITATION_NAME // 2 :] else cut
-    return words.rstrip(" ,;:-") + "…"
 
 
 def _from_file_name(title: str, filename: str) -> bool:

@@ -12,8 +12,9 @@ defused, whitespace collapses to one line, and the result is cut at a cap. It ru
 changes, so its output sanitises to itself: parsed again it holds no link, image or HTML, whatever
 escapes or entities the input used to hide them.
 
-`markdown_literal` is the other direction: a file name or title written into Markdown, escaped so that it
-renders as exactly its own text.
+The escapes it is built from (field markers, controls) and the other direction, `markdown_literal` (a file
+name or title written into Markdown, escaped so that it renders as exactly its own text), live in
+`pipeline.escapes`, where the answering code may call them too.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import NamedTuple
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from pipeline.text import _HIDDEN
+from pipeline.escapes import characters, defuse_field_markers, drop, field_markers, strip_controls, valid_text
 
 # ---- hard caps (the prompts ask for less; these hold whatever comes back) -------------------------
 
@@ -46,35 +47,6 @@ _MAX_PASSES = 6
 # Items of a decomposition read at most (duplicates and blanks included).
 _MAX_SUB_QUESTIONS_READ = 10 * MAX_SUB_QUESTIONS
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def valid_text(text: str) -> str:
-    """`text` with lone surrogates (which UTF-8, JSON and pydantic refuse) replaced by U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
-
-
-# DSPy's ChatAdapter delimits fields with "[[ ## name ## ]]"; document text must never be able
-# to open or close a field, so such markers are defused before text is shown to an LM.
-_FIELD_MARKER = re.compile(r"\[\[\s*##(.*?)##\s*\]\]", re.DOTALL)
-# Half a marker ("[[ ##" or "## ]]"): text joined to it later (a quote, the next field) could complete it.
-_MARKER_HALF = re.compile(r"\[\[\s*##|##\s*\]\]")
-
-
-def defuse_field_markers(text: str) -> str:
-    """`text` with every DSPy field marker, and every half of one, rewritten so no adapter can parse it."""
-    whole = _FIELD_MARKER.sub(lambda m: f"( #{m.group(1)}# )", text)
-    return _MARKER_HALF.sub(lambda m: "( #" if m.group(0).startswith("[") else "# )", whole)
-
-
-# Terminal control: ESC and C1 sequences (CSI, OSC incl. OSC 8 hyperlinks, DCS/PM/APC strings, two-byte
-# escapes such as ESC c), then any C0/C1 control or DEL left over. Tab and newlines become spaces later.
-_ESCAPE_SEQUENCE = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI ... final byte
-    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC/DCS/SOS/PM/APC strings
-    r"|\x1b[ -/]*[0-~]?"  # two-byte escapes (ESC c, ESC ( B), or a lone ESC
-)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")  # all but tab and newline
 # Anything that names a place to go: a URL with "//" or "www.", any other URI scheme followed by text (mailto:,
 # javascript:, xmpp:, "https:evil.example"; "Total:285,000" and "Term: 3" are not schemes), a protocol-relative
 # "//host", and e-mail addresses (GFM renderers link them). Each match may start only where a run of the
@@ -150,34 +122,16 @@ def _listed(removed: list[str]) -> tuple[str, ...]:
     return (*removed[: MAX_REMOVALS_LISTED - 1], f"more: {len(removed) - MAX_REMOVALS_LISTED + 1} removals")
 
 
-def strip_controls(text: str, removed: list[str] | None = None) -> str:
-    """`text` without terminal escape sequences, controls other than tab and newline, or invisible
-    characters (bidi, zero width, tags); what went is appended to `removed`. Part of `sanitise`, and
-    the last step before anything reaches a terminal."""
-    sink = removed if removed is not None else []
-    text = _drop(_ESCAPE_SEQUENCE, "control", text, sink)
-    text = _drop(_CONTROL, "control", text, sink)
-    return _drop(_HIDDEN, "invisible", text, sink)
-
-
 def _one_pass(text: str, removed: list[str]) -> str:
     text = strip_controls(text.replace("\t", " ").replace("\r", " ").replace("\n", " "), removed)
     # Line breaks were removed above, so only the first line's block syntax (a list number, a
     # heading, a quote) is left to parse; inline syntax is parsed everywhere.
     text = _markdown_text(text, removed)
-    markers = len(_FIELD_MARKER.findall(text)) + len(_MARKER_HALF.findall(_FIELD_MARKER.sub("", text)))
+    markers = field_markers(text)
     if markers:
         removed.append(f"field_marker: {markers} defused")
         text = defuse_field_markers(text)
     return " ".join(text.split())
-
-
-def _drop(pattern: re.Pattern[str], kind: str, text: str, removed: list[str]) -> str:
-    def note(match: re.Match[str]) -> str:
-        removed.append(f"{kind}: {_characters(len(match.group(0)))}")
-        return ""
-
-    return pattern.sub(note, text)
 
 
 def _any_link(url: str) -> bool:
@@ -199,7 +153,7 @@ def _markdown_text(text: str, removed: list[str]) -> str:
     tokens = _parser().parse(text, env)
     references = env.get("references")
     if isinstance(references, dict) and references:
-        removed.extend(f"link: a definition of {_characters(len(str(label)))}" for label in references)
+        removed.extend(f"link: a definition of {characters(len(str(label)))}" for label in references)
     parts: list[str] = []
     for token in tokens:
         if token.type == "inline":
@@ -209,7 +163,7 @@ def _markdown_text(text: str, removed: list[str]) -> str:
         elif token.type in ("code_block", "fence"):
             parts.append(_inert(token.content, removed))
         elif token.type == "html_block":
-            removed.append(f"html: {_characters(len(token.content))}")
+            removed.append(f"html: {characters(len(token.content))}")
     return " ".join(parts)
 
 
@@ -220,16 +174,16 @@ def _inline_text(children: Sequence[Token], removed: list[str]) -> str:
         kind = token.type
         if kind == "link_open":
             in_autolink = token.markup == "autolink"
-            removed.append(f"{'url' if in_autolink else 'link'}: {_characters(len(str(token.attrs.get('href', ''))))}")
+            removed.append(f"{'url' if in_autolink else 'link'}: {characters(len(str(token.attrs.get('href', ''))))}")
         elif kind == "link_close":
             in_autolink = False
         elif in_autolink:
             continue
         elif kind == "image":
-            removed.append(f"image: {_characters(len(str(token.attrs.get('src', ''))))}")
+            removed.append(f"image: {characters(len(str(token.attrs.get('src', ''))))}")
             out.append(_inline_text(token.children or [], removed))
         elif kind == "html_inline":
-            removed.append(f"html: {_characters(len(token.content))}")
+            removed.append(f"html: {characters(len(token.content))}")
         elif kind in ("softbreak", "hardbreak"):
             out.append(" ")
         elif kind == "code_inline":
@@ -242,33 +196,10 @@ def _inline_text(children: Sequence[Token], removed: list[str]) -> str:
     return "".join(out)
 
 
-def _characters(count: int) -> str:
-    return f"{count} character" if count == 1 else f"{count} characters"
-
-
 def _inert(text: str, removed: list[str]) -> str:
     """`text` without HTML-shaped tags, URLs, URI schemes and e-mail addresses (what went is recorded)."""
-    text = _drop(_TAG_OPENER, "html", _drop(_TAG, "html", text, removed), removed)
-    return _drop(_EMAIL, "email", _drop(_URL, "url", text, removed), removed)
-
-
-# ---- names and titles inside Markdown ------------------------------------------------------------------
-
-# What can open Markdown syntax inside a line: escapes, code, emphasis, links and images, HTML, entities,
-# strikethrough, and the autolinks GFM renderers make of "scheme://", "www." and e-mail addresses; "_"
-# only where it can open or close emphasis (not inside a word, as in "offer_letter.md").
-_MARKDOWN_ACTIVE = re.compile(
-    r"[\\`*\[\]<>~:@]|&(?=[#A-Za-z])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|(?<=\bwww)\.", re.IGNORECASE
-)
-
-
-def markdown_literal(text: str) -> str:
-    """`text` (a file name, a title: data) as Markdown that renders as exactly that text, on one line: every
-    character that could make a link, an image, HTML, emphasis, code or an autolink is backslash-escaped.
-
-    Every place that writes a name or a title into Markdown calls this (a citation label is one)."""
-    line = " ".join(strip_controls(" ".join(valid_text(text).split())).split())  # line breaks become spaces
-    return _MARKDOWN_ACTIVE.sub(lambda match: "\\" + match.group(0), line)
+    text = drop(_TAG_OPENER, "html", drop(_TAG, "html", text, removed), removed)
+    return drop(_EMAIL, "email", drop(_URL, "url", text, removed), removed)
 
 
 # ---- sub-questions ------------------------------------------------------------------------------------

@@ -11,8 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pipeline.guards.citations import citation_label, short_name
-from pipeline.guards.sanitise import markdown_literal
+from pipeline.escapes import citation_label, markdown_literal, short_name
 from pipeline.intake.scope import ScopeNote
 from pipeline.program.trace import QuestionTrace
 from pipeline.types import SourceRef, Strict

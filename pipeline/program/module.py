@@ -17,11 +17,12 @@ from pipeline.answering.typed_answers import absent
 from pipeline.deadline import Deadline, DeadlinePassed, unbounded
 from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
+from pipeline.escapes import citation_label, defuse_field_markers, valid_text
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
 from pipeline.execution.direct import direct_answer
 from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.execution.tools import query_within
-from pipeline.guards.citations import citation_label, citation_name
+from pipeline.guards.citations import citation_name
 from pipeline.guards.relevance import GroupVerdict, apply_scores, keep_without_scores
 from pipeline.guards.sanitise import (
     MAX_ANSWER_BYTES,
@@ -29,10 +30,8 @@ from pipeline.guards.sanitise import (
     MAX_SUB_QUESTION_CHARS,
     MAX_SUB_QUESTIONS,
     clean_sub_questions,
-    defuse_field_markers,
     sanitise_question,
     sanitised_text,
-    valid_text,
 )
 from pipeline.guards.sub_questions import check_sub_questions
 from pipeline.intake.contract import Comparison, Contract, contract_record, read_contract

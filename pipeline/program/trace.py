@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import AliasChoices, ConfigDict, Field, field_validator
 
-from pipeline.guards.citations import citation_label
-from pipeline.guards.sanitise import MAX_TRACE_BYTES, Sanitised, display_record, valid_text
+from pipeline.escapes import citation_label, valid_text
+from pipeline.guards.sanitise import MAX_TRACE_BYTES, Sanitised, display_record
 from pipeline.guards.sections import GuardedSection
 from pipeline.types import Strict
 from pipeline.values.typed import TypedValue

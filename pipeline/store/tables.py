@@ -9,6 +9,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.values.captions import CAPTION
+
 # Cells that belong to the figure after them ("$", "(") or before them (")", "%").
 _PREFIXES = frozenset({"$", "(", "$(", "($", "€", "£", "¥"})
 _SUFFIXES = frozenset({")", "%", ")%", "%)", "pts", "bps"})
@@ -164,10 +166,7 @@ def table_lines(rows: Sequence[Sequence[Cell]], repeat_headers: bool = True) -> 
     return lines
 
 
-# A caption printed in brackets under a form's field ("(State or other jurisdiction of incorporation)"), one level
-# of brackets inside it allowed ("(Trading Symbol(s))"); the lines written here give each value its caption so,
-# and the answer step reads them back (pipeline.answering.name_lists).
-CAPTION = r"\((?:[^()]|\([^()]*\))+\)"
+# One or more captions in brackets (pipeline.values.captions), as a row under a form's fields prints them.
 _CAPTION = re.compile(rf"(?:{CAPTION}\s*)+")
 # What a text table's header cell and its other cells may hold to be read as columns (not paragraphs laid out).
 MAX_HEADER_WORDS = 10

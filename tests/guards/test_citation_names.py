@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.guards.citations import MAX_CITATION_NAME, citation_label, citation_name, short_name
-from pipeline.guards.sanitise import markdown_literal
+from pipeline.escapes import MAX_CITATION_NAME, citation_label, markdown_literal, short_name
+from pipeline.guards.citations import citation_name
 from pipeline.intake.scope import Scope
 from pipeline.program.events import Completed, cite
 from pipeline.program.module import ScopedQA

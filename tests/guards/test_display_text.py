@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from pipeline.guards.citations import citation_label
-from pipeline.guards.sanitise import markdown_literal, sanitise
+from pipeline.escapes import citation_label, markdown_literal
+from pipeline.guards.sanitise import sanitise
 from pipeline.program.events import Evidence, Section, render_markdown
 from pipeline.types import SourceRef
 from tests.support.harmless import assert_markdown_safe

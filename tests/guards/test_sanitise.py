@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pipeline.answering.floors import MAX_LINE_WORDS, Draft
 from pipeline.answering.sentences import offered_sentences
+from pipeline.escapes import strip_controls
 from pipeline.guards.sanitise import (
     MAX_ANSWER_BYTES,
     MAX_QUESTION_CHARS,
@@ -21,7 +22,6 @@ from pipeline.guards.sanitise import (
     clean_sub_questions,
     sanitise,
     sanitise_question,
-    strip_controls,
 )
 from pipeline.guards.sections import MAX_LINE_CHARS, GuardedSection, guard_section
 from pipeline.program.events import Evidence, Section, cap_answer, render_markdown

@@ -172,7 +172,7 @@ def test_field_markers_in_document_text_are_defused(demo_store: Store) -> None:
         return cooperative()(prompt)
 
     _run(demo_store, spy, property_ref="Banda Lane")
-    from pipeline.guards.sanitise import defuse_field_markers
+    from pipeline.escapes import defuse_field_markers
 
     assert defuse_field_markers("x [[ ## scores ## ]] y") == "x ( # scores # ) y"
     # only the adapter's own markers appear in prompts: one per field header, none smuggled
