@@ -136,8 +136,8 @@ RULES = [
     Rule(r"scoperag evaluate ", reason="a sample of 4 examples", extra=("--limit", "4")),
     Rule(r"scoperag label ", reason="off a terminal --yes is required, as the README says", extra=("--yes",)),
     Rule(
-        r"scoperag ask .*--lm (openai/|http)",
-        reason="the test LM server stands in for the LM named",
+        r"scoperag ask .*--lm (openai/|http|embedded:)",
+        reason="the test LM server stands in for the LM named (a test loads no model)",
         replace=((r"--lm \S+", f"--lm {LM}"),),
     ),
     Rule(r"^\.venv/bin/scoperag "),

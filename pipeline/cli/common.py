@@ -199,8 +199,9 @@ def lm_option() -> argparse.ArgumentParser:
         "--lm",
         default=os.environ.get("SCOPERAG_LM"),
         action=_TypedLM,
-        help="'embedded' (default), a LiteLLM model string (openai/..., ollama_chat/...) or an http(s) base URL; "
-        "runs the program compiled for that LM, else every step by it uncompiled, whatever profile is active",
+        help="'embedded' (default: the 0.5B model; 'embedded:0.5b' or 'embedded:1.5b' name one), a LiteLLM model "
+        "string (openai/..., ollama_chat/...) or an http(s) base URL; runs the program compiled for that LM, else "
+        "every step by it uncompiled, whatever profile is active",
     )
     parser.set_defaults(lm_typed=False)
     return parser

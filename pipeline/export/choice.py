@@ -27,7 +27,7 @@ from pipeline.export.profiles import ProfileInfo, ProfilePaths, active_profile
 from pipeline.export.saving import apply_state, read_export, settings_of_export
 from pipeline.export.schema import PROGRAM, ExportManifest
 from pipeline.export.validate import ExportContents
-from pipeline.program.lm.factory import parse_lm_spec
+from pipeline.program.lm.factory import DEFAULT_EMBEDDED, parse_lm_spec
 from pipeline.program.module import ScopedQA
 from pipeline.settings import STEP_NAMES, Settings, StepChoices
 from pipeline.store import Store
@@ -35,12 +35,16 @@ from pipeline.store import Store
 # The compiled program `ask`, `serve` and `make demo` use by default on the embedded model (made by
 # `make ship`, README.md "Results"); absent, or with another LM, the default is the uncompiled program.
 SHIPPED_PROGRAM = Path(__file__).parent / "shipped"
+# The embedded model the shipped program was compiled and measured on (`--lm embedded`, `--lm embedded:0.5b`).
+SHIPPED_SIZE = DEFAULT_EMBEDDED
 
 
 def shipped_for(lm_spec: str | None) -> Path | None:
     """The shipped program when the LM `lm_spec` names (None: the embedded model) is the embedded model it
-    was compiled and measured on; None for any other LM, which runs uncompiled until compiled for it."""
-    return SHIPPED_PROGRAM if parse_lm_spec(lm_spec).kind == "embedded" else None
+    was compiled and measured on (the 0.5B); None for any other LM, the embedded 1.5B model too, which runs
+    uncompiled until compiled for it."""
+    spec = parse_lm_spec(lm_spec)
+    return SHIPPED_PROGRAM if spec.kind == "embedded" and spec.size == SHIPPED_SIZE else None
 
 
 @dataclass(frozen=True)
@@ -182,9 +186,12 @@ def steps_words(steps: StepChoices) -> str:
 
 
 def lm_words(lm: str) -> str:
-    """An LM as the first line names it: "the embedded model", or the model string or base URL as given."""
+    """An LM as the first line names it: "the embedded model" (the default, 0.5B), "the embedded 1.5B model", or
+    the model string or base URL as given."""
     spec = parse_lm_spec(lm)
-    return "the embedded model" if spec.kind == "embedded" else spec.value
+    if spec.kind != "embedded":
+        return spec.value
+    return "the embedded model" if spec.size == DEFAULT_EMBEDDED else f"the embedded {spec.size.upper()} model"
 
 
 def _export_plan(

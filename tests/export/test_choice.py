@@ -75,6 +75,7 @@ def _first_demo(program: ScopedQA) -> str | None:
 # -- the rule, branch by branch ------------------------------------------------------------------------------
 
 LM_URL = "http://127.0.0.1:9/v1"  # an LM nothing is compiled for
+LARGER = "embedded:1.5b"  # an embedded model nothing is compiled for (the shipped program is the 0.5B model's)
 
 
 def _expected(uncompiled: bool, program: bool, lm: str | None, profile: bool) -> tuple[str, str | None]:
@@ -84,12 +85,14 @@ def _expected(uncompiled: bool, program: bool, lm: str | None, profile: bool) ->
     if program:
         return "program", "--program was given" if profile else None
     if lm is not None:
-        return ("uncompiled" if lm == LM_URL else "shipped"), "--lm was given" if profile else None
+        return ("uncompiled" if lm in (LM_URL, LARGER) else "shipped"), "--lm was given" if profile else None
     return ("profile" if profile else "shipped"), None
 
 
 @pytest.mark.parametrize("profile", [False, True], ids=["no-profile", "profile-active"])
-@pytest.mark.parametrize("lm", [None, "embedded", LM_URL], ids=["no-lm", "lm-embedded", "lm-url"])
+@pytest.mark.parametrize(
+    "lm", [None, "embedded", LARGER, LM_URL], ids=["no-lm", "lm-embedded", "lm-embedded-1.5b", "lm-url"]
+)
 @pytest.mark.parametrize("program", [False, True], ids=["", "program"])
 @pytest.mark.parametrize("uncompiled", [False, True], ids=["", "uncompiled"])
 def test_the_choice_rule_per_branch(
@@ -132,6 +135,11 @@ def test_the_choice_rule_per_branch(
         assert choice.set_aside.startswith(f"profile 'alpha' is active but not used: {why}")
     if which == "uncompiled" and lm == LM_URL and not uncompiled:
         assert f"nothing is compiled for {LM_URL}" in line
+    if which == "uncompiled" and lm == LARGER and not uncompiled:
+        assert line.startswith(
+            "program: uncompiled: nothing is compiled for the embedded 1.5B model, its steps use the signatures' "
+            f"own prompts; {steps_words(EVERY_STEP_BY_THE_LM)}"
+        )
     if which == "shipped" and lm == "embedded":
         assert line.startswith("program: the compiled program shipped for the embedded model; no step by the LM")
 
@@ -244,6 +252,8 @@ def test_the_first_line_says_which_steps_run_by_the_lm_and_which_by_their_floors
     ("recorded", "said"),
     [
         ("embedded", ", compiled for the embedded model"),
+        ("embedded:0.5b", ", compiled for the embedded model"),
+        ("embedded:1.5b", ", compiled for the embedded 1.5B model"),
         ("openai/gpt-4o-mini", ", compiled for openai/gpt-4o-mini"),
         (None, ""),
     ],
@@ -317,3 +327,11 @@ def test_the_shipped_program_loads_strictly_and_was_compiled_for_the_embedded_mo
     # a step the export records no choice for (the judge came later) runs its default, the floor
     defaults = {"judge": "claims", "choose": "span"}
     assert choice.program.settings.program.steps.model_dump() == {**defaults, **manifest_steps}
+
+
+@pytest.mark.parametrize(
+    ("lm", "shipped"),
+    [(None, SHIPPED_PROGRAM), ("embedded", SHIPPED_PROGRAM), ("embedded:0.5b", SHIPPED_PROGRAM), (LARGER, None)],
+)
+def test_the_shipped_program_is_the_embedded_05b_models_only(lm: str | None, shipped: Path | None) -> None:
+    assert shipped_for(lm) == shipped

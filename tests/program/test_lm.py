@@ -29,6 +29,8 @@ from dspy.lm15 import (
 import pipeline.program.lm.model_file as model_file
 from pipeline.errors import ModelError, ScopeRagError
 from pipeline.program.lm import (
+    QWEN_CODER_05B,
+    QWEN_CODER_15B,
     AsyncEmbeddedEngine,
     EmbeddedEngine,
     LocalModel,
@@ -36,6 +38,7 @@ from pipeline.program.lm import (
     assemble,
     cached_file_is_valid,
     default_model_cache_dir,
+    embedded_model_name,
     ensure_model_file,
     llama_chat_body,
     llama_response_format,
@@ -390,9 +393,11 @@ class Loads:
         self.fail = fail
         self.count = 0
         self.files = 0
+        self.models: list[ShippedModel] = []  # the weights each load assembled
 
     def ensure(self, cache_dir: Path, model: Any = None) -> Path:
         self.files += 1
+        self.models.append(model)
         return cache_dir / "model.gguf"
 
     def load(self, path: Path, name: str, options: Any) -> LocalModel:
@@ -493,8 +498,44 @@ def test_parse_lm_spec(spec: str | None, kind: str) -> None:
 
 @pytest.mark.parametrize("spec", ["embeded", "gpt-4o-mini", "openai/", "/model"])
 def test_parse_lm_spec_rejects_unknown_forms(spec: str) -> None:
-    with pytest.raises(ScopeRagError, match="unknown LM"):
+    with pytest.raises(ScopeRagError, match="unknown LM") as caught:
         parse_lm_spec(spec)
+    assert "'embedded:0.5b'" in str(caught.value) and "'embedded:1.5b'" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "size", "model"),
+    [
+        (None, "0.5b", QWEN_CODER_05B),
+        ("embedded", "0.5b", QWEN_CODER_05B),
+        ("embedded:0.5b", "0.5b", QWEN_CODER_05B),
+        ("embedded:1.5b", "1.5b", QWEN_CODER_15B),
+        (" embedded:1.5B ", "1.5b", QWEN_CODER_15B),
+    ],
+)
+def test_parse_lm_spec_names_the_embedded_model(spec: str | None, size: str, model: ShippedModel) -> None:
+    parsed = parse_lm_spec(spec)
+    assert (parsed.kind, parsed.size, parsed.model) == ("embedded", size, model)
+
+
+@pytest.mark.parametrize("spec", ["embedded:7b", "embedded:", "embedded:0.5"])
+def test_an_embedded_size_not_shipped_is_refused_naming_the_choices(spec: str) -> None:
+    with pytest.raises(ScopeRagError) as caught:
+        parse_lm_spec(spec)
+    message = str(caught.value)
+    assert message.startswith(f"unknown embedded model {spec!r}")
+    assert all(f"'{name}'" in message for name in ("embedded", "embedded:0.5b", "embedded:1.5b"))
+
+
+@pytest.mark.parametrize(("spec", "model"), [(None, QWEN_CODER_05B), ("embedded:1.5b", QWEN_CODER_15B)])
+def test_make_lm_loads_the_embedded_model_the_spec_names(
+    loads: Loads, tmp_path: Path, spec: str | None, model: ShippedModel
+) -> None:
+    lm = make_lm(spec, cache_dir=tmp_path, cache=False)
+    assert loads.models == [model]
+    # DSPy keys its response cache by the model string: each model's answers are kept apart
+    assert lm.model == embedded_model_name(model)
+    assert embedded_model_name(QWEN_CODER_05B) != embedded_model_name(QWEN_CODER_15B)
 
 
 def test_make_lm_builds_litellm_models_offline(no_network: None, tmp_path: Path) -> None:

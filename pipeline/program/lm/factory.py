@@ -25,7 +25,7 @@ from pipeline.program.lm.engine import (
     start_model_server,
 )
 from pipeline.program.lm.keys import LMKeys
-from pipeline.program.lm.model_file import QWEN_CODER_05B, ShippedModel, ensure_model_file
+from pipeline.program.lm.model_file import QWEN_CODER_05B, QWEN_CODER_15B, ShippedModel, ensure_model_file
 from pipeline.settings import DEFAULT_PARALLEL, LMRequestSettings, available_cores
 
 EMBEDDED = "embedded"
@@ -36,26 +36,51 @@ DEFAULT_TEMPERATURE = 0.0
 LoadNotice = Callable[[bool], None]
 
 
+# The embedded models `--lm embedded:SIZE` names; plain `embedded` is the first, the one the shipped program was
+# compiled and measured on.
+EMBEDDED_MODELS: dict[str, ShippedModel] = {"0.5b": QWEN_CODER_05B, "1.5b": QWEN_CODER_15B}
+DEFAULT_EMBEDDED = "0.5b"
+
+
 @dataclass(frozen=True)
 class LMSpec:
-    """Which backend a --lm value names: the embedded model, a LiteLLM model string, or a base URL."""
+    """Which backend a --lm value names: the embedded model (`size`, one of EMBEDDED_MODELS), a LiteLLM model
+    string, or a base URL."""
 
     kind: Literal["embedded", "litellm", "base_url"]
     value: str
+    size: str = DEFAULT_EMBEDDED
+
+    @property
+    def model(self) -> ShippedModel:
+        """The embedded model's weights (for an embedded spec; the default model otherwise)."""
+        return EMBEDDED_MODELS[self.size]
+
+
+def embedded_spellings() -> str:
+    """The --lm spellings of the embedded models, for messages and help."""
+    sizes = ", ".join(f"'{EMBEDDED}:{size}'" for size in EMBEDDED_MODELS)
+    return f"'{EMBEDDED}' (the {DEFAULT_EMBEDDED.upper()} model), {sizes}"
 
 
 def parse_lm_spec(spec: str | None) -> LMSpec:
-    """The backend named by `spec`; a clear error for anything that is none of the three forms."""
+    """The backend named by `spec`; a clear error for anything that is none of the three forms, or an embedded
+    model size the project does not ship."""
     text = (spec or EMBEDDED).strip()
     if text == EMBEDDED:
         return LMSpec("embedded", EMBEDDED)
+    if text.startswith(f"{EMBEDDED}:"):
+        size = text.removeprefix(f"{EMBEDDED}:").strip().lower()
+        if size not in EMBEDDED_MODELS:
+            raise ScopeRagError(f"unknown embedded model {spec!r}: the embedded models are {embedded_spellings()}")
+        return LMSpec("embedded", f"{EMBEDDED}:{size}", size)
     if text.startswith(("http://", "https://")):
         return LMSpec("base_url", text)
     provider, _, model = text.partition("/")
     if provider and model and " " not in text:
         return LMSpec("litellm", text)
     raise ScopeRagError(
-        f"unknown LM {spec!r}: use 'embedded', a LiteLLM model string such as 'openai/gpt-4o-mini' or "
+        f"unknown LM {spec!r}: use {embedded_spellings()}, a LiteLLM model string such as 'openai/gpt-4o-mini' or "
         "'ollama_chat/llama3', or an OpenAI-compatible base URL such as 'http://127.0.0.1:8080/v1'"
     )
 
@@ -188,7 +213,8 @@ def make_lm(
     deferred: bool = False,
     on_load: LoadNotice | None = None,
 ) -> dspy.LM:
-    """A dspy.LM for `spec`: None/"embedded", "provider/model" (LiteLLM) or an http(s):// base URL.
+    """A dspy.LM for `spec`: None/"embedded" (the 0.5B model), "embedded:0.5b" or "embedded:1.5b", "provider/model"
+    (LiteLLM) or an http(s):// base URL.
 
     `threads` (None: every core), `context_size`, `parallel`, `cache_dir`, `deferred` (load the weights on the
     first call, not now) and `on_load` apply to the embedded model only; `model_name` to a base URL, which gets its
@@ -207,6 +233,7 @@ def make_lm(
             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
             cache=cache,
             parallel=parallel,
+            model=parsed.model,
             deferred=deferred,
             on_load=on_load,
         )

@@ -1,0 +1,95 @@
+"""`--lm embedded:1.5b` as a user types it: `ask` says first that nothing is compiled for the 1.5B model and which
+steps its LM runs uncompiled, and the weights it loads are the 1.5B model's (the loader is faked: no weights)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.program.lm import QWEN_CODER_05B, QWEN_CODER_15B, LocalModel, ShippedModel
+from tests.support.fakes import cooperative_llama
+
+
+class RecordedLoads:
+    """Stands in for assembling and loading the embedded weights: records which model each load was for and
+    answers every call with the cooperative script."""
+
+    def __init__(self) -> None:
+        self.models: list[ShippedModel] = []
+        self.server = cooperative_llama(0.0)
+
+    def ensure(self, cache_dir: Path, model: ShippedModel) -> Path:
+        self.models.append(model)
+        return cache_dir / model.file_name
+
+    def load(self, path: Path, name: str, options: Any) -> LocalModel:
+        return LocalModel(self.server, name, options.parallel)
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> RecordedLoads:
+    from pipeline.program.lm import factory
+
+    fake = RecordedLoads()
+    monkeypatch.setattr(factory, "ensure_model_file", fake.ensure)
+    monkeypatch.setattr(factory, "load_local_model", fake.load)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCOPERAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DSPY_CACHEDIR", str(tmp_path / "dspy"))
+    monkeypatch.delenv("SCOPERAG_LM", raising=False)
+    return fake
+
+
+def _ask(demo_index_dir: Path, *lm: str) -> list[str]:
+    return ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(demo_index_dir), *lm]
+
+
+def test_ask_with_the_15b_model_says_it_runs_uncompiled_and_loads_the_15b_weights(
+    loads: RecordedLoads, demo_index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.cli.main import main
+
+    capsys.readouterr()
+    code = main([*_ask(demo_index_dir, "--lm", "embedded:1.5b"), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    first = err.splitlines()[0]
+    assert first.startswith("program: uncompiled: nothing is compiled for the embedded 1.5B model")
+    assert "every step by the LM (" in first
+    answer = json.loads(out)
+    assert answer["lm_calls"] > 0 and len(loads.server.bodies) == answer["lm_calls"]
+    assert loads.models == [QWEN_CODER_15B]
+
+
+def test_ask_with_the_default_embedded_model_runs_the_shipped_program(
+    loads: RecordedLoads, demo_index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.cli.main import main
+
+    capsys.readouterr()
+    code = main([*_ask(demo_index_dir, "--lm", "embedded:0.5b"), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert err.splitlines()[0].startswith("program: the compiled program shipped for the embedded model")
+    # the shipped program runs every step's floor: nothing reaches the model, so nothing is loaded
+    assert json.loads(out)["lm_calls"] == 0 and loads.models == []
+    # its steps by the LM, uncompiled: the weights loaded are the 0.5B model's
+    code = main([*_ask(demo_index_dir, "--lm", "embedded:0.5b", "--uncompiled"), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)["lm_calls"] > 0 and loads.models == [QWEN_CODER_05B]
+
+
+def test_an_embedded_size_not_shipped_is_refused_before_anything_loads(
+    loads: RecordedLoads, demo_index_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipeline.cli.main import main
+
+    code = main(_ask(demo_index_dir, "--lm", "embedded:7b"))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "unknown embedded model 'embedded:7b'" in err and "'embedded:1.5b'" in err
+    assert loads.models == []
