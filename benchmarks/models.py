@@ -3,10 +3,13 @@
     python benchmarks/models.py [--runs 0.5b:shipped 0.5b:uncompiled 1.5b:uncompiled gemma-270m:uncompiled]
         [--split dev] [--limit 40] [--threads N] [--parallel 2] [--cache DIR] [--json PATH]
 
-Each run (MODEL:PROGRAM) answers the same stratified sample of questions with the whole program
-(decompose, guarded retrieval, score, answer) in the mode the shipped program runs (`select`,
-best-first sentences): as written (`uncompiled`) or with the shipped program's compiled modules
-(`shipped`, compiled on the 0.5B model). Printed per run: fact recall, citation precision,
+Each run (MODEL:PROGRAM) answers the same stratified sample of questions with the whole program: as written
+with every step by the model (`uncompiled`: the signatures' own prompts, `[program.steps]` all "lm", the
+default settings), or the shipped program (`shipped`, compiled on the 0.5B model) with the steps its export
+records. Each run's first line says which steps its model runs (pipeline.export.choice.steps_words): while the
+shipped program runs every step's floor it makes no LM call, so its run is the floors' baseline and the same
+whatever the model. MODEL is a size `--lm embedded:SIZE` names, or a model shipped only for this comparison.
+Printed per run: fact recall, citation precision,
 abstention, composite, failed examples, safety counts and seconds per question; then each run
 against the first one and against the first model's run of the same program, paired over the same examples
 with a seeded bootstrap 95% CI (`--report JSON` prints them again from a saved run and refreshes its comparisons).
@@ -36,12 +39,13 @@ import dspy
 from pipeline.evaluation.compare import compare_rows, differences_frame
 from pipeline.evaluation.examples import load_examples, stratified_sample
 from pipeline.evaluation.scoring import ExampleResult, evaluate
-from pipeline.export.choice import SHIPPED_PROGRAM, choose_program
-from pipeline.program.lm import GEMMA3_270M, QWEN_CODER_05B, QWEN_CODER_15B, default_model_cache_dir, make_embedded_lm
-from pipeline.settings import ProgramSettings, Settings, available_cores
+from pipeline.export.choice import SHIPPED_PROGRAM, choose_program, steps_words
+from pipeline.program.lm import GEMMA3_270M, default_model_cache_dir, make_embedded_lm
+from pipeline.program.lm.factory import EMBEDDED_MODELS
+from pipeline.settings import Settings, available_cores
 from pipeline.store import open_store
 
-MODELS = {"0.5b": QWEN_CODER_05B, "1.5b": QWEN_CODER_15B, "gemma-270m": GEMMA3_270M}
+MODELS = {**EMBEDDED_MODELS, "gemma-270m": GEMMA3_270M}
 PROGRAMS = ("uncompiled", "shipped")
 DEFAULT_RUNS = ("0.5b:shipped", "0.5b:uncompiled", "1.5b:uncompiled", "gemma-270m:uncompiled")
 COMPARED = ("fact_recall", "citation_precision", "composite")
@@ -158,14 +162,16 @@ def main() -> None:
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
     store = open_store(Path(args.index))
     examples = stratified_sample(load_examples(Path(args.traces) / f"{args.split}.jsonl"), args.limit, seed=0)
-    settings = Settings(program=ProgramSettings(answer_mode="select", sentence_order="question"))
+    # the default settings run every step by the LM; the shipped program's export sets its own steps
     programs = {
-        name: choose_program(store, None, None, settings, shipped=SHIPPED_PROGRAM, uncompiled=name == "uncompiled")
+        name: choose_program(store, None, None, Settings(), shipped=SHIPPED_PROGRAM, uncompiled=name == "uncompiled")
         for name in PROGRAMS
     }
     print(
         f"{len(examples)} examples from {args.traces} ({args.split}); {args.threads} threads, {args.parallel} at a time"
     )
+    for name in dict.fromkeys(p for _, p in args.runs):
+        print(f"{name}: {steps_words(programs[name].steps)}")
     runs: list[dict[str, Any]] = []
     loads: dict[str, float] = {}
     for model in dict.fromkeys(m for m, _ in args.runs):  # each model loaded once, in order of first mention
@@ -200,6 +206,7 @@ def main() -> None:
             "threads": args.threads,
             "parallel": args.parallel,
             "load_seconds": loads,
+            "steps": {name: steps_words(programs[name].steps) for name in dict.fromkeys(p for _, p in args.runs)},
             "load_average": os.getloadavg(),
         }
         Path(args.json).write_text(json.dumps({"meta": meta, "runs": runs, "comparisons": comparisons}, indent=2))
