@@ -30,11 +30,12 @@ from experiments.tracking import (
     set_champion,
 )
 from optimizers.params import MODULES
-from pipeline.errors import TrackingError
+from pipeline.errors import ScopeRagError, TrackingError
 from pipeline.evaluation.examples import CASES
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, ExportManifest, validate_export_bytes
 from pipeline.export.fs import check_target, publish_dir, staged_dir, write_files
 from pipeline.export.jsonio import read_limited
+from pipeline.program.lm import parse_lm_spec
 
 SUMMARY_CASES = (*CASES, "all")
 
@@ -52,9 +53,9 @@ def open_existing(mlruns: Path, uri: str | None = None) -> Tracker:
 
 
 def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = None) -> Any:
-    """One row per scoperag run, newest first (pandas DataFrame): status, selection, per case the selection
-    metric before/after (the composite, or a stage job's stage metric), safety counts after, LM calls and the
-    prompt versions it registered."""
+    """One row per scoperag run, newest first (pandas DataFrame): the model it compiled for, status, selection, per
+    case the selection metric before/after (the composite, or a stage job's stage metric), safety counts after,
+    LM calls and the prompt versions it registered."""
     import pandas as pd
 
     tracker = open_existing(mlruns, uri)
@@ -78,6 +79,7 @@ def list_runs(mlruns: Path, experiment: str | None = None, uri: str | None = Non
             "stage": measure.stage,
             "traces": measure.traces,
             "optimizer": tags.get(TAG_OPTIMIZER, ""),
+            "model": compiled_for(run.data.params.get("lm.task")),
             "status": run.info.status,
             "selected": tags.get(TAG_SELECTED, ""),
             "champion": champion,
@@ -133,6 +135,18 @@ def _verdict_fields(run: Any) -> dict[str, Any]:
     return fields
 
 
+def compiled_for(task: str | None) -> str:
+    """The model a run compiled for, from its logged `lm.task`: "embedded:0.5b" or "embedded:1.5b" for an embedded
+    model (plain "embedded" is the 0.5B), else the spec as logged; "" for a run that logged none."""
+    if not task:
+        return ""
+    try:
+        spec = parse_lm_spec(task)
+    except ScopeRagError:  # a spec an older or newer version wrote: shown as it was logged
+        return task
+    return f"embedded:{spec.size}" if spec.kind == "embedded" else spec.value
+
+
 def exported_way(tags: Any) -> str:
     """What the run's exported program runs for what the job optimised: "compiled" (the candidate), "uncompiled"
     (the baseline, the candidate rejected), or, for a stage job, "floor <name>" when the LM lost to its floor."""
@@ -151,8 +165,8 @@ CASE_INITIALS = "/".join("".join(word[0] for word in case.split("_")) for case i
 
 def compact_lines(table: Any, width: int = 80) -> list[str]:
     """The runs table in `width` columns, two lines per run, nothing cut: the run id, start time, validation
-    examples per case, the metric before and after and the difference with its 95% CI; then the config and
-    what its exported program runs (the verdict with its reason), wrapped under it."""
+    examples per case, the metric before and after and the difference with its 95% CI; then the config, the model
+    it compiled for and what its exported program runs (the verdict with its reason), wrapped under it."""
     import textwrap
 
     def number(value: Any, sign: str = "") -> str:
@@ -173,9 +187,10 @@ def compact_lines(table: Any, width: int = 80) -> list[str]:
         )
         verdict = str(row["verdict"]) + (f" ({short_reason(str(row['reason']))})" if row.get("reason") else "")
         name = str(row["config"]) + (" (champion)" if row.get("champion") else "")
+        model = f" for {row['model']}" if row.get("model") else ""
         # a config's name is never split (its hyphens are no place to break)
         wrapped = textwrap.wrap(
-            f"{name}: {verdict}", width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+            f"{name}{model}: {verdict}", width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
         )
         lines.extend(wrapped)
     notes = (

@@ -65,11 +65,15 @@ def test_the_runs_table_fits_80_columns_with_counts_interval_and_what_each_expor
         assert "/".join(str(counts[c]) for c in CASES) in line
         assert f"{row['before']:.2f}" in line and f"{row['ci_low']:+.2f}" in line
         assert row["started"][5:] in line  # the start time whole
+        # the model each run compiled for, from its logged lm.task, beside the verdict
+        assert row["model"] == "openai/scripted-test"
         if summary.selected:
-            assert verdict.strip() == f"{row['config']}: selected" and row["runs"] == "compiled"
+            assert (
+                verdict.strip() == f"{row['config']} for openai/scripted-test: selected" and row["runs"] == "compiled"
+            )
         else:
             assert row["verdict"] == "rejected" and row["reason"] == summary.rejection and row["runs"] == "uncompiled"
-            assert verdict.strip() == f"{row['config']}: rejected (no improvement)"
+            assert verdict.strip() == f"{row['config']} for openai/scripted-test: rejected (no improvement)"
 
 
 def test_a_stage_run_whose_export_runs_the_floor_is_not_called_selected() -> None:
@@ -101,7 +105,7 @@ def test_config_names_are_shown_whole_and_a_sweep_row_shows_the_metric_a_job_sel
     table.loc[:, "config"] = "stage-decompose-demo-sec-long-name-of-a-config-that-goes-on"  # once cut at 16
     lines = compact_lines(table)
     assert all(len(line) <= 80 for line in lines)
-    assert lines[2].startswith("  stage-decompose-demo-sec-long-name-of-a-config-that-goes-on: ")
+    assert lines[2].startswith("  stage-decompose-demo-sec-long-name-of-a-config-that-goes-on for")
     row = sweep_row(summary)
     total = summary.comparison[summary.comparison["case"] == "all"].iloc[0]
     assert row["metric"] == "composite" and row["before"] == total["baseline"] and row["after"] == total["candidate"]
@@ -128,6 +132,32 @@ def test_runs_prints_the_compact_table_and_wide_and_json_carry_the_rest(
     (record,) = json.loads(capsys.readouterr().out)
     assert record["verdict"] == "rejected" and record["reason"] == summary.rejection and record["n chip"] == 1
     assert record["stage"] == "end_to_end" and record["runs"] == "uncompiled"
+    assert record["model"] == "openai/scripted-test" and "model" in wide
+
+
+@pytest.mark.parametrize(
+    ("task", "model"),
+    [
+        ("embedded", "embedded:0.5b"),
+        ("embedded:0.5b", "embedded:0.5b"),
+        ("embedded:1.5b", "embedded:1.5b"),
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+        ("an LM this version does not read", "an LM this version does not read"),
+        (None, ""),
+    ],
+)
+def test_the_model_a_run_compiled_for_is_named_from_its_logged_task(task: str | None, model: str) -> None:
+    import pandas as pd
+
+    from experiments.runs import compiled_for
+
+    assert compiled_for(task) == model
+    row = {"run_id": "0123456789", "started": "2026-11-28 14:00", "config": "stage_answer_demo", "model": model}
+    row.update({"verdict": "runs floor span", "reason": "the LM did not beat it", "champion": False})
+    lines = compact_lines(pd.DataFrame([row]))
+    said = f"stage_answer_demo for {model}: runs floor span" if model else "stage_answer_demo: runs floor span"
+    notes = next(i for i, line in enumerate(lines) if line.startswith("val n/case"))
+    assert " ".join(" ".join(lines[2:notes]).split()) == f"{said} (the LM did not beat it)"
 
 
 # -- finding 3: exporting a rejected run ------------------------------------------------------------
