@@ -87,6 +87,21 @@ _PERIOD_WORDS = re.compile(
 )
 # How much a row's label must name the metric to answer at all.
 MIN_LABEL_SCORE = 0.7
+# How well a label must name an event by its noun alone: "Cash dividends" (0.65) does, "Dividends received from
+# equity investees" (0.53) names another event.
+EVENT_NOUN_SCORE = 0.6
+# What such a label's score counts for, so that a row naming the event with its verb ("Dividends declared", at
+# least CLAIM_ROW_SCORE) ranks first.
+EVENT_NOUN_WEIGHT = 0.5
+# Where a label's first phrase ends: "Repurchase | of common stock", "Cash dividends | ($1.42 per share)",
+# "Divestitures | & acquisitions", "Share repurchases | - common".
+_PHRASE_END = re.compile(
+    r"\s(?:of|on|to|for|from|by|in|under|with|and|or|net|at)\s|\s[-–—]\s|[(,&/:;=*\d$€£]", re.IGNORECASE
+)
+# A verb's past form after the noun ("Cash dividends declared").
+_VERB_FORM = re.compile(r"^(?:[a-z]+ed|paid|made|sold|bought|held)$", re.IGNORECASE)
+# An amount a label prints in brackets ("Cash dividends ($1.42 per share)", "Dividends ($1.79)/per share*").
+_LABEL_AMOUNT = re.compile(r"\([^)]*\d[^)]*\)")
 
 
 @dataclass(frozen=True)
@@ -114,6 +129,9 @@ class MetricAsk:
     # "Dividends declared" reports that dividends were declared).
     min_score: float = MIN_LABEL_SCORE
     required: frozenset[str] = frozenset()
+    # The event's own noun ("dividend" for "were dividends declared"): a label naming it, and little else, reports
+    # the event without its verb ("Cash dividends ($1.42 per share)" in a statement of equity).
+    nouns: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -188,6 +206,42 @@ def best_label_score(ask: MetricAsk, label: Sequence[str]) -> float:
     return max([own, *others])
 
 
+def _row_years(row: TableRow, headers: bool = False) -> list[int]:
+    """The years a row's block headings name (and its columns' headers, with `headers`)."""
+    texts = [*row.parents, *(c.header for c in row.cells)] if headers else list(row.parents)
+    return [int(y) for t in texts for y in re.findall(r"\b(?:19|20)\d{2}\b", t)]
+
+
+def noun_forms(ask: MetricAsk, label: str) -> frozenset[str]:
+    """The stems `label` may write for the event's nouns: each, and the act it repeats when the label names what
+    the question says it is done to ("repurchas" of "share repurchases": "Purchases of common shares", not
+    "Purchases of equity investments")."""
+    rest = set(ask.terms) - ask.nouns - ask.required
+    repeated = {n[2:] for n in ask.nouns if n.startswith("re") and len(n) > 6}
+    return frozenset(ask.nouns | repeated) if rest and held_terms(label, rest) == rest else frozenset(ask.nouns)
+
+
+def names_noun(label: str, nouns: AbstractSet[str]) -> bool:
+    """Whether a label's first phrase ends in one of `nouns` (stems), or in it and a verb's past form: "Cash
+    dividends", "Cash dividends declared", "Repurchase of common stock"; not a noun that only qualifies another
+    ("Dividend income", "Acquisition-related costs")."""
+    words = _PHRASE_END.split(f" {label} ", maxsplit=1)[0].split()
+    at = next((i for i, w in enumerate(words) if held_terms(w, nouns) and "-" not in w), None)
+    return at is not None and all(_VERB_FORM.match(w) for w in words[at + 1 :])
+
+
+def event_label_score(ask: MetricAsk, label: str) -> float:
+    """How well a label names the event by its noun (`ask.nouns`), the amount it prints left out: the question's
+    other words and the event's verbs do not count against it ("Cash dividends declared on common stock"); 0
+    when the noun is not what its first phrase names ("Acquisition-related costs", "Dividend income")."""
+    nouns = noun_forms(ask, label)
+    if not nouns or not names_noun(label, nouns):
+        return 0.0
+    bare = label_terms(_PER_SHARE.sub(" ", _LABEL_AMOUNT.sub(" ", label)))
+    others = (ask.names | set(ask.terms) | ask.required) - nouns
+    return max(label_score((noun,), bare, others) for noun in sorted(nouns))
+
+
 def cell_value(text: str) -> tuple[Decimal, bool] | None:
     """(value, is a percentage) of a figure cell as printed: "(1,234)" and "-1,234" negative, "—" zero,
     "12.5%"; None for anything else."""
@@ -254,6 +308,7 @@ def row_figures(
     """Every figure of `rows` that may answer `ask`, best first (see the module docstring). `document_matches`:
     the document itself covers the period asked (its attributes say so), so its latest column answers."""
     found: list[tuple[tuple[float, ...], Figure]] = []
+    latest_year = max((y for row in rows for y in _row_years(row, headers=True)), default=None)
     for row in rows:
         per_share, percent_row = _row_kind(row)
         if per_share != ask.per_share and not ask.any_kind:
@@ -267,7 +322,11 @@ def row_figures(
         # a label holding the event's verb ("Dividends declared") may name less of the rest
         relaxed = bool(ask.required) and bool(held_terms(row.label, ask.required))
         if score < (ask.min_score if relaxed else MIN_LABEL_SCORE):
-            continue
+            # a label naming the event's noun reports it without the verb ("Cash dividends ($1.42 per share)")
+            noun = event_label_score(ask, row.label)
+            if noun < EVENT_NOUN_SCORE or max(_row_years(row), default=latest_year) != latest_year:
+                continue  # nor under a heading naming an earlier year than the document's latest ("2022")
+            score = EVENT_NOUN_WEIGHT * noun  # after every row naming the event with its verb
         parents = [t for p in row.parents for t in label_terms(p)]
         heading = [t for t in parents if t not in _SECTION_WORDS]
         segment = bool(heading) and not any(related(a, w) for a in ask.terms for w in heading)
