@@ -94,10 +94,9 @@ EVENT_NOUN_SCORE = 0.6
 # least CLAIM_ROW_SCORE) ranks first.
 EVENT_NOUN_WEIGHT = 0.5
 # Where a label's first phrase ends: "Repurchase | of common stock", "Cash dividends | ($1.42 per share)",
-# "Divestitures | & acquisitions", "Share repurchases | - common".
-_PHRASE_END = re.compile(
-    r"\s(?:of|on|to|for|from|by|in|under|with|and|or|net|at)\s|\s[-–—]\s|[(,&/:;=*\d$€£]", re.IGNORECASE
-)
+# "Share repurchases | - common" ("Acquisitions and divestitures" is one phrase: it names two things).
+_PHRASE_END = re.compile(r"\s(?:of|on|to|for|from|by|in|under|with|net|at)\s|\s[-–—]\s|[(,/:;=*\d$€£]", re.IGNORECASE)
+_JOINS = frozenset({"and", "or", "&"})
 # A verb's past form after the noun ("Cash dividends declared").
 _VERB_FORM = re.compile(r"^(?:[a-z]+ed|paid|made|sold|bought|held)$", re.IGNORECASE)
 # An amount a label prints in brackets ("Cash dividends ($1.42 per share)", "Dividends ($1.79)/per share*").
@@ -206,12 +205,6 @@ def best_label_score(ask: MetricAsk, label: Sequence[str]) -> float:
     return max([own, *others])
 
 
-def _row_years(row: TableRow, headers: bool = False) -> list[int]:
-    """The years a row's block headings name (and its columns' headers, with `headers`)."""
-    texts = [*row.parents, *(c.header for c in row.cells)] if headers else list(row.parents)
-    return [int(y) for t in texts for y in re.findall(r"\b(?:19|20)\d{2}\b", t)]
-
-
 def noun_forms(ask: MetricAsk, label: str) -> frozenset[str]:
     """The stems `label` may write for the event's nouns: each, and the act it repeats when the label names what
     the question says it is done to ("repurchas" of "share repurchases": "Purchases of common shares", not
@@ -223,11 +216,13 @@ def noun_forms(ask: MetricAsk, label: str) -> frozenset[str]:
 
 def names_noun(label: str, nouns: AbstractSet[str]) -> bool:
     """Whether a label's first phrase ends in one of `nouns` (stems), or in it and a verb's past form: "Cash
-    dividends", "Cash dividends declared", "Repurchase of common stock"; not a noun that only qualifies another
-    ("Dividend income", "Acquisition-related costs")."""
+    dividends", "Cash dividends declared and paid", "Repurchase of common stock"; not a noun that only qualifies
+    another or that another joins ("Dividend income", "Acquisition-related costs", "Acquisitions and divestitures")."""
     words = _PHRASE_END.split(f" {label} ", maxsplit=1)[0].split()
     at = next((i for i, w in enumerate(words) if held_terms(w, nouns) and "-" not in w), None)
-    return at is not None and all(_VERB_FORM.match(w) for w in words[at + 1 :])
+    if at is None or {w.casefold() for w in words[:at]} & _JOINS:
+        return False
+    return all(_VERB_FORM.match(w) for w in words[at + 1 :] if w.casefold() not in _JOINS)
 
 
 def event_label_score(ask: MetricAsk, label: str) -> float:
@@ -308,7 +303,6 @@ def row_figures(
     """Every figure of `rows` that may answer `ask`, best first (see the module docstring). `document_matches`:
     the document itself covers the period asked (its attributes say so), so its latest column answers."""
     found: list[tuple[tuple[float, ...], Figure]] = []
-    latest_year = max((y for row in rows for y in _row_years(row, headers=True)), default=None)
     for row in rows:
         per_share, percent_row = _row_kind(row)
         if per_share != ask.per_share and not ask.any_kind:
@@ -323,9 +317,11 @@ def row_figures(
         relaxed = bool(ask.required) and bool(held_terms(row.label, ask.required))
         if score < (ask.min_score if relaxed else MIN_LABEL_SCORE):
             # a label naming the event's noun reports it without the verb ("Cash dividends ($1.42 per share)")
-            noun = event_label_score(ask, row.label)
-            if noun < EVENT_NOUN_SCORE or max(_row_years(row), default=latest_year) != latest_year:
-                continue  # nor under a heading naming an earlier year than the document's latest ("2022")
+            # only in a primary statement: a note's "Acquisitions" row of goodwill by segment is what an acquisition
+            # added to goodwill, maybe in an earlier year
+            noun = event_label_score(ask, row.label) if _STATEMENT_TITLE.match(row.title.strip()) else 0.0
+            if noun < EVENT_NOUN_SCORE:
+                continue
             score = EVENT_NOUN_WEIGHT * noun  # after every row naming the event with its verb
         parents = [t for p in row.parents for t in label_terms(p)]
         heading = [t for t in parents if t not in _SECTION_WORDS]

@@ -95,10 +95,11 @@ def dividends_ask() -> MetricAsk:
     )
 
 
-def equity_row(label: str, *cells: str) -> TableRow:
+def equity_row(label: str, *cells: str, title: str = "CONSOLIDATED STATEMENTS OF STOCKHOLDERS' EQUITY") -> TableRow:
     """A statement of equity's row: its components as columns, no period in their headers."""
     headers = ("Common Stock", "Retained Earnings", "Total")
-    return TableRow(1, 0, 0, label, tuple(RowCell(c, h) for c, h in zip(cells, headers, strict=True)), scale="million")
+    row_cells = tuple(RowCell(c, h) for c, h in zip(cells, headers, strict=True))
+    return TableRow(1, 0, 0, label, row_cells, scale="million", title=title)
 
 
 def test_a_row_naming_the_events_noun_with_its_per_share_amount_reports_it() -> None:
@@ -117,9 +118,18 @@ def test_a_row_of_dividends_received_or_of_another_event_does_not_name_it() -> N
     rows = [
         equity_row("Dividend income", "", "12", "12"),
         equity_row("Dividends received from equity investees", "", "40", "40"),
+        equity_row("Dividends and distributions", "", "40", "40"),
         equity_row("Common stock issued", "5", "", "5"),
     ]
     assert row_figures(dividends_ask(), "d", rows) == []
+
+
+def test_a_notes_row_naming_the_events_noun_is_not_read() -> None:
+    # goodwill by segment: what an acquisition added to goodwill, not the acquisition
+    ask = MetricAsk(terms=("complet", "acquisit", "busi", "combin"), any_kind=True, nouns=frozenset({"acquisit"}))
+    note = equity_row("Acquisitions", "—", "336", "336", title="Goodwill")
+    assert row_figures(ask, "d", [note]) == []
+    assert row_figures(ask, "d", [equity_row("Acquisitions", "—", "336", "336")])  # in a statement it is read
 
 
 def test_names_prefer_those_ending_in_the_noun_asked_about() -> None:
