@@ -4,8 +4,10 @@ about ("Did Acme announce a share buyback?"), or a table row reports it (pure fu
 A sentence states the event when it holds what the question asks about (nearly all its key terms, in some
 form: "repurchase" for "buyback") and says it as a fact: not negated ("did not", "no ... were"), not as a
 possibility, a plan or a risk ("may", "could", "intends to", "if"). A row of a table states it when its label
-names the event and its figure for the period is not zero; a zero or a dash states that it did not happen.
-Nothing stating it: the answer is the question's absent value (False).
+names the event (its verb, or the event's own noun: "Cash dividends ($1.42 per share)" for "were dividends
+declared") and its figure for the period is not zero; a zero or a dash states that it did not happen. A table's
+cells that reach the sentences ("| — (Total Number of Shares Purchased)") state nothing: a figure under a column's
+caption is the row floor's to read. Nothing stating it: the answer is the question's absent value (False).
 """
 
 from __future__ import annotations
@@ -44,13 +46,27 @@ _WHEN = re.compile(r"\s(?:since|during|after|before|until|as\s+of|over\s+the|thr
 # replaced").
 MIN_SHARE = 0.75
 ALL_TERMS = 2
-_BUY_BACK = re.compile(r"\bbuy(?:s|ing)?[\s-]+back\b|\bbought\s+back\b", re.IGNORECASE)
+_BUY_BACK = re.compile(r"\bbuy(?:s|ing)?[\s-]*backs?\b|\bbought\s+back\b", re.IGNORECASE)
+# "Were there any share buybacks": what follows names the event.
+_THERE = re.compile(r"\b(?:(?:were|was|are|is)\s+there|there\s+(?:were|was|are|is|have\s+been|has\s+been))\b", re.I)
 _DID_VERB = re.compile(
     r"\b(?:did|does|do)\s+(?:(?:the|its|their|any)\s+)?(?:company\s+)?([a-z]+(?:\s+or\s+[a-z]+)?)\b", re.IGNORECASE
 )
 # "not" a few words before a verb's past form: "has historically not declared", "were not paid".
 _NOT_BEFORE_VERB = re.compile(r"\b(?:not|never|no)\s+(?:\w+\s+){0,2}?(?:\w+ed|paid|made|sold|bought|held)\b", re.I)
 _PARTICIPLE = re.compile(r"\b([a-z]{3,}(?:ed|en)|paid|made|sold|bought|held|taken|given|won|lost)\b", re.IGNORECASE)
+# A question's words and the marks between them, in order.
+_WORD = re.compile(r"[a-z][a-z'-]*|[^\sa-z]")
+# Words that stand before a verb's object without naming it ("pay any share repurchases", "paid a dividend").
+_DETERMINERS = frozenset({"any", "a", "an", "the", "its", "their", "some", "all"})
+# Auxiliaries a few words before a past participle that make it active ("has the company paid a dividend"), not
+# passive ("were dividends declared").
+_PERFECT = frozenset({"has", "have", "had"})
+# "no" a few words before what the question asks about: "with no repurchases in the first six months".
+_NO_BEFORE = re.compile(r"\bno\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
+# A table cell as the sentences carry it: a figure or a dash, and the caption of its column in brackets
+# ("| — (Total Number of Shares Purchased)", "| (8) (Common Stock Outstanding Shares)").
+_CELL = re.compile(r"^\s*(?:[-−–—]+|[$€£]?\s*\(?[-−–]?\s*[$€£]?\d[\d,./]*\)?%?)\s*(?:\([^)]*\)?)?")
 # Best-ranked sentences read.
 READ = 24
 
@@ -86,15 +102,61 @@ def event_verbs(asked: str) -> frozenset[str]:
     return frozenset(t for t in stems if t not in _FRAMING)
 
 
-def negated(text: str) -> bool:
+def event_nouns(asked: str) -> frozenset[str]:
+    """The stem of the noun the question's verb acts on, the event's own name ("were common stock dividends
+    declared", "declare or pay any dividends to ...", "has ... paid a dividend" -> "dividend"; "pay any share
+    repurchases", "were there any share buybacks" -> "repurchas"): the last key term of the run right after the
+    verb or "there were", or just before a passive participle. Empty when the verb names the event itself
+    ("repurchase any of its common stock", "pay to acquire") or no verb is found."""
+    event = _BUY_BACK.sub("repurchase", _WHEN.split(asked, maxsplit=1)[0])
+    terms = set(claim_terms(event))
+    words = _WORD.findall(event.casefold())
+    stems = [next(iter(bm25_tokens(w)), "") for w in words]
+    head = None
+    if verb := _THERE.search(event) or _DID_VERB.search(event):
+        head = _object_head(words, stems, len(_WORD.findall(event[: verb.end()].casefold())), terms)
+    elif participle := _PARTICIPLE.search(event):
+        at = len(_WORD.findall(event[: participle.start()].casefold()))
+        if _PERFECT & set(words[max(0, at - 4) : at]):
+            head = _object_head(words, stems, at + 1, terms)
+        elif at and stems[at - 1] in terms:
+            head = stems[at - 1]
+    return frozenset({head} - _FRAMING) if head else frozenset()
+
+
+def _object_head(words: Sequence[str], stems: Sequence[str], start: int, terms: AbstractSet[str]) -> str | None:
+    """The last stem of the run of key terms from `start`, past its determiners (a verb's object); None when
+    "to" or "of" comes first (an infinitive or a partitive: the verb itself names the event)."""
+    i = start
+    while i < len(words) and words[i] in _DETERMINERS:
+        i += 1
+    if i < len(words) and words[i] in ("to", "of"):
+        return None
+    head = None
+    while i < len(stems) and stems[i] in terms:
+        head = stems[i]
+        i += 1
+    return head
+
+
+def stated_text(text: str) -> str:
+    """What a sentence says in words, without the table cells it carries: a cell (a figure or a dash with its
+    column's caption) after a "|" reports a figure, which only its row, read as a row, can say happened."""
+    parts = text.split("|")
+    return " ".join([parts[0], *(_CELL.sub(" ", p, count=1) for p in parts[1:])]).strip()
+
+
+def negated(text: str, terms: Sequence[str] = ()) -> bool:
     """Whether `text` says something did not happen ("did not repurchase", "has historically not declared",
-    "no shares were repurchased")."""
-    return bool(_NEGATED.search(text) or _NOT_BEFORE_VERB.search(text))
+    "no shares were repurchased", or "no" just before one of `terms`: "with no repurchases in 2023")."""
+    if _NEGATED.search(text) or _NOT_BEFORE_VERB.search(text):
+        return True
+    return any(held_terms(m.group(1), frozenset(terms)) for m in _NO_BEFORE.finditer(text))
 
 
 def states(text: str, terms: Sequence[str]) -> float:
     """The share of `terms` that `text` holds, when it says them as a fact (0 when negated or hypothetical)."""
-    if not terms or negated(text) or _HYPOTHETICAL.search(text):
+    if not terms or negated(text, terms) or _HYPOTHETICAL.search(text):
         return 0.0
     return len(held_terms(text, frozenset(terms))) / len(terms)
 
@@ -102,7 +164,7 @@ def states(text: str, terms: Sequence[str]) -> float:
 def denies(text: str, terms: Sequence[str]) -> float:
     """The share of `terms` that `text` holds when it says, as a fact, that the event did not happen ("the
     energiser has not been replaced"); 0 otherwise."""
-    if not terms or not negated(text) or _HYPOTHETICAL.search(text):
+    if not terms or not negated(text, terms) or _HYPOTHETICAL.search(text):
         return 0.0
     return len(held_terms(text, frozenset(terms))) / len(terms)
 
@@ -116,12 +178,13 @@ def stated_claim(
     best: Claim | None = None
     denied: Claim | None = None
     for sentence in sentences[:READ]:
-        if verbs and not held_terms(sentence.text, verbs):
+        text = stated_text(sentence.text)
+        if verbs and not held_terms(text, verbs):
             continue
-        share = states(sentence.text, terms)
+        share = states(text, terms)
         if share >= need and (best is None or share > best.share):
             best = Claim(sentence, share)
-        against = denies(sentence.text, terms)
+        against = denies(text, terms)
         if against >= need and (denied is None or against > denied.share):
             denied = Claim(sentence, against, happened=False)
     return best or denied

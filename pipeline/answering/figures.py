@@ -87,6 +87,20 @@ _PERIOD_WORDS = re.compile(
 )
 # How much a row's label must name the metric to answer at all.
 MIN_LABEL_SCORE = 0.7
+# How well a label must name an event by its noun alone: "Cash dividends" (0.65) does, "Dividends received from
+# equity investees" (0.53) names another event.
+EVENT_NOUN_SCORE = 0.6
+# What such a label's score counts for, so that a row naming the event with its verb ("Dividends declared", at
+# least CLAIM_ROW_SCORE) ranks first.
+EVENT_NOUN_WEIGHT = 0.5
+# Where a label's first phrase ends: "Repurchase | of common stock", "Cash dividends | ($1.42 per share)",
+# "Share repurchases | - common" ("Acquisitions and divestitures" is one phrase: it names two things).
+_PHRASE_END = re.compile(r"\s(?:of|on|to|for|from|by|in|under|with|net|at)\s|\s[-–—]\s|[(,/:;=*\d$€£]", re.IGNORECASE)
+_JOINS = frozenset({"and", "or", "&"})
+# A verb's past form after the noun ("Cash dividends declared").
+_VERB_FORM = re.compile(r"^(?:[a-z]+ed|paid|made|sold|bought|held)$", re.IGNORECASE)
+# An amount a label prints in brackets ("Cash dividends ($1.42 per share)", "Dividends ($1.79)/per share*").
+_LABEL_AMOUNT = re.compile(r"\([^)]*\d[^)]*\)")
 
 
 @dataclass(frozen=True)
@@ -114,6 +128,9 @@ class MetricAsk:
     # "Dividends declared" reports that dividends were declared).
     min_score: float = MIN_LABEL_SCORE
     required: frozenset[str] = frozenset()
+    # The event's own noun ("dividend" for "were dividends declared"): a label naming it, and little else, reports
+    # the event without its verb ("Cash dividends ($1.42 per share)" in a statement of equity).
+    nouns: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -186,6 +203,38 @@ def best_label_score(ask: MetricAsk, label: Sequence[str]) -> float:
     own = label_score(ask.terms, label, ask.names)
     others = [0.95 * label_score(alt, label, ask.names) for alt in ask.alternatives if alt]
     return max([own, *others])
+
+
+def noun_forms(ask: MetricAsk, label: str) -> frozenset[str]:
+    """The stems `label` may write for the event's nouns: each, and the act it repeats when the label names what
+    the question says it is done to ("repurchas" of "share repurchases": "Purchases of common shares", not
+    "Purchases of equity investments")."""
+    rest = set(ask.terms) - ask.nouns - ask.required
+    repeated = {n[2:] for n in ask.nouns if n.startswith("re") and len(n) > 6}
+    return frozenset(ask.nouns | repeated) if rest and held_terms(label, rest) == rest else frozenset(ask.nouns)
+
+
+def names_noun(label: str, nouns: AbstractSet[str]) -> bool:
+    """Whether a label's first phrase ends in one of `nouns` (stems), or in it and a verb's past form: "Cash
+    dividends", "Cash dividends declared and paid", "Repurchase of common stock"; not a noun that only qualifies
+    another or that another joins ("Dividend income", "Acquisition-related costs", "Acquisitions and divestitures")."""
+    words = _PHRASE_END.split(f" {label} ", maxsplit=1)[0].split()
+    at = next((i for i, w in enumerate(words) if held_terms(w, nouns) and "-" not in w), None)
+    if at is None or {w.casefold() for w in words[:at]} & _JOINS:
+        return False
+    return all(_VERB_FORM.match(w) for w in words[at + 1 :] if w.casefold() not in _JOINS)
+
+
+def event_label_score(ask: MetricAsk, label: str) -> float:
+    """How well a label names the event by its noun (`ask.nouns`), the amount it prints left out: the question's
+    other words and the event's verbs do not count against it ("Cash dividends declared on common stock"); 0
+    when the noun is not what its first phrase names ("Acquisition-related costs", "Dividend income")."""
+    nouns = noun_forms(ask, label)
+    if not nouns or not names_noun(label, nouns):
+        return 0.0
+    bare = label_terms(_PER_SHARE.sub(" ", _LABEL_AMOUNT.sub(" ", label)))
+    others = (ask.names | set(ask.terms) | ask.required) - nouns
+    return max(label_score((noun,), bare, others) for noun in sorted(nouns))
 
 
 def cell_value(text: str) -> tuple[Decimal, bool] | None:
@@ -267,7 +316,13 @@ def row_figures(
         # a label holding the event's verb ("Dividends declared") may name less of the rest
         relaxed = bool(ask.required) and bool(held_terms(row.label, ask.required))
         if score < (ask.min_score if relaxed else MIN_LABEL_SCORE):
-            continue
+            # a label naming the event's noun reports it without the verb ("Cash dividends ($1.42 per share)")
+            # only in a primary statement: a note's "Acquisitions" row of goodwill by segment is what an acquisition
+            # added to goodwill, maybe in an earlier year
+            noun = event_label_score(ask, row.label) if _STATEMENT_TITLE.match(row.title.strip()) else 0.0
+            if noun < EVENT_NOUN_SCORE:
+                continue
+            score = EVENT_NOUN_WEIGHT * noun  # after every row naming the event with its verb
         parents = [t for p in row.parents for t in label_terms(p)]
         heading = [t for t in parents if t not in _SECTION_WORDS]
         segment = bool(heading) and not any(related(a, w) for a in ask.terms for w in heading)

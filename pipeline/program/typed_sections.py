@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from pipeline.answering.claims import READ, claim_terms, event_verbs, stated_claim
+from pipeline.answering.claims import READ, claim_terms, event_nouns, event_verbs, stated_claim
 from pipeline.answering.compute import computed_figure, expression_for
 from pipeline.answering.figure_answers import (
     FIRST_ID,
@@ -205,6 +205,7 @@ class TypedSections:
             any_kind=True,
             min_score=CLAIM_ROW_SCORE,
             required=event_verbs(asked),
+            nouns=event_nouns(asked),
         )
         figure = figure_for(ask, hits, self.tables)
         found = None if figure is None else self._guarded(figure, item, hits, kept, allowed)

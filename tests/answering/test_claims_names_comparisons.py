@@ -3,8 +3,11 @@ comparisons): one test per branch."""
 
 from __future__ import annotations
 
-from pipeline.answering.claims import claim_terms, denies, stated_claim, states
+from dataclasses import replace
+
+from pipeline.answering.claims import claim_terms, denies, event_nouns, stated_claim, stated_text, states
 from pipeline.answering.comparisons import Compared, compare, outcome_line, outcome_value
+from pipeline.answering.figures import MetricAsk, reports_event, row_figures
 from pipeline.answering.name_lists import (
     asks_organisation,
     captioned_values,
@@ -16,7 +19,7 @@ from pipeline.answering.name_lists import (
 )
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.intake.contract import read_contract
-from pipeline.types import Chunk, ChunkHit
+from pipeline.types import Chunk, ChunkHit, RowCell, TableRow
 from pipeline.values.typed import TypedValue
 
 HIT = ChunkHit(Chunk(0, "d", 1, 0, "text"), "d.pdf", 1.0)
@@ -28,10 +31,11 @@ def offered(*texts: str) -> list[OfferedSentence]:
 
 def test_claim_terms_leave_out_framing_and_the_time_clause() -> None:
     assert claim_terms("Has the fence energiser been replaced since the inspection?") == ("fenc", "energis", "replac")
+    # a "buyback" is what reports call a repurchase
     assert claim_terms("Did the company announce any share buyback plans in the annual report?") == (
         "announc",
         "share",
-        "buyback",
+        "repurchas",
         "plan",
     )
 
@@ -52,6 +56,80 @@ def test_the_stated_claim_prefers_a_statement_to_a_denial_and_needs_every_short_
     happened = stated_claim(offered("The fence energiser was replaced in June."), terms)
     assert happened is not None and happened.happened
     assert stated_claim(offered("The fence energiser is faulty."), terms) is None
+
+
+def test_the_events_noun_is_the_head_of_the_verbs_object() -> None:
+    assert event_nouns("were common stock dividends declared during the period?") == {"dividend"}
+    assert event_nouns("did the company declare or pay any dividends to its common shareholders?") == {"dividend"}
+    assert event_nouns("Has the company paid a dividend in the period?") == {"dividend"}
+    assert event_nouns("Did the company pay any share repurchases in the last period?") == {"repurchas"}
+    # the verb names the event itself: its object is not the event ("common stock" is no repurchase)
+    assert event_nouns("did the company buy back any of its common stock during the period?") == frozenset()
+    assert event_nouns("did the company pay to acquire any businesses during the period?") == frozenset()
+
+
+def test_no_just_before_the_events_word_denies_it() -> None:
+    text = "Our remaining share-purchase authorization was $3.3 billion, with no repurchases in the first half."
+    terms = ("share", "repurchas")
+    assert states(text, terms) == 0.0
+    assert denies(text, terms) == 1.0
+    assert states("We repurchased shares at no cost to holders.", terms) == 1.0
+
+
+def test_table_cells_in_a_sentence_state_nothing() -> None:
+    cells = "| — (Total Number of Shares Repurchased as Part of Publicly Announced Plans)"
+    assert stated_text(cells) == ""
+    assert stated_claim(offered(cells), ("repurchas", "share"), frozenset({"repurchas"})) is None
+    # words before the first cell, and prose after a cell, are still read
+    prose = "$1.30 (Dividend Per Share) We repurchased 4 million shares in 2023."
+    assert stated_text(f"02/18/21 | {prose}").endswith("We repurchased 4 million shares in 2023.")
+    found = stated_claim(offered(f"02/18/21 | {prose}"), ("repurchas", "share"), frozenset({"repurchas"}))
+    assert found is not None and found.happened
+
+
+def dividends_ask() -> MetricAsk:
+    """What "were common stock dividends declared" asks of the tables, as the claims floor sets it."""
+    terms = ("common", "stock", "dividend", "declar")
+    return MetricAsk(
+        terms=terms, any_kind=True, min_score=0.5, required=frozenset({"declar"}), nouns=frozenset({"dividend"})
+    )
+
+
+def equity_row(label: str, *cells: str, title: str = "CONSOLIDATED STATEMENTS OF STOCKHOLDERS' EQUITY") -> TableRow:
+    """A statement of equity's row: its components as columns, no period in their headers."""
+    headers = ("Common Stock", "Retained Earnings", "Total")
+    row_cells = tuple(RowCell(c, h) for c, h in zip(cells, headers, strict=True))
+    return TableRow(1, 0, 0, label, row_cells, scale="million", title=title)
+
+
+def test_a_row_naming_the_events_noun_with_its_per_share_amount_reports_it() -> None:
+    row = equity_row("Cash dividends ($1.42 per share)", "", "(6,020)", "(6,020)")
+    found = row_figures(dividends_ask(), "d", [row])
+    assert found and found[0].row.label == row.label and reports_event(found[0])
+    assert row_figures(replace(dividends_ask(), nouns=frozenset()), "d", [row]) == []  # the noun is what reads it
+
+
+def test_a_dash_row_naming_the_event_reports_it_did_not_happen() -> None:
+    found = row_figures(dividends_ask(), "d", [equity_row("Dividends ($1.79)/per share*", "—", "—", "—")])
+    assert found and not reports_event(found[0])
+
+
+def test_a_row_of_dividends_received_or_of_another_event_does_not_name_it() -> None:
+    rows = [
+        equity_row("Dividend income", "", "12", "12"),
+        equity_row("Dividends received from equity investees", "", "40", "40"),
+        equity_row("Dividends and distributions", "", "40", "40"),
+        equity_row("Common stock issued", "5", "", "5"),
+    ]
+    assert row_figures(dividends_ask(), "d", rows) == []
+
+
+def test_a_notes_row_naming_the_events_noun_is_not_read() -> None:
+    # goodwill by segment: what an acquisition added to goodwill, not the acquisition
+    ask = MetricAsk(terms=("complet", "acquisit", "busi", "combin"), any_kind=True, nouns=frozenset({"acquisit"}))
+    note = equity_row("Acquisitions", "—", "336", "336", title="Goodwill")
+    assert row_figures(ask, "d", [note]) == []
+    assert row_figures(ask, "d", [equity_row("Acquisitions", "—", "336", "336")])  # in a statement it is read
 
 
 def test_names_prefer_those_ending_in_the_noun_asked_about() -> None:

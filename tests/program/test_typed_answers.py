@@ -1,7 +1,7 @@
 """Typed answers end to end, with every step on its floor (no LM): a figure read from a statement's table in the
 column of the period asked, converted to the scale asked; a currency not reported is absent with a note; a
-yes/no decided by a sentence stating the event or denying it; a comparison answered per company inside its
-own documents; instructions never searched for."""
+yes/no decided by a sentence stating the event or denying it, or by a row naming it by its noun; a comparison
+answered per company inside its own documents; instructions never searched for."""
 
 from __future__ import annotations
 
@@ -70,9 +70,23 @@ COVER = """<table>
 </table>"""
 
 
-def report(name: str, revenue: tuple[str, str], assets: str, buyback: str, cover: str = "") -> str:
+def equity(dividends: str, cells: tuple[str, str, str]) -> str:
+    """A statement of stockholders' equity: its components as columns, its dividends row naming the event by its
+    noun only, with the amount per share in the label."""
+    return f"""<div style="page-break-after: always"></div>
+<p>CONSOLIDATED STATEMENTS OF STOCKHOLDERS' EQUITY</p>
+<p>(In millions, except per share amounts)</p>
+<table>
+<tr><td></td><td>Common Stock</td><td>Retained Earnings</td><td>Total</td></tr>
+<tr><td>Balance at December 31, 2022</td><td>10</td><td>1,500</td><td>1,510</td></tr>
+<tr><td>Net income</td><td>—</td><td>250</td><td>250</td></tr>
+<tr><td>{dividends}</td><td>{cells[0]}</td><td>{cells[1]}</td><td>{cells[2]}</td></tr>
+</table>"""
+
+
+def report(name: str, revenue: tuple[str, str], assets: str, buyback: str, cover: str = "", tail: str = "") -> str:
     """An annual report: a statement of operations, a balance sheet and a paragraph about share repurchases,
-    after its cover."""
+    after its cover (and `tail`, further statements)."""
     return f"""<html><body>
 <p>{name} Annual Report 2023</p>
 {cover}
@@ -94,6 +108,7 @@ def report(name: str, revenue: tuple[str, str], assets: str, buyback: str, cover
 <tr><td>Cash and cash equivalents</td><td>$120</td><td>$100</td></tr>
 <tr><td>Total assets</td><td>${assets}</td><td>$4,000</td></tr>
 </table>
+{tail}
 </body></html>"""
 
 
@@ -108,12 +123,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Store:
             "5,500",
             "In 2023 the Company repurchased 1.2 million shares of its common stock.",
             COVER,
+            equity("Dividends ($0.00)/per share*", ("—", "—", "—")),
         ),
         "beta/annual-2023.html": report(
             "Beta Tools Corporation",
             ("1,100", "1,050"),
             "2,400",
             "The Company did not repurchase any shares of its common stock in 2023.",
+            tail=equity("Cash dividends ($1.42 per share)", ("—", "(120)", "(120)")),
         ),
         "gamma/annual-2023.html": report(
             "Gamma Foods plc", ("7,400", "7,000"), "9,800", "Gamma Foods plc paid a final dividend in May 2023."
@@ -172,6 +189,18 @@ def test_yes_no_rests_on_a_sentence_stating_or_denying_the_event(reports: Store)
         reports, "Did Gamma repurchase any shares of its common stock? If there is no mention, return False."
     )
     assert unstated.value is not None and unstated.value.value is False and unstated.value.absent
+
+
+def test_yes_no_rests_on_a_row_naming_the_event_by_its_noun(reports: Store) -> None:
+    question = "Were common stock dividends declared by {} during the period? If there is no mention, return False."
+    paid = ask(reports, question.format("Beta"))
+    assert paid.value is not None and paid.value.value is True and not paid.value.absent
+    assert paid.value.as_written.startswith("Cash dividends ($1.42 per share)")
+    assert paid.value.pages and paid.value.pages[0].page == 4  # the statement of equity
+    assert paid.trace is not None and paid.trace.lines[0].step == "claim:rows"
+    dashes = ask(reports, question.format("Acme"))
+    assert dashes.value is not None and dashes.value.value is False and not dashes.value.absent
+    assert dashes.trace is not None and dashes.trace.lines[0].step == "claim:rows"
 
 
 def test_a_comparison_answers_each_company_in_its_own_documents(reports: Store) -> None:
