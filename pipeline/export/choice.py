@@ -37,14 +37,16 @@ from pipeline.store import Store
 SHIPPED_PROGRAM = Path(__file__).parent / "shipped"
 # The embedded model the shipped program was compiled and measured on (`--lm embedded`, `--lm embedded:0.5b`).
 SHIPPED_SIZE = DEFAULT_EMBEDDED
+# The program shipped for each embedded model: the 0.5B's compiled one, and for the 1.5B the same program with
+# the steps its measurements route to the LM (scripts/ship_route.py; docs/results.md "Choose step").
+SHIPPED_PROGRAMS = {SHIPPED_SIZE: SHIPPED_PROGRAM, "1.5b": Path(__file__).parent / "shipped-1.5b"}
 
 
 def shipped_for(lm_spec: str | None) -> Path | None:
-    """The shipped program when the LM `lm_spec` names (None: the embedded model) is the embedded model it
-    was compiled and measured on (the 0.5B); None for any other LM, the embedded 1.5B model too, which runs
-    uncompiled until compiled for it."""
+    """The program shipped for the LM `lm_spec` names (None: the embedded model): each embedded model's own
+    (SHIPPED_PROGRAMS); None for any other LM, which runs uncompiled until compiled for it."""
     spec = parse_lm_spec(lm_spec)
-    return SHIPPED_PROGRAM if spec.kind == "embedded" and spec.size == SHIPPED_SIZE else None
+    return SHIPPED_PROGRAMS.get(spec.size) if spec.kind == "embedded" else None
 
 
 @dataclass(frozen=True)

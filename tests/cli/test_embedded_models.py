@@ -1,5 +1,5 @@
-"""`--lm embedded:1.5b` as a user types it: `ask` says first that nothing is compiled for the 1.5B model and which
-steps its LM runs uncompiled, and the weights it loads are the 1.5B model's (the loader is faked: no weights)."""
+"""`--lm embedded:1.5b` as a user types it: `ask` says first that the program shipped for the 1.5B model answers
+and which steps its LM runs, and the weights it loads are the 1.5B model's (the loader is faked: no weights)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _ask(demo_index_dir: Path, *lm: str) -> list[str]:
     return ["ask", "What is the monthly rent?", "--property", "Banda Lane", "--index", str(demo_index_dir), *lm]
 
 
-def test_ask_with_the_15b_model_says_it_runs_uncompiled_and_loads_the_15b_weights(
+def test_ask_with_the_15b_model_runs_its_shipped_program_and_loads_the_15b_weights(
     loads: RecordedLoads, demo_index_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from pipeline.cli.main import main
@@ -57,11 +57,16 @@ def test_ask_with_the_15b_model_says_it_runs_uncompiled_and_loads_the_15b_weight
     out, err = capsys.readouterr()
     assert code == 0, err
     first = err.splitlines()[0]
-    assert first.startswith("program: uncompiled: nothing is compiled for the embedded 1.5B model")
-    assert "every step by the LM (" in first
+    assert first.startswith("program: the compiled program shipped for the embedded 1.5B model; by the LM: choose;")
     answer = json.loads(out)
-    assert answer["lm_calls"] > 0 and len(loads.server.bodies) == answer["lm_calls"]
-    assert loads.models == [QWEN_CODER_15B]
+    assert len(loads.server.bodies) == answer["lm_calls"]
+    assert loads.models == ([QWEN_CODER_15B] if answer["lm_calls"] else [])
+    # every step by the 1.5B model, uncompiled: its weights are the ones loaded
+    code = main([*_ask(demo_index_dir, "--lm", "embedded:1.5b", "--uncompiled"), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "every step by the LM (" in err.splitlines()[0]
+    assert json.loads(out)["lm_calls"] > 0 and set(loads.models) == {QWEN_CODER_15B}
 
 
 def test_ask_with_the_default_embedded_model_runs_the_shipped_program(

@@ -12,6 +12,7 @@ from pipeline.errors import ExportError, ScopeRagError
 from pipeline.export import PROGRAM, program_state, save_export
 from pipeline.export.choice import (
     SHIPPED_PROGRAM,
+    SHIPPED_PROGRAMS,
     choose_program,
     every_step_by_the_lm,
     plan_program,
@@ -20,8 +21,9 @@ from pipeline.export.choice import (
     steps_words,
 )
 from pipeline.export.profiles import ProfilePaths, activate, add_profile
+from pipeline.export.saving import predictor_states
 from pipeline.program.module import ScopedQA
-from pipeline.settings import ProgramSettings, Settings, StepChoices
+from pipeline.settings import STEP_NAMES, ProgramSettings, Settings, StepChoices
 from pipeline.store import Store
 
 FLOORS = StepChoices(
@@ -75,7 +77,7 @@ def _first_demo(program: ScopedQA) -> str | None:
 # -- the rule, branch by branch ------------------------------------------------------------------------------
 
 LM_URL = "http://127.0.0.1:9/v1"  # an LM nothing is compiled for
-LARGER = "embedded:1.5b"  # an embedded model nothing is compiled for (the shipped program is the 0.5B model's)
+LARGER = "embedded:1.5b"  # an embedded model with its own shipped program (tests pass one shipped program)
 
 
 def _expected(uncompiled: bool, program: bool, lm: str | None, profile: bool) -> tuple[str, str | None]:
@@ -85,7 +87,7 @@ def _expected(uncompiled: bool, program: bool, lm: str | None, profile: bool) ->
     if program:
         return "program", "--program was given" if profile else None
     if lm is not None:
-        return ("uncompiled" if lm in (LM_URL, LARGER) else "shipped"), "--lm was given" if profile else None
+        return ("uncompiled" if lm == LM_URL else "shipped"), "--lm was given" if profile else None
     return ("profile" if profile else "shipped"), None
 
 
@@ -135,11 +137,8 @@ def test_the_choice_rule_per_branch(
         assert choice.set_aside.startswith(f"profile 'alpha' is active but not used: {why}")
     if which == "uncompiled" and lm == LM_URL and not uncompiled:
         assert f"nothing is compiled for {LM_URL}" in line
-    if which == "uncompiled" and lm == LARGER and not uncompiled:
-        assert line.startswith(
-            "program: uncompiled: nothing is compiled for the embedded 1.5B model, its steps use the signatures' "
-            f"own prompts; {steps_words(EVERY_STEP_BY_THE_LM)}"
-        )
+    if which == "shipped" and lm == LARGER:
+        assert line.startswith("program: the compiled program shipped for the embedded 1.5B model;")
     if which == "shipped" and lm == "embedded":
         assert line.startswith("program: the compiled program shipped for the embedded model; no step by the LM")
 
@@ -331,7 +330,29 @@ def test_the_shipped_program_loads_strictly_and_was_compiled_for_the_embedded_mo
 
 @pytest.mark.parametrize(
     ("lm", "shipped"),
-    [(None, SHIPPED_PROGRAM), ("embedded", SHIPPED_PROGRAM), ("embedded:0.5b", SHIPPED_PROGRAM), (LARGER, None)],
+    [
+        (None, SHIPPED_PROGRAM),
+        ("embedded", SHIPPED_PROGRAM),
+        ("embedded:0.5b", SHIPPED_PROGRAM),
+        ("embedded:1.5b", SHIPPED_PROGRAMS["1.5b"]),
+        ("openai/gpt-4o-mini", None),
+        (LM_URL, None),
+    ],
 )
-def test_the_shipped_program_is_the_embedded_05b_models_only(lm: str | None, shipped: Path | None) -> None:
+def test_each_embedded_model_has_its_shipped_program_and_no_other_lm_has_one(
+    lm: str | None, shipped: Path | None
+) -> None:
     assert shipped_for(lm) == shipped
+
+
+def test_the_15b_program_routes_the_choose_step_to_the_lm_and_every_other_step_to_its_floor(demo_store: Store) -> None:
+    choice = choose_program(demo_store, None, None, shipped=SHIPPED_PROGRAMS["1.5b"], lm="embedded:1.5b")
+    steps = choice.program.settings.program.steps
+    assert [name for name in STEP_NAMES if steps.uses_lm(name)] == ["choose"]
+    assert choice.manifest is not None and choice.manifest.versions.lm == "embedded:1.5b"
+    assert choice.line().startswith(
+        "program: the compiled program shipped for the embedded 1.5B model; by the LM: choose; floors:"
+    )
+    # the same compiled state as the 0.5B's program: only the route differs
+    base = choose_program(demo_store, None, None, shipped=SHIPPED_PROGRAM)
+    assert predictor_states(choice.program)["answer"] == predictor_states(base.program)["answer"]

@@ -18,7 +18,14 @@ from pipeline.store.build import build_index
 from pipeline.store.embedders import HashEmbedder
 
 FLOORS = StepChoices(
-    decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
+    decompose="parts",
+    score="top_k",
+    answer="span",
+    abstain="support",
+    compute="rows",
+    hyde="none",
+    judge="claims",
+    choose="span",
 )
 
 MANIFEST = """format = "scoperag-corpus/v1"

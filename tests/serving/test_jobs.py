@@ -93,7 +93,14 @@ def test_a_job_says_which_steps_its_program_runs_and_the_uncompiled_one_runs_eve
     from pipeline.settings import ProgramSettings, Settings, StepChoices
 
     floors = StepChoices(
-        decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
+        decompose="parts",
+        score="top_k",
+        answer="span",
+        abstain="support",
+        compute="rows",
+        hyde="none",
+        judge="claims",
+        choose="span",
     )
     lm = GateLM()
     server = start(lm, program=lambda store: ScopedQA(store, Settings(program=ProgramSettings(steps=floors))))
