@@ -251,8 +251,14 @@ def _figure_spans(text: str, figures: Sequence[Quantity], kind: AnswerKind, scal
     spans: list[str] = []
     for before_it, figure in zip([None, *figures], figures, strict=False):
         start, end = figure.start, figure.end
-        # a figure repeating in parentheses the number written before it ("three (3) years") is read with it
-        repeated = before_it is not None and not in_digits(before_it) and before_it.value == abs(figure.value)
+        # a duration repeating in parentheses the number written before it ("three (3) years") is read with it (an
+        # amount is its figure: the words repeat it)
+        repeated = (
+            kind == "duration"
+            and before_it is not None
+            and not in_digits(before_it)
+            and before_it.value == abs(figure.value)
+        )
         if (
             before_it is not None
             and repeated
