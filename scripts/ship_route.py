@@ -6,7 +6,8 @@ program (its compiled state and settings), with the steps that model's measureme
 The route is chosen by measurement (docs/results.md, "Choose step"): on the 1.5B the choose step beat the span
 floor on the contract traces (answer-line correctness +0.185 [+0.037, +0.333], n = 27) and tied it on the demo
 test split (+0.000, n = 47); every other step keeps its floor (no LM step beat its floor on this model either).
-The 0.5B lost with the same step (contracts -0.074, demo -0.426), so its shipped program keeps the floor.
+The 0.5B did not beat the floor with the same step (contracts -0.037 [-0.222, +0.148], demo -0.426), so its
+shipped program keeps the floor.
 """
 
 from __future__ import annotations
