@@ -238,7 +238,10 @@ class ScopedQA(dspy.Module):
         yield Filtering(lm=steps.uses_lm("score"))
         deadline.check("scoring")
         kept = self.score_step(run, sub_questions, groups)
-        yield Generating(lm=steps.uses_lm("answer"))
+        # the answer step may call the LM for its lines, a yes/no question's judge, or the choice among the span
+        # floor's candidates
+        chooses = steps.answer == "span" and steps.uses_lm("choose")
+        yield Generating(lm=steps.uses_lm("answer") or steps.uses_lm("judge") or chooses)
         deadline.check("answering")
         sections = self.answer_sections(run, sub_questions, kept, groups)
         for section in sections:

@@ -133,3 +133,15 @@ def test_an_export_without_the_choose_step_loads_with_it_on_its_floor(agreements
     program, _ = load_export_with_settings(shipped, agreements)
     assert program.settings.program.steps.choose == "span" and program.settings.program.call_tokens("choose") == 16
     assert list(program.choose.signature.fields) == ["question", "candidates", "choice"]
+
+
+def test_the_answer_phase_says_when_the_lm_may_choose(agreements: Store) -> None:
+    from pipeline.program.events import Generating
+
+    scope = resolve_scope(agreements, property_ref="Acme")
+    said = {}
+    for name, steps in (("floor", FLOORS), ("chosen", CHOSEN)):
+        program = ScopedQA(agreements, Settings(program=ProgramSettings(steps=steps)))
+        with dspy.context(lm=scripted_lm(lambda prompt: {"choice": 1})):
+            said[name] = next(e for e in program.stream(QUESTION, scope) if isinstance(e, Generating)).lm
+    assert said == {"floor": False, "chosen": True}
