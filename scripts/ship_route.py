@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import argparse
 
 from pipeline.export.choice import SHIPPED_PROGRAM
-from pipeline.export.saving import load_export_with_settings, read_export, save_export
-from pipeline.settings import ProgramSettings, Settings
+from pipeline.export.saving import export_program_settings, load_export_with_settings, read_export, save_export
+from pipeline.settings import Settings
 from pipeline.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,11 +43,8 @@ def main() -> None:
 
     shipped = read_export(SHIPPED_PROGRAM)
     store = open_store(args.index)
-    floors, _ = load_export_with_settings(SHIPPED_PROGRAM, store)
-    steps = floors.settings.program.steps.model_copy(update=ROUTE)
-    program_settings = ProgramSettings.model_validate(
-        {**floors.settings.program.model_dump(), "steps": steps.model_dump()}
-    )
+    compiled = export_program_settings(shipped.manifest)
+    program_settings = compiled.model_copy(update={"steps": compiled.steps.model_copy(update=ROUTE)})
     settings = Settings.model_validate(shipped.manifest.config.settings)
     routed, _ = load_export_with_settings(
         SHIPPED_PROGRAM, store, settings.model_copy(update={"program": program_settings})

@@ -91,12 +91,18 @@ def section_inputs(
     )
 
 
+def lists_periods(inputs: SectionInputs) -> bool:
+    """Whether the span floor answers with a figure per period (trend_line) before its one best span: a question
+    about how an amount, percentage or count moved over time."""
+    return inputs.over_time and inputs.kind in ("amount", "percent", "count")
+
+
 def floor_draft(inputs: SectionInputs, step: AnswerStep, deadline: Deadline | None = None) -> Draft | None:
     """The answer line without an LM: the best-ranked sentence ("sentence") or the span of the kind asked
     for ("span"); None when nothing was offered. Past `deadline` DeadlinePassed stops it."""
     if step == "sentence":
         return sentence_line(inputs.sentences)
-    if inputs.over_time and inputs.kind in ("amount", "percent", "count"):
+    if lists_periods(inputs):
         listed = trend_line(inputs.sentences, inputs.kind, inputs.terms, inputs.sub_question, inputs.focus, deadline)
         if listed is not None:
             return listed

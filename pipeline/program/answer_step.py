@@ -42,6 +42,7 @@ from pipeline.answering.lines import (
     evidence_for,
     floor_computation,
     floor_draft,
+    lists_periods,
     section_inputs,
     support_of,
 )
@@ -283,8 +284,7 @@ class AnswerStep:
         among the floor's few best candidates (pipeline.answering.choose), the floor's first when its choice does
         not count (recorded)."""
         steps = self.settings.steps
-        listed = item.over_time and item.kind in ("amount", "percent", "count")
-        if steps.answer != "span" or steps.choose != "lm" or self.chooser is None or listed:
+        if steps.answer != "span" or steps.choose != "lm" or self.chooser is None or lists_periods(item):
             return floor_draft(item, steps.answer, run.deadline)
         offered = span_choices(
             item.sentences, item.kind, item.terms, item.sub_question, item.focus, run.deadline, MAX_CANDIDATES

@@ -24,8 +24,15 @@ from tests.support.fakes import field, scripted_lm
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOORS = StepChoices(
-    decompose="parts", score="top_k", answer="span", abstain="support", compute="rows", hyde="none", judge="claims"
-).model_copy(update={"choose": "span"})
+    decompose="parts",
+    score="top_k",
+    answer="span",
+    abstain="support",
+    compute="rows",
+    hyde="none",
+    judge="claims",
+    choose="span",
+)
 CHOSEN = FLOORS.model_copy(update={"choose": "lm"})
 QUESTION = "How long does the Acme agreement remain in force?"
 
