@@ -26,6 +26,7 @@ from pipeline.cli.common import (
 from pipeline.settings import DEFAULT_PARALLEL
 
 if TYPE_CHECKING:
+    from pipeline.program.lm.factory import LMSpec
     from pipeline.serving.hosts import AllowedHost
 
 
@@ -82,6 +83,13 @@ def register(commands: Commands) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     p.add_argument("--port", type=int, default=8080, help="port (default: %(default)s)")
     p.add_argument(
+        "--lm",
+        default="embedded",
+        metavar="EMBEDDED",
+        help="which embedded model to serve: 'embedded' (the 0.5B model, the default), 'embedded:0.5b' or "
+        "'embedded:1.5b'",
+    )
+    p.add_argument(
         "--parallel", type=int, default=DEFAULT_PARALLEL, help="requests decoded at once (default: %(default)s)"
     )
     p.add_argument("--context-size", type=int, default=8192, help="tokens per request (default: %(default)s)")
@@ -92,6 +100,34 @@ def register(commands: Commands) -> None:
         "$SCOPERAG_LM_KEY sets the key)",
     )
     p.set_defaults(func=cmd_lm_serve)
+
+
+def served_model(text: str) -> LMSpec:
+    """The embedded model `lm-serve --lm` names; ScopeRagError for any other LM, which this command cannot serve."""
+    from pipeline.errors import ScopeRagError
+    from pipeline.program.lm.factory import embedded_spellings, parse_lm_spec
+
+    spec = parse_lm_spec(text)
+    if spec.kind != "embedded":
+        raise ScopeRagError(
+            f"lm-serve serves an embedded model, not {text!r}: use --lm {embedded_spellings()}; "
+            "another LM is named by clients directly (scoperag ask --lm ...)"
+        )
+    return spec
+
+
+def client_program(lm: str) -> str:
+    """The --program option a client of the served model `lm` adds: a base URL alone runs every step by the LM
+    uncompiled, so when the program shipped for that model runs some step by the LM (the 1.5B's), clients name it;
+    nothing when it runs none (the 0.5B's runs every floor: the served model would answer no call)."""
+    from pipeline.export.choice import plan_program, shipped_for
+    from pipeline.settings import STEP_NAMES
+
+    program = shipped_for(lm)
+    if program is None or not program.is_dir():
+        return ""
+    steps = plan_program(program, None).steps
+    return f" --program {program}" if any(steps.uses_lm(name) for name in STEP_NAMES) else ""
 
 
 def _allowed_host(text: str) -> AllowedHost:
@@ -156,10 +192,12 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
     import secrets
     import threading
 
+    from pipeline.export.choice import lm_words
     from pipeline.files import write_file_atomic
     from pipeline.program.lm import key_variable, serve_embedded_model
     from pipeline.serving.hosts import LOOPBACK_NAMES
 
+    spec = served_model(args.lm)
     key = os.environ.get(LM_KEY_ENV) or secrets.token_urlsafe(24)
     key_file = Path(args.key_file)
     write_file_atomic(key_file, key.encode())
@@ -169,7 +207,7 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
             f"warning: {args.host} is reachable from other machines: anyone holding the key may use the model",
             file=sys.stderr,
         )
-    print("loading the embedded model ...", file=sys.stderr, flush=True)
+    print(f"loading {lm_words(spec.value)} ...", file=sys.stderr, flush=True)
     server = serve_embedded_model(
         cache_dir=model_cache_dir(),
         host=args.host,
@@ -178,13 +216,16 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
         threads=args.threads,
         context_size=args.context_size,
         parallel=args.parallel,
+        model=spec.model,
     )
     url = f"http://{args.host}:{args.port}/v1"
     # SCOPERAG_LM_KEY goes to loopback addresses only: a server other machines reach has a variable of its own
     variable = LM_KEY_ENV if args.host in LOOPBACK_NAMES else key_variable(url)
+    runs = client_program(spec.value)
     print(
-        f"serving the embedded model on {url} (OpenAI-compatible, {args.parallel} requests at once); its key is in "
-        f'{key_file}\nclients: {variable}=$(cat {key_file}) scoperag ask "..." --lm {url}   (Ctrl-C stops it)',
+        f"serving {lm_words(spec.value)} on {url} (OpenAI-compatible, {args.parallel} requests at once); its key is "
+        f'in {key_file}\nclients: {variable}=$(cat {key_file}) scoperag ask "..." --lm {url}{runs}   '
+        "(Ctrl-C stops it)",
         file=sys.stderr,
         flush=True,
     )

@@ -197,6 +197,40 @@ def test_lm_serve_writes_its_key_for_clients_alone_and_says_how_to_use_it(
     assert f"SCOPERAG_LM_KEY_0_0_0_0_8124=$(cat {key_file}) scoperag ask" in said
 
 
+def test_lm_serve_serves_the_embedded_model_named_and_names_the_program_shipped_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pipeline.program.lm as lm_package
+    from pipeline.cli.main import main
+    from pipeline.export.choice import SHIPPED_PROGRAMS
+    from pipeline.program.lm.model_file import QWEN_CODER_05B, QWEN_CODER_15B
+
+    served: list[Any] = []
+    monkeypatch.setattr(lm_package, "serve_embedded_model", lambda **kwargs: served.append(kwargs["model"]))
+    monkeypatch.setattr(threading.Event, "wait", lambda self, timeout=None: (_ for _ in ()).throw(KeyboardInterrupt))
+    key_file = tmp_path / "lm.key"
+    assert main(["lm-serve", "--key-file", str(key_file)]) == 0
+    assert main(["lm-serve", "--key-file", str(key_file), "--lm", "embedded:1.5b"]) == 0
+    assert served == [QWEN_CODER_05B, QWEN_CODER_15B]
+    said = capsys.readouterr().err.split("\n")
+    client_lines = [" ".join(line.split()) for line in said if line.startswith("clients:")]
+    # the 0.5B's shipped program runs every floor, so its clients run the LM's steps uncompiled; the 1.5B's runs
+    # its choose step by the LM, so its clients are told to name it
+    assert [line.endswith("--lm http://127.0.0.1:8080/v1 (Ctrl-C stops it)") for line in client_lines] == [True, False]
+    assert client_lines[1].endswith(
+        f"--lm http://127.0.0.1:8080/v1 --program {SHIPPED_PROGRAMS['1.5b']} (Ctrl-C stops it)"
+    )
+    assert any(line.startswith("serving the embedded 1.5B model on") for line in said)
+    # Any other LM is the client's to name: refused before a key is written or a model loaded
+    key_file.unlink()
+    for other in ("http://127.0.0.1:8080/v1", "openai/gpt-4o-mini", "embedded:7b"):
+        assert main(["lm-serve", "--key-file", str(key_file), "--lm", other]) != 0
+        assert not key_file.exists() and len(served) == 2
+    refusals = capsys.readouterr().err
+    assert "lm-serve serves an embedded model, not 'http://127.0.0.1:8080/v1'" in refusals
+    assert "unknown embedded model 'embedded:7b'" in refusals
+
+
 @pytest.mark.live_lm
 @pytest.mark.parametrize("profile", [False, True], ids=["no-profile", "floors-profile-active"])
 def test_ask_through_lm_serve_answers_end_to_end_with_the_real_model(
