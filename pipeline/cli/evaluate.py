@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pipeline.cli.progress import StageProgress
     from pipeline.evaluation.examples import LabelledExample
     from pipeline.evaluation.scoring import ExampleResult
+    from pipeline.export.choice import ProgramPlan
     from pipeline.program.module import ScopedQA
     from pipeline.settings import CoreConfig
     from pipeline.store import Store
@@ -124,7 +125,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 keys=lm_keys(),
             )
     modes: list[SearchMode] = (args.mode or list(MODES)) if args.retrieval_only else ["hybrid"]
-    eta = None if args.ray else evaluation_eta(args, modes, len(examples))
+    eta = None if args.ray else evaluation_eta(args, modes, len(examples), plan)
     cluster = ray_session(args.ray) if args.ray else contextlib.nullcontext()
     with cluster:
         for mode in modes:
@@ -133,7 +134,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                     results = _evaluate_on_ray(args, examples, program, mode, _advance(bar, mode), notices)
                 _show(args, examples, mode, results)
                 continue
-            finished = _evaluate_here(args, examples, store, program, lm, mode, settings.core, notices, eta)
+            finished = _evaluate_here(args, examples, store, program, lm, mode, settings.core, notices, eta, plan)
             if isinstance(finished, WorkStopped):
                 done = [finished.finished[i] for i in sorted(finished.finished)]
                 _show(args, examples, mode, done, stopped=True)  # type: ignore[arg-type]
@@ -149,18 +150,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluation_eta(args: argparse.Namespace, modes: list[SearchMode], examples: int) -> Eta:
-    """One ETA over every mode's examples: a question at the rate measured here for this LM (the embedded model's
-    benchmark rate before any), retrieval alone learned from its first examples; scaled by the load when the work
-    runs here (retrieval, the embedded model)."""
+def evaluation_eta(
+    args: argparse.Namespace, modes: list[SearchMode], examples: int, plan: ProgramPlan | None = None
+) -> Eta:
+    """One ETA over every mode's examples: a question at the rate measured here for this LM running the steps
+    `plan` gives it (the benchmark's rate before any, for the one program it measured: the 0.5B model running every
+    step), anything else learned from its first examples; scaled by the load when the work runs here (retrieval,
+    the embedded model)."""
     from pipeline.cli.eta import Eta, Gauge, Work, available_cores
     from pipeline.program.lm import parse_lm_spec
+    from pipeline.program.lm.factory import DEFAULT_EMBEDDED
     from pipeline.program.lm.timings import EMBEDDED_LOAD_EXPONENT, EMBEDDED_SECONDS, load_rates
+    from pipeline.settings import STEP_NAMES
 
     kind = "retrieval" if args.retrieval_only else "question"
-    embedded = parse_lm_spec(args.lm).kind == "embedded"
-    rate = load_rates(timings_file(), _lm_name(args), max(1, args.threads)).get(kind)
-    if rate is None and embedded and kind == "question":
+    spec = parse_lm_spec(args.lm)
+    embedded = spec.kind == "embedded"
+    rate = load_rates(timings_file(), _lm_name(args, plan), max(1, args.threads)).get(kind)
+    benchmarked = plan is not None and all(plan.steps.uses_lm(name) for name in STEP_NAMES)
+    if rate is None and embedded and spec.size == DEFAULT_EMBEDDED and benchmarked:
         rate = EMBEDDED_SECONDS["question"]
     if args.retrieval_only:
         gauge: Gauge | None = Gauge(max(1, args.threads))
@@ -172,16 +180,25 @@ def evaluation_eta(args: argparse.Namespace, modes: list[SearchMode], examples: 
     return eta
 
 
-def _lm_name(args: argparse.Namespace) -> str:
-    """The LM as rates are kept for it: its spec, "embedded" by default, "none" for retrieval alone."""
-    return "none" if args.retrieval_only else args.lm or "embedded"
+def _lm_name(args: argparse.Namespace, plan: ProgramPlan | None) -> str:
+    """The work as rates are kept for it: the LM's spec ("embedded" by default) and the steps it runs ("embedded
+    [choose]", "embedded []" when every step runs its floor), since a question's time is the LM calls the program
+    makes; "none" for retrieval alone."""
+    from pipeline.settings import STEP_NAMES
+
+    if args.retrieval_only:
+        return "none"
+    lm = args.lm or "embedded"
+    if plan is None:
+        return lm
+    return f"{lm} [{','.join(name for name in STEP_NAMES if plan.steps.uses_lm(name))}]"
 
 
-def _keep_rates(args: argparse.Namespace, eta: Eta) -> None:
+def _keep_rates(args: argparse.Namespace, eta: Eta, plan: ProgramPlan | None) -> None:
     """What this evaluation measured per question, kept for the next plan."""
     from pipeline.program.lm.timings import record_rates
 
-    record_rates(timings_file(), _lm_name(args), max(1, args.threads), eta.measured())
+    record_rates(timings_file(), _lm_name(args, plan), max(1, args.threads), eta.measured())
 
 
 # What the first Ctrl-C says: nothing waits for the examples under way (an embedded-model call can take a minute).
@@ -198,9 +215,11 @@ def _evaluate_here(
     core: CoreConfig,
     notices: Console,
     eta: Eta | None = None,
+    plan: ProgramPlan | None = None,
 ) -> list[ExampleResult] | WorkStopped:
     """One mode's evaluation in this process, with a progress line per example and per LM call, and the whole
-    evaluation's ETA; the finished results when Ctrl-C stopped it."""
+    evaluation's ETA (its measured rate kept for the program `plan` names); the finished results when Ctrl-C
+    stopped it."""
     import dspy
 
     from pipeline.cli.interrupt import stopping_on_interrupt
@@ -250,7 +269,7 @@ def _evaluate_here(
                 return stopped
         # Only when the LM answered every call: DSPy's cache makes a question look faster than it is.
         if eta is not None and lm is not None and counter.calls > 0 and counter.new_calls == counter.calls:
-            _keep_rates(args, eta)
+            _keep_rates(args, eta, plan)
         return results
 
 

@@ -98,3 +98,32 @@ def test_an_embedded_size_not_shipped_is_refused_before_anything_loads(
     assert code == 2
     assert "unknown embedded model 'embedded:7b'" in err and "'embedded:1.5b'" in err
     assert loads.models == []
+
+
+def test_evaluations_time_a_question_by_the_steps_its_program_runs_by_the_lm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The benchmark's rate is for the 0.5B running every step; a program of floors, or the 1.5B's, is timed by
+    what was measured here for that LM and those steps, else learned from its first examples."""
+    import argparse
+
+    from pipeline.cli.evaluate import evaluation_eta
+    from pipeline.export.choice import SHIPPED_PROGRAMS, plan_program
+    from pipeline.program.lm.timings import EMBEDDED_SECONDS, record_rates
+    from pipeline.settings import Settings
+
+    monkeypatch.setenv("SCOPERAG_CACHE_DIR", str(tmp_path))
+
+    def question_rate(lm: str, plan_dir: Path | None) -> float | None:
+        args = argparse.Namespace(retrieval_only=False, lm=lm, threads=2, lm_threads=None)
+        plan = plan_program(plan_dir, None, Settings(), shipped=None, uncompiled=plan_dir is None)
+        (work,) = evaluation_eta(args, ["hybrid"], 10, plan).work
+        return work.idle_seconds
+
+    assert question_rate("embedded", None) == EMBEDDED_SECONDS["question"]  # every step by the 0.5B: benchmarked
+    assert question_rate("embedded", SHIPPED_PROGRAMS["0.5b"]) is None  # every floor: not an LM's rate
+    assert question_rate("embedded:1.5b", None) is None
+    assert question_rate("embedded:1.5b", SHIPPED_PROGRAMS["1.5b"]) is None
+    record_rates(tmp_path / "timings.json", "embedded:1.5b [choose]", 2, {"question": (6.0, 3)})
+    assert question_rate("embedded:1.5b", SHIPPED_PROGRAMS["1.5b"]) == 2.0  # measured here for that program
+    assert question_rate("embedded:1.5b", None) is None
