@@ -45,7 +45,8 @@ _FORMAT_CLAUSE = re.compile(
 )
 _DECIMALS = re.compile(
     r"\b(?:to\s+)?(zero|one|two|three|four|five|a|an|\d)\s+(?:decimal\s+places?|decimals?|decimal\s+points?)\b"
-    r"|\bnearest\s+(?:whole\s+number|integer)\b|\bwhole\s+numbers?\b|\b(?:nearest\s+)?(tenth|hundredth)s?\b",
+    r"|\bnearest\s+(?:whole\s+number|integer|(?:whole\s+)?percent(?:age)?(?:\s+points?)?)\b|\bwhole\s+numbers?\b"
+    r"|\b(?:nearest\s+)?(tenth|hundredth)s?\b",
     re.IGNORECASE,
 )
 _SCALE = re.compile(r"\b(?:in\s+)?(?:units\s+of\s+)?(?:[A-Z]{3}\s+|\$\s*)?(thousands?|millions?|billions?)\b", re.I)

@@ -36,6 +36,10 @@ NAMES = "abcdefgh"
 # Words of an operand's name its answer line keeps.
 MAX_LABEL_WORDS = 5
 MAX_OPERANDS = len(NAMES)
+# The stem of the words that name a cost or an expense (terms.related joins the two), and a row label naming the
+# cost of something ("Cost of sales", "Total costs of revenue", "Cost of goods sold").
+COST = frozenset({"cost"})
+_COST_OF = re.compile(r"\bcosts?\s+of\b", re.I)
 _EXPRESSION = re.compile(r"^[a-h0-9+\-*/(). ]{1,120}$")
 
 
@@ -105,13 +109,22 @@ def operand_label(sentence: OfferedSentence, figure: Quantity) -> str:
 
 
 def _best_row(
-    sentences: Sequence[OfferedSentence], phrase: str, used: set[int], deadline: Deadline
+    sentences: Sequence[OfferedSentence],
+    phrase: str,
+    used: set[int],
+    deadline: Deadline,
+    others: Sequence[str] = (),
 ) -> OfferedSentence | None:
-    """The offered sentence whose words hold `phrase` best and that holds a figure (best-ranked on ties)."""
+    """The offered sentence whose words hold `phrase` best and that holds a figure (best-ranked on ties); never
+    a row whose label also names every word of one of the computation's `others` operands that `phrase` lacks
+    ("gross margin as a percentage of total revenue" is neither the revenue's row nor the margin's)."""
     terms = ordered_terms(phrase)
     if not terms:
         return None
     wanted = frozenset(terms)
+    rivals = [rest for other in others if (rest := frozenset(ordered_terms(other)) - wanted)]
+    # a cost is not what it is the cost of: "Cost of sales" is no row of sales, nor "Cost of revenue" of revenue
+    costs_apart = not held_terms(phrase, COST)
     best: tuple[float, int, OfferedSentence] | None = None
     for rank, sentence in enumerate(sentences):
         deadline.check("computing (rows floor)")
@@ -121,7 +134,10 @@ def _best_row(
         first = figures[0]
         label = sentence.text[: first.start]
         held = held_terms(label, wanted)
-        if not held:
+        cost_of = _COST_OF.search(label) if costs_apart else None
+        if not held or (cost_of and not held_terms(label[: cost_of.start()], wanted)):
+            continue  # the phrase's words name only what the row is the cost of
+        if any(held_terms(label, rest) == rest for rest in rivals):
             continue
         # every term of the phrase held, in as short a label as possible
         score = len(held) / len(wanted) - 0.01 * len(label.split()) / (1 + len(label.split()))
@@ -163,7 +179,8 @@ def find_operands(
         ]
     used: set[int] = set()
     for name, phrase in zip(NAMES, request.operands, strict=False):
-        row = _best_row(sentences, phrase, used, deadline)
+        others = [other for other in request.operands if other != phrase]
+        row = _best_row(sentences, phrase, used, deadline, others)
         if row is None:
             return []
         used.add(row.sentence_id)

@@ -102,3 +102,43 @@ def test_figures_on_different_scales_are_never_combined() -> None:
     own = Operand("b", "Marketing expenses", find_quantities("2.1 billion")[0], stated)
     with pytest.raises(ArithmeticRefused, match="different scales"):
         compute("sum", "a + b", [in_table, own], False, None)
+
+
+def test_a_cost_of_something_is_not_that_thing() -> None:
+    margin = ComputeRequest("margin", ("gross margin", "revenue"), True)
+    # "Cost of sales" holds "sales" (a word for revenue) but is what the revenue cost: no revenue row here
+    costs = ("Gross margin 4,638 35.8 % 5,587", "Cost of sales 8,311 64.2 % 9,734")
+    assert find_operands(margin, _sentences(*costs)) == []
+    assert find_operands(margin, _sentences("Total costs of revenue 8,311 9,734", costs[0])) == []
+    # beside the revenue row, the revenue row is read; a phrase that names the cost still finds it
+    assert _computed(margin, "Net revenue 12,949 15,321", *costs) == "35.8%"
+    share = ComputeRequest("share", ("cost of sales", "net revenue"), True)
+    assert _computed(share, "Net revenue 12,949 15,321", *costs) == "64.2%"
+    # a label naming the thing before its cost keeps it ("Revenue, net of cost of returns")
+    assert _computed(margin, "Revenue, net of cost of returns 12,949 15,321", *costs) == "35.8%"
+
+
+@pytest.mark.parametrize(
+    ("asked", "decimals", "text"),
+    [
+        ("Round to the nearest whole percent.", 0, "36%"),
+        ("Round to the nearest percent.", 0, "36%"),
+        ("Round to the nearest percentage point.", 0, "36%"),
+        ("Round to the nearest whole number.", 0, "36%"),
+        ("Round to one decimal place.", 1, "35.8%"),
+        ("Round to the nearest tenth.", 1, "35.8%"),
+        ("Express it as a percentage.", None, "35.8%"),
+    ],
+)
+def test_a_percentage_is_rounded_as_asked(asked: str, decimals: int | None, text: str) -> None:
+    request = read_format(asked)
+    assert request.decimals == decimals
+    assert format_figure(Decimal("35.818"), True, request) == text
+
+
+def test_a_row_naming_both_operands_is_neither_operand_s_row() -> None:
+    margin = ComputeRequest("margin", ("gross margin", "revenue"), True)
+    caption = "Percentages in chart indicate gross margin as a percentage of total revenue (In Millions) $ 4,638"
+    # the caption's figure is the margin's; read as the revenue it would give 4,638 / 4,638 = 100%
+    assert find_operands(margin, _sentences("Gross margin 4,638 5,587", caption)) == []
+    assert _computed(margin, "Gross margin 4,638 5,587", caption, "Net revenue 12,949 15,321") == "35.8%"
