@@ -199,6 +199,8 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
         re.compile(
             rf"\b(?:percentage|percent|%)\s+(?:change|increase|decrease|growth|decline)\s+(?:in|of)\s+(?:the\s+)?"
             rf"(?P<a>{_PHRASE}){_END}|\b(?P<b>{_PHRASE})\s+(?:growth\s+rate|grew\s+by\s+what\s+percent)"
+            rf"|\bby\s+what\s+(?:percentage|percent|%)\s+(?:did|has|have|had|does|do)\s+(?:the\s+)?(?P<c>{_PHRASE})\s+"
+            rf"(?:(?:chang|increas|decreas|declin)(?:e|ed)|gr[oe]wn?|r(?:ise|isen|ose)|f(?:all|allen|ell)|drop(?:ped)?)\b"
         ),
     ),
     (
@@ -253,6 +255,8 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
     ),
 )
 
+# The operand a gross margin question names (compute.margin_from_costs works it out where no row prints it).
+GROSS_MARGIN = "gross margin"
 # Words that make a "margin" question ask for a percentage, not the margin's amount.
 _MARGIN_AMOUNT = re.compile(r"\bmargin\s+(?:amount|in\s+dollars|dollars)\b|\bhow\s+much\s+gross\s+margin\b")
 
@@ -286,7 +290,7 @@ def compute_request(question: str) -> ComputeRequest | None:
             if _MARGIN_AMOUNT.search(q):
                 return None
             kind = phrases[0]
-            profit = "gross margin" if kind == "gross" else f"{kind} income"
+            profit = GROSS_MARGIN if kind == "gross" else f"{kind} income"
             return ComputeRequest("margin", (profit, "revenue"), percent=True)
         percent = operation in ("share", "percent_change") or bool(_PERCENT.search(q))
         if operation == "change" and percent:  # "how much did X grow, in percent": a change relative to before

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
-from pipeline.answering.asks import ComputeRequest, FormatRequest, Operation
+from pipeline.answering.asks import GROSS_MARGIN, ComputeRequest, FormatRequest, Operation
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import scale_note
 from pipeline.answering.terms import held_terms, ordered_terms
@@ -36,6 +36,10 @@ NAMES = "abcdefgh"
 # Words of an operand's name its answer line keeps.
 MAX_LABEL_WORDS = 5
 MAX_OPERANDS = len(NAMES)
+# A gross margin is revenue less the cost of that revenue: where a statement prints no gross margin row, it is
+# worked out from the two (margin_from_costs).
+COST_OF_REVENUE = "cost of sales"
+MARGIN_FROM_COSTS = "(a - b) / a * 100"
 # The stem of the words that name a cost or an expense (terms.related joins the two), and a row label naming the
 # cost of something ("Cost of sales", "Total costs of revenue", "Cost of goods sold").
 COST = frozenset({"cost"})
@@ -187,6 +191,14 @@ def find_operands(
         figure = operand_figures(row.text)[0]
         operands.append(Operand(name, operand_label(row, figure), figure, row))
     return operands if len(operands) >= 2 else []
+
+
+def margin_from_costs(request: ComputeRequest) -> ComputeRequest | None:
+    """For a gross margin, the figures it is worked out from where a statement prints no gross margin row: the
+    revenue (a) and the cost of sales or of revenue (b), for MARGIN_FROM_COSTS; None for any other request."""
+    if request.operation != "margin" or request.operands[:1] != (GROSS_MARGIN,):
+        return None
+    return ComputeRequest("ratio", (request.operands[1], COST_OF_REVENUE), request.percent)
 
 
 def operand_count(request: ComputeRequest) -> tuple[int, int]:

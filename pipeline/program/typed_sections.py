@@ -10,7 +10,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from pipeline.answering.claims import READ, claim_terms, event_nouns, event_verbs, stated_claim
-from pipeline.answering.compute import computed_figure, expression_for
+from pipeline.answering.compute import MARGIN_FROM_COSTS, computed_figure, expression_for, margin_from_costs
 from pipeline.answering.figure_answers import (
     FIRST_ID,
     TableSource,
@@ -250,13 +250,17 @@ class TypedSections:
         if self.tables is None or request is None or not hits:
             return None
         hits = self._with_scope(hits, allowed)
+        percent = request.percent or bool(contract and contract.unit == "%")
         figures = operand_figures(request, item.sub_question, contract, self.generic, hits, self.tables)
+        expression = expression_for(request.operation, len(figures), percent)
+        if not figures and (costs := margin_from_costs(request)) is not None:
+            # a gross margin the statement prints no row of: its revenue less the cost of that revenue
+            figures = operand_figures(costs, item.sub_question, contract, self.generic, hits, self.tables)
+            expression = MARGIN_FROM_COSTS
         names = {h.chunk.document_id: h.filename for h in hits}
         operands = figure_operands(figures, lambda d: names.get(d, ""), self.tables)
         if not operands:
             return None
-        percent = request.percent or bool(contract and contract.unit == "%")
-        expression = expression_for(request.operation, len(operands), percent)
         try:
             request_format = contract.format if contract else None
             computation = computed_figure(request.operation, expression, operands, percent, request_format)

@@ -102,6 +102,14 @@ def test_an_instruction_alone_is_format_only() -> None:
             "How much did the research and development expense grow, in percent, compared with a year earlier?",
             ComputeRequest("percent_change", ("research and development expense",), True),
         ),
+        (
+            "By what percentage did Acme's total net sales change year over year in the quarter?",
+            ComputeRequest("percent_change", ("total net sales",), True),
+        ),
+        (
+            "By what percent has the net income fallen since last year?",
+            ComputeRequest("percent_change", ("net income",), True),
+        ),
         ("What is the monthly rent?", None),
         ("What was the total gross margin percentage?", ComputeRequest("margin", ("gross margin", "revenue"), True)),
     ],

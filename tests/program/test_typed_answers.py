@@ -233,3 +233,13 @@ def test_a_cover_forms_fields_answer_names_asked_for(reports: Store) -> None:
     assert symbols.value is not None and symbols.value.value == ["ACW", "ACW30"]
     exchanges = ask(reports, "On which stock exchange(s) are Acme's securities listed?")
     assert exchanges.value is not None and exchanges.value.value == ["New York Stock Exchange"]
+
+
+def test_a_gross_margin_no_row_prints_is_revenue_less_its_cost_in_the_period_asked(reports: Store) -> None:
+    done = ask(reports, "What was Acme's gross margin percentage for the year ended December 31, 2022?")
+    (section,) = done.sections
+    assert section.basis == "computed" and section.formula == "(2,900 - 900) / 2,900 × 100"
+    assert done.value is not None and done.value.unit == "%" and round(done.value.value, 1) == 69.0
+    question = "What was Beta's gross margin for the year ended December 31, 2023? Round to one decimal place."
+    done = ask(reports, question)
+    assert done.sections[0].answer.startswith("9.1% ((Total revenues 1,100 - Cost of revenues 1,000) / ")
