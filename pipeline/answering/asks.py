@@ -299,6 +299,11 @@ def compute_request(question: str) -> ComputeRequest | None:
     return None
 
 
+def names_percent(text: str) -> bool:
+    """Whether `text` says "percent" in some form ("gross margin percentage", "as a %")."""
+    return bool(_PERCENT.search(text))
+
+
 def asks_amount(question: str) -> bool:
     """Whether `question` names a figure of money, a percentage or a count ("revenue", "margin", "how many")."""
     q = normalise(question)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
-from pipeline.answering.asks import GROSS_MARGIN, ComputeRequest, FormatRequest, Operation
+from pipeline.answering.asks import GROSS_MARGIN, ComputeRequest, FormatRequest, Operation, names_percent
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import scale_note
 from pipeline.answering.terms import held_terms, ordered_terms
@@ -193,10 +193,11 @@ def find_operands(
     return operands if len(operands) >= 2 else []
 
 
-def margin_from_costs(request: ComputeRequest) -> ComputeRequest | None:
-    """For a gross margin, the figures it is worked out from where a statement prints no gross margin row: the
-    revenue (a) and the cost of sales or of revenue (b), for MARGIN_FROM_COSTS; None for any other request."""
-    if request.operation != "margin" or request.operands[:1] != (GROSS_MARGIN,):
+def margin_from_costs(request: ComputeRequest, question: str) -> ComputeRequest | None:
+    """For a gross margin percentage, the figures it is worked out from where a statement prints no gross margin
+    row: the revenue (a) and the cost of sales or of revenue (b), for MARGIN_FROM_COSTS; None for any other
+    request, and for a `question` that does not say "percent" (a gross margin "as reported" is an amount)."""
+    if request.operation != "margin" or request.operands[:1] != (GROSS_MARGIN,) or not names_percent(question):
         return None
     return ComputeRequest("ratio", (request.operands[1], COST_OF_REVENUE), request.percent)
 

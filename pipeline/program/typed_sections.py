@@ -253,7 +253,7 @@ class TypedSections:
         percent = request.percent or bool(contract and contract.unit == "%")
         figures = operand_figures(request, item.sub_question, contract, self.generic, hits, self.tables)
         expression = expression_for(request.operation, len(figures), percent)
-        if not figures and (costs := margin_from_costs(request)) is not None:
+        if not figures and (costs := margin_from_costs(request, item.sub_question)) is not None:
             # a gross margin the statement prints no row of: its revenue less the cost of that revenue
             figures = operand_figures(costs, item.sub_question, contract, self.generic, hits, self.tables)
             expression = MARGIN_FROM_COSTS

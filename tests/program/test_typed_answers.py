@@ -240,6 +240,11 @@ def test_a_gross_margin_no_row_prints_is_revenue_less_its_cost_in_the_period_ask
     (section,) = done.sections
     assert section.basis == "computed" and section.formula == "(2,900 - 900) / 2,900 × 100"
     assert done.value is not None and done.value.unit == "%" and round(done.value.value, 1) == 69.0
-    question = "What was Beta's gross margin for the year ended December 31, 2023? Round to one decimal place."
+    question = (
+        "What was Beta's gross margin percentage for the year ended December 31, 2023? Round to one decimal place."
+    )
     done = ask(reports, question)
     assert done.sections[0].answer.startswith("9.1% ((Total revenues 1,100 - Cost of revenues 1,000) / ")
+    # a gross margin not asked as a percentage may be an amount the report prints: never worked out from costs
+    done = ask(reports, "What was Beta's gross margin as reported for the year ended December 31, 2023?")
+    assert "Cost of revenues" not in done.sections[0].answer and done.sections[0].formula is None
