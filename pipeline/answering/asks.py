@@ -265,11 +265,17 @@ _POSSESSIVE = re.compile(r"^.*\b\w+(?:'s|’s|s')\s+")
 _QUESTION_LEAD = re.compile(rf"^{_LEAD}")
 
 
+# Words that say which period a change compares with (a year before, as a change's prior figure is), not what
+# the figure is: "year-over-year revenue growth" is the revenue's.
+_YEAR_ON_YEAR = re.compile(r"\b(?:year[- ](?:over|on)[- ]year|y-?o-?y)\b", re.IGNORECASE)
+
+
 def _operand(phrase: str) -> str:
-    """An operand as a figure's label: without the question's lead words and a possessive owner
-    ("what was acme's gross margin" -> "gross margin")."""
+    """An operand as a figure's label: without the question's lead words, a possessive owner and the words that
+    say a change is over a year ("what was acme's gross margin" -> "gross margin", "year-over-year revenue" ->
+    "revenue")."""
     phrase = _POSSESSIVE.sub("", _QUESTION_LEAD.sub("", " ".join(phrase.split())))
-    return phrase.strip(" ,")
+    return " ".join(_YEAR_ON_YEAR.sub(" ", phrase).split()).strip(" ,")
 
 
 def compute_request(question: str) -> ComputeRequest | None:

@@ -110,6 +110,14 @@ def test_an_instruction_alone_is_format_only() -> None:
             "By what percent has the net income fallen since last year?",
             ComputeRequest("percent_change", ("net income",), True),
         ),
+        (
+            "What was Acme's year-over-year revenue growth rate for the quarter?",
+            ComputeRequest("percent_change", ("revenue",), True),
+        ),
+        (
+            "What was the percentage change in YoY net income?",
+            ComputeRequest("percent_change", ("net income",), True),
+        ),
         ("What is the monthly rent?", None),
         ("What was the total gross margin percentage?", ComputeRequest("margin", ("gross margin", "revenue"), True)),
     ],
