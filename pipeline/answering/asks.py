@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from pipeline.answering.abbreviations import expand_abbreviations, line_items
 from pipeline.intake.parts import AUXILIARIES
 from pipeline.text import normalise
 
@@ -193,6 +194,10 @@ class ComputeRequest:
 _LEAD = r"(?:what\s+(?:is|was|were|are)\s+|calculate\s+|compute\s+|determine\s+|find\s+)?(?:the\s+)?"
 _END = r"(?=\s+(?:for|in|during|of\s+the|over|at|as\s+of|from|between|reported|in\s+the)\b|[?.,;]|$)"
 _PHRASE = r"[a-z][a-z&,'/\- ]{1,80}?"
+# A list of line items ("research and development, sales and marketing, and general and administrative"), split
+# by abbreviations.line_items; it ends where the question goes on, not at its own commas.
+_LIST = r"[a-z][a-z&,'/\- ]{1,200}?\sand\s[a-z&,'/\- ]{1,200}?"
+_LIST_END = r"(?=\s+(?:for|in|during|of\s+the|over|at|as\s+of|from|between|reported|in\s+the)\b|[?.;]|$)"
 _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
     (
         "percent_change",
@@ -230,19 +235,21 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
             rf"\bratio\s+of\s+(?:the\s+)?(?P<a>{_PHRASE})\s+to\s+(?:the\s+)?(?P<b>{_PHRASE}){_END}"
             rf"|\b(?P<c>{_PHRASE})\s+divided\s+by\s+(?:the\s+)?(?P<d>{_PHRASE}){_END}"
             rf"|\b(?P<e>{_PHRASE})[- ]to[- ](?P<f>{_PHRASE})\s+ratio\b"
+            rf"|\bdividing\s+(?:the\s+)?(?P<g>{_PHRASE})\s+by\s+(?:the\s+)?(?P<h>{_PHRASE}){_END}"
         ),
     ),
     (
         "margin",
         re.compile(
-            r"\b(?P<a>gross|operating|net|profit|ebitda|pre-tax|pretax|net\s+profit|operating\s+profit)\s+margin\b"
+            r"\b(?P<a>gross|operating|net|profit|ebitda|pre-tax|pretax|net\s+profit|operating\s+profit|net\s+income|"
+            r"operating\s+income)\s+margin\b"
         ),
     ),
     (
         "sum",
         re.compile(
-            rf"\b(?:combined|sum\s+of|total\s+of|together|aggregate)\s+(?:the\s+)?(?P<a>{_PHRASE})\s+and\s+(?:the\s+)?"
-            rf"(?P<b>{_PHRASE}){_END}"
+            rf"\b(?:combined|sum\s+of|total\s+of|together|aggregate)\s+(?:the\s+)?(?P<a>{_LIST}){_LIST_END}"
+            rf"|\b(?:spend|spent|spending|pay|paid)\s+on\s+(?:the\s+)?(?P<b>{_LIST})\s+(?:together|combined|in\s+total)\b"
         ),
     ),
     (
@@ -255,6 +262,7 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
     ),
 )
 
+_RATE = re.compile(r"\brate\b")
 # The operand a gross margin question names (compute.margin_from_costs works it out where no row prints it).
 GROSS_MARGIN = "gross margin"
 # Words that make a "margin" question ask for a percentage, not the margin's amount.
@@ -267,24 +275,27 @@ _QUESTION_LEAD = re.compile(rf"^{_LEAD}")
 
 # Words that say which period a change compares with (a year before, as a change's prior figure is), not what
 # the figure is: "year-over-year revenue growth" is the revenue's.
+# "Spending" is a reader's word for an expense a statement prints by its name ("research and development").
+_SPENDING = re.compile(r"\s+spending$", re.IGNORECASE)
 _YEAR_ON_YEAR = re.compile(r"\b(?:year[- ](?:over|on)[- ]year|y-?o-?y)\b", re.IGNORECASE)
 
 
 def _operand(phrase: str) -> str:
-    """An operand as a figure's label: without the question's lead words, a possessive owner and the words that
-    say a change is over a year ("what was acme's gross margin" -> "gross margin", "year-over-year revenue" ->
-    "revenue")."""
+    """An operand as a figure's label: without the question's lead words, a possessive owner, the words that
+    say a change is over a year and a closing "spending" ("what was acme's gross margin" -> "gross margin",
+    "year-over-year revenue" -> "revenue", "r&d spending" -> "research and development")."""
     phrase = _POSSESSIVE.sub("", _QUESTION_LEAD.sub("", " ".join(phrase.split())))
-    return " ".join(_YEAR_ON_YEAR.sub(" ", phrase).split()).strip(" ,")
+    return " ".join(_SPENDING.sub(" ", _YEAR_ON_YEAR.sub(" ", phrase)).split()).strip(" ,")
 
 
 def compute_request(question: str) -> ComputeRequest | None:
     """The computation `question` asks for, or None when it asks for a figure as reported.
 
     A margin is the named profit as a share of revenue ("operating margin" -> operating income over
-    revenue), which a filing may also report itself; the answer step prefers a reported figure.
+    revenue), which a filing may also report itself; the answer step prefers a reported figure. Line items'
+    abbreviations are written out first ("R&D" -> "research and development").
     """
-    q = normalise(question)
+    q = normalise(expand_abbreviations(question))
     for operation, pattern in _COMPUTE_PATTERNS:
         m = pattern.search(q)
         if m is None:
@@ -296,9 +307,15 @@ def compute_request(question: str) -> ComputeRequest | None:
             if _MARGIN_AMOUNT.search(q):
                 return None
             kind = phrases[0]
-            profit = GROSS_MARGIN if kind == "gross" else f"{kind} income"
+            named = kind.endswith(("income", "profit"))
+            profit = GROSS_MARGIN if kind == "gross" else kind if named else f"{kind} income"
             return ComputeRequest("margin", (profit, "revenue"), percent=True)
-        percent = operation in ("share", "percent_change") or bool(_PERCENT.search(q))
+        if operation == "sum":
+            phrases = tuple(line_items(phrases[0]))
+            if len(phrases) < 2:
+                continue
+        # a ratio the question calls a rate ("effective tax rate") is a percentage
+        percent = operation in ("share", "percent_change") or bool(_PERCENT.search(q) or _RATE.search(q))
         if operation == "change" and percent:  # "how much did X grow, in percent": a change relative to before
             operation = "percent_change"
         return ComputeRequest(operation, phrases, percent=percent)

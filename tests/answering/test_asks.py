@@ -118,6 +118,32 @@ def test_an_instruction_alone_is_format_only() -> None:
             "What was the percentage change in YoY net income?",
             ComputeRequest("percent_change", ("net income",), True),
         ),
+        (
+            "What were Acme's combined research and development, sales and marketing, and general and "
+            "administrative expenses in the quarter?",
+            ComputeRequest(
+                "sum", ("research and development", "sales and marketing", "general and administrative"), False
+            ),
+        ),
+        (
+            "How much did Acme spend on R&D and SG&A together in the quarter?",
+            ComputeRequest("sum", ("research and development", "selling, general and administrative"), False),
+        ),
+        (
+            "How much did Acme spend on research and development and marketing, general, and administrative "
+            "expenses together?",
+            ComputeRequest("sum", ("research and development", "marketing, general and administrative"), False),
+        ),
+        (
+            "How large was Acme's R&D spending relative to its net revenue?",
+            ComputeRequest("share", ("research and development", "net revenue"), True),
+        ),
+        ("What was Acme's net income margin?", ComputeRequest("margin", ("net income", "revenue"), True)),
+        (
+            "Dividing the provision for income taxes by income before income taxes, what was the effective tax rate?",
+            ComputeRequest("ratio", ("provision for income taxes", "income before income taxes"), True),
+        ),
+        ("What was the combined revenue?", None),
         ("What is the monthly rent?", None),
         ("What was the total gross margin percentage?", ComputeRequest("margin", ("gross margin", "revenue"), True)),
     ],
