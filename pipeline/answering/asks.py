@@ -212,6 +212,8 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
         "average",
         re.compile(
             rf"\b(?:average|mean)\s+(?:quarterly\s+|annual\s+|monthly\s+)?(?:of\s+(?:the\s+)?)?(?P<a>{_PHRASE}){_END}"
+            rf"|\bon\s+average,?\s+how\s+much\s+(?:did|does|do)\s+(?:the\s+)?[\w'’.&-]+\s+(?:spend|spent|pay|earn|make)\s+"
+            rf"(?:on|in|from)\s+(?:the\s+)?(?P<b>{_PHRASE})(?:\s+(?:per|a|each)\s+(?:quarter|year|month|period))?{_END}"
         ),
     ),
     (
@@ -227,6 +229,8 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
             rf"constitute|amount\s+to)\b"
             rf"|\b(?P<g>{_PHRASE})\s+(?:relative\s+to|in\s+relation\s+to|as\s+a\s+proportion\s+of)\s+(?:its\s+|the\s+)?"
             rf"(?P<h>{_PHRASE}){_END}"
+            rf"|\b(?:what\s+)?(?:percentage|percent|share|proportion|fraction)\s+of\s+(?:its\s+|the\s+)?(?P<i>{_PHRASE})"
+            rf"(?:\s+(?:for|in|during)\s+[^?]{{1,80}}?)?\s+(?:was|were|is)\s+(?:the\s+|its\s+)?(?P<j>{_PHRASE}){_END}"
         ),
     ),
     (
@@ -301,7 +305,7 @@ def compute_request(question: str) -> ComputeRequest | None:
         if m is None:
             continue
         phrases = tuple(_operand(p) for p in m.groups() if p)
-        if operation == "share" and (m.group("c") or m.group("e")):
+        if operation == "share" and (m.group("c") or m.group("e") or m.group("i")):
             phrases = phrases[::-1]  # "what share of the whole came from the part": the part over the whole
         if operation == "margin":
             if _MARGIN_AMOUNT.search(q):

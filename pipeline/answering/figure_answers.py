@@ -10,6 +10,7 @@ any other.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
@@ -44,6 +45,7 @@ from pipeline.values.quantities import Quantity
 MAX_DOCUMENTS = 3
 # Sentence ids of the evidence a figure section makes (apart from the ids of offered sentences).
 FIRST_ID = 100_000
+_PERCENT_METRIC = re.compile(r"\b(?:margin|rate)s?\b")
 _COUNT_WORDS = ("employees", "headcount", "patents", "stores", "customers", "subscribers", "people", "staff")
 
 
@@ -76,7 +78,8 @@ def metric_ask(
     lowered = asked.casefold()
     per_share = "per share" in lowered or "eps" in terms or "per-share" in lowered
     count = (unit not in (None, "%") and not per_share) or any(w in lowered for w in _COUNT_WORDS)
-    percent = unit == "%" or "percent" in lowered or "%" in asked or " margin" in f" {lowered}"
+    # a margin or a rate ("effective tax rate", "interest rate") is a percentage, never an amount of money
+    percent = unit == "%" or "percent" in lowered or "%" in asked or bool(_PERCENT_METRIC.search(lowered))
     return MetricAsk(
         terms=terms,
         alternatives=alternatives(terms),

@@ -143,6 +143,14 @@ def test_an_instruction_alone_is_format_only() -> None:
             "Dividing the provision for income taxes by income before income taxes, what was the effective tax rate?",
             ComputeRequest("ratio", ("provision for income taxes", "income before income taxes"), True),
         ),
+        (
+            "What proportion of Acme's total net sales for the three months ended March 31 was net service sales?",
+            ComputeRequest("share", ("net service sales", "total net sales"), True),
+        ),
+        (
+            "On average, how much did Acme spend on R&D per quarter over the quarters ended March 31 and June 30?",
+            ComputeRequest("average", ("research and development",), False),
+        ),
         ("What was the combined revenue?", None),
         ("What is the monthly rent?", None),
         ("What was the total gross margin percentage?", ComputeRequest("margin", ("gross margin", "revenue"), True)),

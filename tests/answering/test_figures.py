@@ -226,3 +226,19 @@ def test_a_line_states_its_value_by_kind() -> None:
     assert line_value("date", "from 1 March 2020", (), contract).value == "2020-03-01"
     absent = line_value("number", "no figure here", (), read_contract("What is X? If not available, return 'N/A'."))
     assert absent.absent and absent.value == "N/A"
+
+
+def test_a_rate_is_a_percentage_never_an_amount() -> None:
+    taxes = [
+        row("Provision for income taxes", [("$4,222", Q3), ("$4,458", Q3_PRIOR)]),
+        row("Effective tax rate", [("14.9%", Q3), ("16.2%", Q3_PRIOR)]),
+    ]
+    assert ask("What was the effective tax rate for the quarter ended July 1, 2023?").percent
+    assert not ask("What was the provision for income taxes for the quarter ended July 1, 2023?").percent
+    rate = find_figure(ask("What was Acme's effective tax rate for the quarter ended July 1, 2023?"), {"d": taxes})
+    assert rate is not None and rate.value == Decimal("14.9") and rate.unit == "%"
+    # where no row prints the rate, the provision (an amount) does not answer it
+    assert (
+        find_figure(ask("What was the effective tax rate for the quarter ended July 1, 2023?"), {"d": taxes[:1]})
+        is None
+    )
