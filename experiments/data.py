@@ -23,6 +23,7 @@ from pipeline.evaluation.stage_inputs import (
     stage_example,
 )
 from pipeline.program.lm import parse_lm_spec
+from pipeline.program.lm.factory import DEFAULT_EMBEDDED
 from pipeline.program.lm.timings import load_rates
 from pipeline.store import Store, open_store
 
@@ -213,12 +214,15 @@ def prepare_job(
         examples = {
             role: [i.example.case for i in items] for role, items in stage_data.__dict__.items() if role != "data_hash"
         }
-    embedded = parse_lm_spec(config.lm.task).kind == "embedded"
+    spec = parse_lm_spec(config.lm.task)
+    embedded = spec.kind == "embedded"
     rates = load_rates(timings, config.lm.task, config.lm.num_threads) if timings is not None else None
     if contention is None:
         gauge = job_gauge(embedded, config.lm.threads)
         contention = gauge.expected() if gauge is not None else 1.0
-    plan = plan_job(config, examples, embedded=embedded, rates=rates, contention=contention)
+    # benchmarks/ timed the default embedded model only: another's speed is unknown until measured here
+    benchmarked = embedded and spec.size == DEFAULT_EMBEDDED
+    plan = plan_job(config, examples, embedded=benchmarked, rates=rates, contention=contention)
     return PreparedJob(store, data, stage_data, plan)
 
 

@@ -129,7 +129,9 @@ def plan_job(
 ) -> JobPlan:
     """The phases `config` runs on `examples` ({"train"|"val"|"test": the case of each example}): the setup, the
     uncompiled and compiled program on validation (and test), the compile budget, for a stage job the assembled
-    program end to end on a validation sample, and the logging. Rates measured here win over the benchmark's;
+    program end to end on a validation sample, and the logging. `embedded`: the LM is the one benchmarks/ timed (the
+    default embedded model), whose rates apply until this machine has measured its own; any other LM's time is
+    unknown until measured here. Rates measured here win over the benchmark's;
     `contention` is the load the job's local work will meet (1 for a remote LM)."""
     measured = dict(rates or {})
 

@@ -295,3 +295,25 @@ def test_units_of_a_kind_that_takes_milliseconds_do_not_scale_a_models_calls() -
     ticks.now = 30.01
     eta.advance("baseline", 5)  # 30 s for 10 s of planned calls
     assert eta.factor() == pytest.approx((0.01 + 30.0 + 10.0) / (0.008 + 10.0 + 10.0))
+
+
+@pytest.mark.parametrize(("task", "timed"), [("embedded:0.5b", True), ("embedded", True), ("embedded:1.5b", False)])
+def test_only_the_benchmarked_embedded_model_is_timed_before_this_machine_measures_it(
+    tmp_path: Path,
+    demo_index_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    task: str,
+    timed: bool,
+) -> None:
+    """benchmarks/ timed the 0.5B model: the 1.5B's calls take longer, so its job's time is unknown, not the
+    0.5B's."""
+    from pipeline.cli.main import main
+
+    monkeypatch.setenv("SCOPERAG_CACHE_DIR", str(tmp_path / "cache"))
+    config = write_config(tmp_path, write_data(tmp_path / "traces"), data=f'index_dir = "{demo_index_dir}"')
+    config.write_text(config.read_text().replace('task = "openai/scripted-test"', f'task = "{task}"'))
+    capsys.readouterr()
+    assert main(["optimize", str(config), "--dry-run", "--json"]) == 0
+    seconds = json.loads(capsys.readouterr().out)["seconds"]
+    assert (seconds is not None) is timed
