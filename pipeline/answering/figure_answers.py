@@ -46,6 +46,7 @@ MAX_DOCUMENTS = 3
 # Sentence ids of the evidence a figure section makes (apart from the ids of offered sentences).
 FIRST_ID = 100_000
 _PERCENT_METRIC = re.compile(r"\b(?:margin|rate)s?\b")
+_MARGIN_METRIC = re.compile(r"\bmargins?\b")
 _COUNT_WORDS = ("employees", "headcount", "patents", "stores", "customers", "subscribers", "people", "staff")
 
 
@@ -78,8 +79,11 @@ def metric_ask(
     lowered = asked.casefold()
     per_share = "per share" in lowered or "eps" in terms or "per-share" in lowered
     count = (unit not in (None, "%") and not per_share) or any(w in lowered for w in _COUNT_WORDS)
-    # a margin or a rate ("effective tax rate", "interest rate") is a percentage, never an amount of money
-    percent = unit == "%" or "percent" in lowered or "%" in asked or bool(_PERCENT_METRIC.search(lowered))
+    named_percent = unit == "%" or "percent" in lowered or "%" in asked
+    # a rate ("effective tax rate", "interest rate") is a percentage, never an amount of money; a margin named
+    # without a percentage is either ("gross margin" is a sum of money in many statements)
+    percent = named_percent or bool(_PERCENT_METRIC.search(lowered))
+    percent_or_amount = not named_percent and bool(_MARGIN_METRIC.search(lowered))
     return MetricAsk(
         terms=terms,
         alternatives=alternatives(terms),
@@ -87,6 +91,7 @@ def metric_ask(
         latest=bool(contract and contract.period == "latest") or periods.latest,
         months=asked_months(sub_question) or (12 if contract and contract.report == "annual" else None),
         percent=percent,
+        percent_or_amount=percent_or_amount,
         per_share=per_share,
         count=count,
         sources=contract.sources if contract else (),

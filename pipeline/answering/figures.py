@@ -66,8 +66,13 @@ _SECTION_WORDS = frozenset(
 # property and equipment (1,234)" is capital expenditure of 1,234).
 _GAIN = frozenset(bm25_tokens("income earnings profit gain gains"))
 _OUTFLOW = frozenset(bm25_tokens("purchases payments additions acquisition acquisitions repurchases expenditures paid"))
+# An expense or a cost a reconciliation prints in brackets, as what it takes away ("Research and development expense
+# (7,442)"), is asked as an amount too; not a row that nets it against an income ("Other income/(expense), net").
+_EXPENSE = frozenset(bm25_tokens("expense expenses cost costs"))
+_NETTED = _GAIN | frozenset(bm25_tokens("benefit benefits credit credits"))
 _PER_SHARE = re.compile(r"\bper\s+(?:common\s+|ordinary\s+|basic\s+|diluted\s+)?shares?\b|\beps\b", re.IGNORECASE)
-_PERCENT_LABEL = re.compile(r"%|\bpercent|\bratio\b|\bmargin\b|\brate\b|\bbps\b", re.IGNORECASE)
+_PERCENT_LABEL = re.compile(r"%|\bpercent|\bratio\b|\brate\b|\bbps\b", re.IGNORECASE)
+_MARGIN_LABEL = re.compile(r"\bmargin\b", re.IGNORECASE)
 _CELL_NUMBER = re.compile(r"^(?P<sign>[-−–])?\(?[-−–]?\s*(?P<digits>\d[\d,]*(?:\.\d+)?|\.\d+)\s*\)?\s*(?P<pct>%)?$")
 _DASH = re.compile(r"^[-−–—]+$")
 # A title that is a primary statement's own ("CONDENSED CONSOLIDATED BALANCE SHEETS (Unaudited)"), not a note
@@ -122,6 +127,8 @@ class MetricAsk:
     names: frozenset[str] = frozenset()
     # Any row that names the metric answers, per share or percentage alike (whether it happened, not how much).
     any_kind: bool = False
+    # A percentage or an amount alike: "the gross margin" is a sum of money where a statement prints it so.
+    percent_or_amount: bool = False
     # The kind of report asked for ("annual", "quarterly"), if any: an annual figure spans twelve months.
     report: str | None = None
     # How well a label must name the metric, and words one of which it must hold (an event's verb: a row
@@ -260,7 +267,9 @@ def cell_value(text: str) -> tuple[Decimal, bool] | None:
 def _row_kind(row: TableRow) -> tuple[bool, bool]:
     """(per share, percentage) as the row's label and its block's headings say."""
     text = " ".join([*row.parents, row.label])
-    return bool(_PER_SHARE.search(text)), bool(_PERCENT_LABEL.search(row.label))
+    # a margin is a percentage unless its table states amounts ("Gross margin $36,413" in millions of dollars)
+    margin = bool(_MARGIN_LABEL.search(row.label)) and row.scale is None and row.currency is None
+    return bool(_PER_SHARE.search(text)), bool(_PERCENT_LABEL.search(row.label)) or margin
 
 
 def _column_order(
@@ -309,10 +318,17 @@ def row_figures(
             continue
         own = label_terms(row.label)
         score = best_label_score(ask, own)
+        by_heading = False
         if len([t for t in own if t not in NEUTRAL]) <= 1:
             # a one-word label says what it is with the headings above it ("Basic" under "Earnings per share:")
             with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
-            score = max(score, best_label_score(ask, with_parents))
+            # or with the nearest alone, when a heading further up belongs to rows before ("Basic" under "Earnings
+            # per share" after "Operating costs and expenses:")
+            nearest = tuple(dict.fromkeys([*label_terms(row.parents[-1]), *own])) if row.parents else own
+            heading_score = max(best_label_score(ask, with_parents), best_label_score(ask, nearest))
+            # "Products" under "Gross margin:" is a part of the gross margin; "Total gross margin" names it itself
+            by_heading = round(heading_score, 3) > round(score, 3)
+            score = max(score, heading_score)
         # a label holding the event's verb ("Dividends declared") may name less of the rest
         relaxed = bool(ask.required) and bool(held_terms(row.label, ask.required))
         if score < (ask.min_score if relaxed else MIN_LABEL_SCORE):
@@ -326,8 +342,8 @@ def row_figures(
         parents = [t for p in row.parents for t in label_terms(p)]
         heading = [t for t in parents if t not in _SECTION_WORDS]
         segment = bool(heading) and not any(related(a, w) for a in ask.terms for w in heading)
-        outflow = bool(_OUTFLOW & set(label_terms(row.label)))
         own_terms = set(own)
+        outflow = bool(_OUTFLOW & own_terms) or bool(_EXPENSE & own_terms and not own_terms & _NETTED)
         # "Net loss 2,242" answers for net income as -2,242 (unless a loss is what is asked)
         loss = "loss" in own_terms and not own_terms & _GAIN and "loss" not in ask.terms
         segment_hint = any(t in _SEGMENT_HINT for t in [*parents, *label_terms(row.title)])
@@ -339,7 +355,7 @@ def row_figures(
             number, percent_cell = read
             number = abs(number) if outflow else -abs(number) if loss else number
             percent = percent_cell or percent_row
-            if ask.percent != percent and not ask.any_kind:
+            if ask.percent != percent and not (ask.any_kind or ask.percent_or_amount):
                 continue
             currency = currency_of(cell.text) or row.currency
             if ask.count and currency is not None:
@@ -351,6 +367,7 @@ def row_figures(
             fit = 2.0 if period.known else 1.0 if header_words(cell.header) == 0 else 0.0
             key = (
                 -round(score, 3),
+                float(by_heading),
                 -fit,
                 -float(statement),
                 float(segment or segment_hint),

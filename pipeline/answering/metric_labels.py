@@ -19,6 +19,9 @@ FORMAT = "scoperag-metric-labels/v1"
 # How well a concept's name or one of its labels must name the asked metric for its labels to count.
 MIN_CONCEPT_SCORE = 0.8
 MAX_ALTERNATIVES = 40
+# Qualifiers that exclude each other: a filer that tags its diluted figure with the basic concept (a combined
+# "Basic and diluted" line) lists "Diluted" among the basic concept's labels, which is never basic earnings.
+_EXCLUSIVE = (frozenset({"basic"}), frozenset({"dilut"}))
 
 
 class _Concept(StrictJson):
@@ -67,12 +70,25 @@ def alternatives(terms: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         if score >= MIN_CONCEPT_SCORE:
             scored.append((score, labels))
     scored.sort(key=lambda s: -s[0])
+    excluded = _excluded(terms)
     out: dict[tuple[str, ...], None] = {}
     for _, labels in scored:
         for label in labels:
-            if label != terms:
+            if label != terms and not excluded & set(label):
                 out.setdefault(label)
     return tuple(out)[:MAX_ALTERNATIVES]
+
+
+def _excluded(terms: tuple[str, ...]) -> frozenset[str]:
+    """The terms a label for `terms` may not hold: the other side of each exclusive pair the metric names one side
+    of, unless it names both ("basic and diluted")."""
+    asked = set(terms)
+    first, second = _EXCLUSIVE
+    if asked & first and not asked & second:
+        return second
+    if asked & second and not asked & first:
+        return first
+    return frozenset()
 
 
 @cache

@@ -242,3 +242,57 @@ def test_a_rate_is_a_percentage_never_an_amount() -> None:
         find_figure(ask("What was the effective tax rate for the quarter ended July 1, 2023?"), {"d": taxes[:1]})
         is None
     )
+
+
+def test_a_row_named_by_its_heading_alone_is_a_part_of_the_total_that_names_itself() -> None:
+    margin = [
+        row("Products", [("$22,651", Q3), ("$23,847", Q3_PRIOR)], parents=("Gross margin:",), ordinal=1),
+        row("Services", [("14,061", Q3), ("12,336", Q3_PRIOR)], parents=("Gross margin:",), ordinal=2),
+        row("Total gross margin", [("36,712", Q3), ("36,183", Q3_PRIOR)], parents=("Gross margin:",), ordinal=3),
+    ]
+    total = find_figure(ask("What was the gross margin for the quarter ended July 1, 2023?"), {"d": margin})
+    assert total is not None and total.row.label == "Total gross margin" and total.value == Decimal("36712000000")
+    # with no row naming the metric itself, the heading still names its rows ("Basic" under "Earnings per share:")
+    basic = find_figure(ask("What was basic earnings per share for the quarter ended July 1, 2023?"), {"d": STATEMENT})
+    assert basic is not None and basic.row.label == "Basic" and basic.value == Decimal("1.27")
+
+
+def test_an_expense_a_reconciliation_takes_away_is_asked_as_an_amount() -> None:
+    segments = "Segment operating income reconciliation"
+    rows = [
+        row("Research and development expense", [("(7,442)", Q3), ("(6,797)", Q3_PRIOR)], title=segments, page=16),
+        row("Other income/(expense), net", [("(265)", Q3), ("(10)", Q3_PRIOR)], title=segments, page=16, ordinal=1),
+        row("Provision for (benefit from) income tax expense", [("(120)", Q3)], title=segments, page=16, ordinal=2),
+    ]
+    period = "for the quarter ended July 1, 2023?"
+    expense = find_figure(ask(f"What was research and development expense {period}"), {"d": rows})
+    assert expense is not None and expense.value == Decimal("7442000000")
+    # an expense netted against an income, or one that may be a benefit, keeps its sign
+    other = find_figure(ask(f"What was other income/(expense), net {period}"), {"d": rows})
+    assert other is not None and other.value == Decimal("-265000000")
+    tax = find_figure(ask(f"What was the provision for income tax expense {period}"), {"d": rows})
+    assert tax is not None and tax.value == Decimal("-120000000")
+
+
+def test_basic_and_diluted_never_answer_for_each_other() -> None:
+    basic, diluted = metric_terms("basic earnings per share"), metric_terms("diluted earnings per share")
+    assert alternatives(basic) and not any("dilut" in label for label in alternatives(basic))
+    assert alternatives(diluted) and not any("basic" in label for label in alternatives(diluted))
+    heading = ("NET EARNINGS PER COMMON SHARE (1)",)
+    year, prior = "Year Ended June 30, 2024", "Year Ended June 30, 2023"
+    annual = "Consolidated Statements of Earnings"
+    rows = [
+        row("Basic", [("$6.18", year), ("$6.07", prior)], parents=heading, title=annual, scale=None, ordinal=1),
+        row("Diluted", [("$6.02", year), ("$5.90", prior)], parents=heading, title=annual, scale=None, ordinal=2),
+    ]
+    for asked, value in (("basic", "6.18"), ("diluted", "6.02")):
+        found = find_figure(ask(f"What was {asked} earnings per share for the year ended June 30, 2024?"), {"d": rows})
+        assert found is not None and found.value == Decimal(value), asked
+
+
+def test_a_one_word_label_is_named_by_the_heading_nearest_it() -> None:
+    headings = ("Operating costs and expenses:", "Earnings per share")
+    year = "Year Ended December 31 2023"
+    rows = [row("Basic", [("$12.14", year)], parents=headings, scale=None), row("Diluted", [("$12.02", year)])]
+    found = find_figure(ask("What was basic earnings per share for the year ended December 31, 2023?"), {"d": rows})
+    assert found is not None and found.value == Decimal("12.14")
