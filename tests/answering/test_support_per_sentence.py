@@ -1,0 +1,52 @@
+"""Support decided per sentence: a line is supported only by a sentence that holds what is asked (with its
+section's heading) and, for a value, a value of that kind; key terms spread over unrelated sentences support
+nothing. The text is the contract corpus's Northwind-Helix NDA (datasets/contracts)."""
+
+from __future__ import annotations
+
+from pipeline.answering.asks import answer_kind
+from pipeline.answering.floors import Draft, draft_support, sentence_support, span_line, support
+from pipeline.answering.sentences import offered_sentences
+from pipeline.answering.terms import focus_terms, ordered_terms
+from pipeline.types import Chunk, ChunkHit
+from tests.support.paths import DATASETS
+
+PAGES = (DATASETS / "contracts" / "agreements" / "northwind-helix-nda.txt").read_text().split("<!-- pagebreak -->")
+HITS = [ChunkHit(Chunk(i, "nh", i + 1, 0, page), "northwind-helix-nda.txt", 1.0) for i, page in enumerate(PAGES)]
+THRESHOLD = 0.5
+
+
+def _read(question: str, asked: str) -> tuple[list, str, frozenset[str]]:
+    sentences = offered_sentences(HITS, 5000, asked)
+    return sentences, answer_kind(question), frozenset(focus_terms(asked, {"nda", "ndas", "agreement"}))
+
+
+def test_terms_and_a_value_in_different_sentences_support_no_answer() -> None:
+    # the notice clause holds "notice", the survival clause a duration: no sentence states a notice period
+    question = "How much notice does Helix Robotics need to give to terminate its NDAs before the term ends?"
+    asked = "How much notice does need to give to terminate its NDAs before the term ends?"
+    sentences, kind, focus = _read(question, asked)
+    assert kind == "duration"
+    notices = next(s for s in sentences if s.text.startswith("Notices to"))
+    assert sentence_support(notices, kind, focus) < THRESHOLD  # the term, but no duration
+    assert support(sentences, kind, focus) < THRESHOLD
+
+
+def test_a_line_is_supported_only_by_the_sentence_it_is_cited_to() -> None:
+    question = "How much notice does Helix Robotics need to give to terminate its NDAs before the term ends?"
+    sentences, kind, focus = _read(question, "How much notice does need to give before the term ends?")
+    survival = next(s for s in sentences if "survive" in s.text)
+    draft = Draft("five (5) years", (survival.sentence_id,), "extracted")
+    held = draft_support(draft, sentences, kind, focus)
+    assert held is not None and held < THRESHOLD
+    assert draft_support(Draft("x", (999,), "extracted"), sentences, kind, focus) is None
+
+
+def test_a_sentence_and_its_heading_support_the_answer_they_state() -> None:
+    question = "Within how many days must materials be returned?"
+    sentences, kind, focus = _read(question, question)
+    assert support(sentences, kind, focus) >= THRESHOLD  # "materials" is in the heading "Return of materials"
+    draft = span_line(sentences, kind, ordered_terms(question), question, tuple(focus))
+    assert draft is not None and draft.text == "fifteen (15) days"
+    held = draft_support(draft, sentences, kind, focus)
+    assert held is not None and held >= THRESHOLD
