@@ -2,9 +2,9 @@
 
 `sentence_line` takes the best-ranked sentence (cut to MAX_LINE_WORDS); `span_line` takes, from the best-
 ranked sentences, the best span of the kind asked for (pipeline.answering.spans), never a heading or a bare
-defined term. `support` is the floor of abstention, decided per sentence: the best share of the key terms one
-of the best sentences holds (with its section's heading), halved for that sentence when it holds no value of
-the kind asked for; `draft_support` is the same for the sentences an answer line rests on. Each reads its
+defined term. `support` is the floor of abstention: the best share of the key terms one of the best sentences
+holds (with its section's heading), halved when none of them holds a value of the kind asked for; then, per
+sentence, `draft_support`: the sentence an answer line rests on must itself hold them (and such a value). Each reads its
 sentences under the question's `deadline` (checked per sentence: a floor given a huge table stops at the bound
 instead of running on).
 """
@@ -164,19 +164,23 @@ def trend_line(
 def support(
     sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: AbstractSet[str], deadline: Deadline | None = None
 ) -> float:
-    """How well the best-ranked sentences support an answer, sentence by sentence: the best of each one's
-    `sentence_support` (so key terms spread over unrelated sentences support nothing)."""
+    """How well the best-ranked sentences support an answer: the best share of `terms` (what the question asks
+    about) one holds with its section's heading, halved when none of them holds a value of the kind asked for (an
+    amount for "how much", a date for "when"). The sentence an answer line is then cited to must itself state it
+    (`draft_support`)."""
     read = sentences[:READ_DEPTH]
     if not read:
         return 0.0
     (deadline or unbounded()).check("answering (support floor)")
-    return max(sentence_support(s, kind, terms) for s in read)
+    best = max(coverage(s.with_heading, terms) for s in read)
+    if kind in VALUE_KINDS and not any(typed_spans(s.text, kind, terms, frozenset(), None, 0) for s in read):
+        best /= 2
+    return best
 
 
 def sentence_support(sentence: OfferedSentence, kind: AnswerKind, terms: AbstractSet[str]) -> float:
     """How well one sentence states an answer: the share of `terms` (what the question asks about) it holds with
-    its section's heading, halved when it holds no value of the kind asked for (an amount for "how much", a date
-    for "when")."""
+    its section's heading, halved when it holds no value of the kind asked for."""
     held = coverage(sentence.with_heading, terms)
     if kind in VALUE_KINDS and not typed_spans(sentence.text, kind, terms, frozenset(), None, 0):
         held /= 2
