@@ -50,3 +50,13 @@ def test_a_sentence_and_its_heading_support_the_answer_they_state() -> None:
     assert draft is not None and draft.text == "fifteen (15) days"
     held = draft_support(draft, sentences, kind, focus)
     assert held is not None and held >= THRESHOLD
+
+
+def test_what_a_clause_says_about_a_topic_is_asked_about_the_topic_not_saying() -> None:
+    # "say" is a question word like "tell" and "describe": the dev question abstained on 0.40 of its terms
+    asked = "What does the NDA between and say about returning materials?"
+    sentences, kind, focus = _read(asked, asked)
+    assert "say" not in focus and {"return", "materi"} <= focus
+    body = next(s for s in sentences if s.text.startswith("Within fifteen"))
+    assert body.heading == "Return of materials"
+    assert support(sentences, kind, focus) >= THRESHOLD
