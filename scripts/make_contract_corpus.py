@@ -1,5 +1,5 @@
 """Generate the contract development corpus (datasets/contracts) and its labelled traces
-(datasets/contracts-traces/dev.jsonl).
+(datasets/contracts-traces/dev.jsonl, and test.jsonl: held out, other questions in other words).
 
 Run from the repository root:
 
@@ -429,6 +429,7 @@ def _example(
     tags: Sequence[str] = (),
     not_found: bool = False,
     note: str | None = None,
+    split: str = "dev",
 ) -> LabelledExample:
     scope = scope or ExampleScope()
     for fact in facts:
@@ -451,7 +452,7 @@ def _example(
         expect_scope_note=note,  # type: ignore[arg-type]
         expected_plan=plan,  # type: ignore[arg-type]
         tags=tuple(tags),
-        split="dev",
+        split=split,  # type: ignore[arg-type]
     )
 
 
@@ -802,6 +803,335 @@ ABSENT_TERMS = (
 )
 
 
+# ---- held out: test.jsonl, written before any answering change and not read while making one ----------
+
+
+def test_examples() -> list[LabelledExample]:
+    """The held-out questions (split test): the four cases again, over other clauses and in other words than
+    examples() (dates the preamble defines, defined terms, sections named by their heading, notices)."""
+    test = "test"
+    return [
+        # -- no scope
+        _example(
+            "no_scope",
+            "What is the effective date of the NDA between Northwind Systems and Aster Biologics?",
+            [(NA, 1)],
+            ["1 September 2020"],
+            _not_for(NORTHWIND, ASTER),
+            tags=["finding:two_parties", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "no_scope",
+            "Who has jurisdiction over disputes under the Helix Robotics and Aster Biologics NDA?",
+            [(HA, 3)],
+            ["arbitration in Zurich"],
+            _not_for(HELIX, ASTER),
+            tags=["finding:two_parties", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "no_scope",
+            "For how long does Stremwood's Dairy Farms' NDA with Northwind stay in effect?",
+            [(SN, 2)],
+            ["two (2) years"],
+            _not_for(STREMWOOD, NORTHWIND),
+            tags=["finding:name_spelling", "finding:two_parties", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "no_scope",
+            "Where are notices to Quarry Analytics sent?",
+            [(NQ, 3)],
+            ["PO Box 88, Albany"],
+            _not_for(QUARRY),
+            tags=["finding:unowned_forms", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "no_scope",
+            "What counts as Confidential Information in the Blue Harbor Logistics NDA?",
+            [(NB, 1)],
+            ["non-public business, technical and financial information"],
+            _not_for(HARBOR),
+            tags=["finding:defined_term", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "no_scope",
+            "On what date was the Orbis Apparel confidentiality undertaking made?",
+            [(OS, 1)],
+            ["2 February 2022"],
+            _not_for(ORBIS),
+            tags=["finding:catalog_decides", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "no_scope",
+            "Who signed the Quarry Analytics NDA on behalf of Northwind Systems?",
+            [(NQ, 3)],
+            ["Dana Whitfield"],
+            _not_for(QUARRY, NORTHWIND),
+            tags=["finding:two_parties", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "no_scope",
+            "When was Amendment No. 1 to the Blue Harbor Logistics NDA made?",
+            [(NBA, 1)],
+            ["5 June 2024"],
+            _not_for(HARBOR),
+            tags=["finding:amendment", "scope:none"],
+            split=test,
+        ),
+        # -- chip
+        _example(
+            "chip",
+            "What is the Effective Date of this agreement?",
+            [(NA, 1)],
+            ["1 September 2020"],
+            _not_for(NORTHWIND, ASTER),
+            ExampleScope(document_ids=(NA,)),
+            tags=["finding:defined_term", "scope:chip"],
+            split=test,
+        ),
+        _example(
+            "chip",
+            "What is the Purpose of this NDA?",
+            [(NB, 1)],
+            ["a shared cold-chain shipping route"],
+            _not_for(NORTHWIND, HARBOR),
+            ExampleScope(document_ids=(NB,)),
+            tags=["finding:defined_term", "scope:chip"],
+            split=test,
+        ),
+        _example(
+            "chip",
+            "How long do the confidentiality obligations last after the agreement ends?",
+            [(HA, 2)],
+            ["ten (10) years"],
+            _not_for(HELIX, ASTER),
+            ExampleScope(document_ids=(HA,)),
+            tags=["scope:chip"],
+            split=test,
+        ),
+        _example(
+            "chip",
+            "What does the governing law section of this agreement provide?",
+            [(SN, 3)],
+            ["the State of Wisconsin"],
+            _not_for(STREMWOOD, NORTHWIND),
+            ExampleScope(document_ids=(SN,)),
+            tags=["finding:heading", "scope:chip"],
+            split=test,
+        ),
+        _example(
+            "chip",
+            "What does the Term section say?",
+            [(NQ, 2)],
+            ["two (2) years"],
+            _not_for(NORTHWIND, QUARRY),
+            ExampleScope(document_ids=(NQ,)),
+            tags=["finding:heading", "scope:chip"],
+            split=test,
+        ),
+        _example(
+            "chip",
+            "When was the Clinical Services Agreement entered into?",
+            [(VS, 1)],
+            ["8 August 2021"],
+            _not_for(VELTRA, SOLENNE),
+            ExampleScope(document_ids=(VS,)),
+            tags=["finding:parties_clause", "scope:chip"],
+            split=test,
+        ),
+        _example(
+            "chip",
+            "How many days does the receiving party have to hand back materials under this form?",
+            [(FORM2, 2)],
+            ["thirty (30)"],
+            (),
+            ExampleScope(document_ids=(FORM2,)),
+            tags=["finding:unowned_forms", "unowned_selected", "scope:chip"],
+            split=test,
+        ),
+        # -- property
+        _example(
+            "property",
+            "What is the effective date of each agreement?",
+            [(NA, 1), (HA, 1)],
+            ["1 September 2020", "9 November 2022"],
+            _not_for(ASTER),
+            ExampleScope(property=ASTER.slug),
+            tags=["finding:defined_term", "scope:property"],
+            split=test,
+        ),
+        _example(
+            "property",
+            "For how many years do the confidentiality obligations continue after the agreement ends?",
+            [(NQ, 2)],
+            ["three (3) years"],
+            _not_for(QUARRY),
+            ExampleScope(property=QUARRY.slug),
+            tags=["finding:summary_names_other_party", "scope:property"],
+            split=test,
+        ),
+        _example(
+            "property",
+            "Which courts resolve disputes?",
+            [(NB, 3)],
+            ["the courts of Harris County"],
+            _not_for(HARBOR),
+            ExampleScope(property=HARBOR.slug),
+            tags=["scope:property"],
+            split=test,
+        ),
+        _example(
+            "property",
+            "Which state's laws govern the undertaking?",
+            [(OS, 3)],
+            ["the State of Wisconsin"],
+            _not_for(ORBIS),
+            ExampleScope(property=ORBIS.slug),
+            tags=["finding:catalog_decides", "scope:property"],
+            split=test,
+        ),
+        _example(
+            "property",
+            "Within how many days are invoices paid?",
+            [(VS, 2)],
+            ["forty (40)"],
+            _not_for(VELTRA),
+            ExampleScope(property=VELTRA.slug),
+            tags=["finding:parties_clause", "scope:property"],
+            split=test,
+        ),
+        _example(
+            "property",
+            "What is meant by Confidential Information?",
+            [(NH, 1), (HA, 1)],
+            ["non-public business, technical and financial information"],
+            _not_for(HELIX),
+            ExampleScope(property=HELIX.slug),
+            tags=["finding:defined_term", "scope:property"],
+            split=test,
+        ),
+        # -- wrong property
+        _example(
+            "wrong_property",
+            "What is the effective date of the agreement between Helix Robotics and Aster Biologics?",
+            [(HA, 1)],
+            ["9 November 2022"],
+            _not_for(HELIX, ASTER),
+            tags=["wrong_entity", "finding:two_parties", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "wrong_property",
+            "When does the NDA between Northwind Systems and Blue Harbor Logistics take effect?",
+            [(NB, 1)],
+            ["20 January 2023"],
+            _not_for(NORTHWIND, HARBOR),
+            ExampleScope(property=NORTHWIND.slug),
+            tags=["wrong_entity", "finding:two_parties", "scope:property"],
+            split=test,
+        ),
+        _example(
+            "wrong_property",
+            "Who signed the Northwind and Aster Biologics NDA for Aster?",
+            [(NA, 3)],
+            ["Katrin Vogel"],
+            _not_for(NORTHWIND, ASTER),
+            ExampleScope(document_ids=(NH, NA, NQ)),
+            tags=["wrong_entity", "finding:two_parties", "scope:chip"],
+            split=test,
+        ),
+        _example(
+            "wrong_property",
+            "Where are notices to Blue Harbor Logistics sent?",
+            [(NB, 3)],
+            ["9 Dock Road, Houston"],
+            _not_for(HARBOR),
+            tags=["wrong_entity", "finding:unowned_forms", "scope:none"],
+            split=test,
+        ),
+        _example(
+            "wrong_property",
+            "What is the effective date of the Quarry Analytics NDA?",
+            forbidden=(NH, NQ),
+            scope=ExampleScope(document_ids=(NH,)),
+            tags=["wrong_entity", "not_in_scope", "scope:chip"],
+            not_found=True,
+            note="other_entity",
+            split=test,
+        ),
+        _example(
+            "wrong_property",
+            "Who signed the Blue Harbor Logistics agreement for Blue Harbor?",
+            forbidden=(SN, OS, NB),
+            scope=ExampleScope(property=STREMWOOD.slug),
+            tags=["wrong_entity", "not_in_scope", "scope:property"],
+            not_found=True,
+            note="other_entity",
+            split=test,
+        ),
+    ]
+
+
+# Held-out terms the template has no clause for, asked in other words than ABSENT_TERMS (a liability cap and
+# renewal again, and four terms dev does not ask about).
+TEST_ABSENT_TERMS = (
+    AbsentTerm(
+        "liability_cap",
+        ("limitation of liability", r"liability (?:is|shall|will|of|under|for)", "liable", "cap", "capped", "maximum"),
+        (NB,),
+        "Is there a maximum amount either party can be liable for under this NDA?",
+        HELIX,
+        "Up to what amount is Helix Robotics' liability limited under its NDAs?",
+    ),
+    AbsentTerm(
+        "indemnification",
+        ("indemnif", "indemnity", "hold harmless"),
+        (NQ,),
+        "Which party must indemnify the other under this agreement?",
+        ORBIS,
+        "Does Orbis Apparel's undertaking require the Recipient to indemnify Orbis?",
+    ),
+    AbsentTerm(
+        "assignment",
+        ("assign", "assignment", "transfer", "successor"),
+        (HA,),
+        "May either party assign this agreement to an affiliate?",
+        STREMWOOD,
+        "Can Stremwood's Dairy Farms transfer its agreements to a successor?",
+    ),
+    AbsentTerm(
+        "non_compete",
+        ("compete", "competing", "competition", "non-compete"),
+        (NA,),
+        "Does this NDA bar Aster Biologics from competing with Northwind?",
+        QUARRY,
+        "What non-compete period applies to Quarry Analytics?",
+    ),
+    AbsentTerm(
+        "insurance",
+        ("insurance", "insured", "insure"),
+        (SN,),
+        "What insurance must each party carry under this agreement?",
+        NORTHWIND,
+        "How much insurance coverage do Northwind's agreements require?",
+    ),
+    AbsentTerm(
+        "renewal",
+        ("renew", "renews", "renewal", "renewed", "automatically", "extend", "extension", "roll over", "rollover"),
+        (HA,),
+        "Is there an automatic renewal term once this NDA expires?",
+        ASTER,
+        "Does the term of Aster Biologics' agreements roll over once it expires?",
+    ),
+)
+
+
 def corpus_on_disk(corpus_dir: Path) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
     """(pages, owning party slugs) of every document of the corpus as written, read the way the index reads it."""
     manifest = tomllib.loads((corpus_dir / "corpus.toml").read_text(encoding="utf-8"))
@@ -816,14 +1146,17 @@ def corpus_on_disk(corpus_dir: Path) -> tuple[dict[str, tuple[str, ...]], dict[s
 
 
 def absent_in_scope_examples(
-    corpus_dir: Path, chunks: Mapping[str, Sequence[str]] | None = None
+    corpus_dir: Path,
+    chunks: Mapping[str, Sequence[str]] | None = None,
+    terms: Sequence[AbsentTerm] | None = None,
+    split: str = "dev",
 ) -> list[LabelledExample]:
-    """Per ABSENT_TERMS entry, a chip and a party-scope example expecting "not found", each checked: no marker
-    in any page of a document in scope (nor, given, in any of its index chunks)."""
+    """Per `terms` entry (default ABSENT_TERMS), a chip and a party-scope example expecting "not found", each
+    checked: no marker in any page of a document in scope (nor, given, in any of its index chunks)."""
     pages, owners = corpus_on_disk(corpus_dir)
     out: list[LabelledExample] = []
     tags = ("not_in_scope", "absent_in_scope")
-    for term in ABSENT_TERMS:
+    for term in ABSENT_TERMS if terms is None else terms:
         chip_parties = [p for p in PARTIES if all(p.slug in owners[path] for path in term.chip)]
         scoped = [path for path, slugs in owners.items() if term.party.slug in slugs]
         for case, question, scope, in_scope, forbidden in (
@@ -840,6 +1173,7 @@ def absent_in_scope_examples(
                     scope=scope,
                     tags=(*tags, f"topic:{term.topic}", scope_tag),
                     not_found=True,
+                    split=split,
                 )
             )
     return out
@@ -863,6 +1197,9 @@ def write(corpus_dir: Path, traces_dir: Path, index: Path | None = None) -> list
     chunks = index_chunks(index) if index is not None else None
     write_examples(traces_dir / "dev.jsonl", [*examples(), *absent_in_scope_examples(corpus_dir, chunks)])
     written.append(traces_dir / "dev.jsonl")
+    held_out = absent_in_scope_examples(corpus_dir, chunks, TEST_ABSENT_TERMS, split="test")
+    write_examples(traces_dir / "test.jsonl", [*test_examples(), *held_out])
+    written.append(traces_dir / "test.jsonl")
     return written
 
 

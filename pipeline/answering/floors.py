@@ -1,10 +1,12 @@
 """The answer step without an LM: its floors. Pure functions over a sub-question's ranked sentences.
 
 `sentence_line` takes the best-ranked sentence (cut to MAX_LINE_WORDS); `span_line` takes, from the best-
-ranked sentences, the best span of the kind asked for (pipeline.answering.spans). `support` is the floor of
-abstention: the best share of the key terms one of the best sentences holds, halved when none of them holds
-a value of the kind asked for. Each reads its sentences under the question's `deadline` (checked per sentence:
-a floor given a huge table stops at the bound instead of running on).
+ranked sentences, the best span of the kind asked for (pipeline.answering.spans), never a heading or a bare
+defined term. `support` is the floor of abstention: the best share of the key terms one of the best sentences
+holds (with its section's heading), halved when none of them holds a value of the kind asked for; then, per
+sentence, `draft_support`: the sentence an answer line rests on must itself hold them (and such a value). Each reads its
+sentences under the question's `deadline` (checked per sentence: a floor given a huge table stops at the bound
+instead of running on).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.answering.asks import AnswerKind
+from pipeline.answering.definitions import defined_terms, only_term
+from pipeline.answering.headings import is_heading
 from pipeline.answering.sentences import OfferedSentence
 from pipeline.answering.spans import candidates, scale_note, typed_spans
 from pipeline.answering.terms import coverage, held_terms
@@ -97,22 +101,25 @@ def span_choices(
     counts = dict.fromkeys(wanted, 0)
     for sentence in sentences:
         deadline.check("answering (span floor)")
-        for term in held_terms(sentence.text, wanted):
+        for term in held_terms(sentence.with_heading, wanted):
             counts[term] += 1
     rarity = {t: max(1, counts[t]) for t in wanted}
     weight = {t: (2.0 if i == 0 else 1.0) / rarity[t] for i, t in enumerate(terms)}
+    # a term the documents define is what a clause is about, never its answer ("Neither Party")
+    defined = defined_terms([s.text for s in sentences[:READ_DEPTH]])
     ranked: list[tuple[tuple[float, ...], Draft]] = []
     for rank, sentence in enumerate(sentences):
         deadline.check("answering (span floor)")
         scale = scale_note(sentence.hit.chunk.text)
         found = candidates(sentence.text, kind, terms, question, scale, rarity, focus)
+        found = [c for c in found if not is_heading(c.text) and not only_term(c.text, defined)]
         # past the best-ranked sentences only a field its label names the answer to counts
         found = found if rank < READ_DEPTH else [c for c in found if c.tier == 0]
         if not found:
             continue
         top = found[0]
-        specificity = sum(weight[t] for t in held_terms(sentence.text, wanted))
-        on_focus = len(held_terms(sentence.text, asked))
+        specificity = sum(weight[t] for t in held_terms(sentence.with_heading, wanted))
+        on_focus = len(held_terms(sentence.with_heading, asked))
         key = (float(top.tier >= BARE_TIER), -float(on_focus), float(top.tier), -top.label_score, -specificity, rank)
         ranked.append((key, Draft(top.text, (sentence.sentence_id,), "extracted")))
     chosen: list[Draft] = []
@@ -158,13 +165,35 @@ def support(
     sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: AbstractSet[str], deadline: Deadline | None = None
 ) -> float:
     """How well the best-ranked sentences support an answer: the best share of `terms` (what the question asks
-    about) one holds, halved when none of them holds a value of the kind asked for (an amount for "how much",
-    a date for "when")."""
+    about) one holds with its section's heading, halved when none of them holds a value of the kind asked for (an
+    amount for "how much", a date for "when"). The sentence an answer line is then cited to must itself state it
+    (`draft_support`)."""
     read = sentences[:READ_DEPTH]
     if not read:
         return 0.0
     (deadline or unbounded()).check("answering (support floor)")
-    best = max(coverage(s.text, terms) for s in read)
+    best = max(coverage(s.with_heading, terms) for s in read)
     if kind in VALUE_KINDS and not any(typed_spans(s.text, kind, terms, frozenset(), None, 0) for s in read):
         best /= 2
     return best
+
+
+def sentence_support(sentence: OfferedSentence, kind: AnswerKind, terms: AbstractSet[str]) -> float:
+    """How well one sentence states an answer: the share of `terms` (what the question asks about) it holds with
+    its section's heading, halved when it holds no value of the kind asked for."""
+    held = coverage(sentence.with_heading, terms)
+    if kind in VALUE_KINDS and not typed_spans(sentence.text, kind, terms, frozenset(), None, 0):
+        held /= 2
+    return held
+
+
+def draft_support(
+    draft: Draft, sentences: Sequence[OfferedSentence], kind: AnswerKind, terms: AbstractSet[str]
+) -> float | None:
+    """How well the sentences an answer line rests on state it: the best `sentence_support` among those it names
+    (None when it names none of `sentences`)."""
+    by_id = {s.sentence_id: s for s in sentences}
+    cited = [by_id[i] for i in draft.evidence if i in by_id]
+    if not cited:
+        return None
+    return max(sentence_support(s, kind, terms) for s in cited)

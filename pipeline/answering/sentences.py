@@ -1,5 +1,7 @@
 """What an answer may quote: the kept chunks split into sentences, a table's flattened text split into its
-rows, ranked best match to the sub-question first and numbered for the LM (pure functions)."""
+rows, ranked best match to the sub-question first and numbered for the LM (pure functions). A section's heading
+("6. Governing law.") is no sentence of its own: each sentence of its body carries it
+(pipeline.answering.headings)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.answering.headings import is_heading, section_bodies
 from pipeline.escapes import citation_label, defuse_field_markers
 from pipeline.retrieval.bm25 import BM25Index
 from pipeline.text import split_sentences, tokens
@@ -27,11 +30,19 @@ MIN_TABLE_RUNS = 2
 
 @dataclass(frozen=True)
 class OfferedSentence:
-    """One sentence offered for a section, and the chunk it comes from."""
+    """One sentence offered for a section, the chunk it comes from, and the heading of the section it is in
+    ("" before any heading)."""
 
     sentence_id: int
     text: str
     hit: ChunkHit
+    heading: str = ""
+
+    @property
+    def with_heading(self) -> str:
+        """The sentence read with its section's heading: what it is about ("Governing law This Agreement is
+        governed by ..."); a value is taken from its own text only."""
+        return f"{self.heading} {self.text}" if self.heading else self.text
 
 
 def table_rows(sentence: str) -> list[str]:
@@ -103,19 +114,21 @@ def offered_sentences(chunks: Sequence[ChunkHit], max_chars: int, question: str 
     repeated word for word, or held inside a longer offered one, is offered once), numbered from 0: in chunk
     order, or, given the section's `question`, best BM25 match to it first (ties keep chunk order).
     At most MAX_SENTENCES."""
-    found: list[tuple[str, ChunkHit]] = []
+    found: list[tuple[str, ChunkHit, str]] = []
     seen: set[tuple[str, str]] = set()
     for hit in chunks:
         sentences = [s for piece in structure_pieces(hit.chunk.text[:max_chars]) for s in split_sentences(piece)]
-        for sentence in sentences:
+        for sentence, heading in zip(sentences, section_bodies(sentences), strict=True):
+            if is_heading(sentence):
+                continue  # a heading states nothing: its words go with its body
             for row in table_rows(sentence):
                 if (hit.chunk.document_id, row) not in seen:
                     seen.add((hit.chunk.document_id, row))
-                    found.append((row, hit))
+                    found.append((row, hit, heading))
     # A sentence cut by a chunk boundary ("Deposit 2.1 ..." after "2. Deposit 2.1 ...") is offered once,
     # whole: one held inside another offered sentence of the same document is left out (another document
     # stating the same is offered too: it may be the one to cite).
-    folded = [(hit.chunk.document_id, f" {' '.join(tokens(text))} ") for text, hit in found]
+    folded = [(hit.chunk.document_id, f" {' '.join(tokens(text))} ") for text, hit, _ in found]
     found = [
         entry
         for i, entry in enumerate(found)
@@ -125,10 +138,11 @@ def offered_sentences(chunks: Sequence[ChunkHit], max_chars: int, question: str 
         )
     ]
     if question is not None and len(found) > 1:
-        scores = BM25Index.build([text for text, _ in found]).scores(question)
+        # a body sentence matches a question naming its heading ("Which law governs ...": "Governing law")
+        scores = BM25Index.build([f"{heading} {text}" for text, _, heading in found]).scores(question)
         order = sorted(range(len(found)), key=lambda i: -float(scores[i]))
         found = [found[i] for i in order]
-    return [OfferedSentence(i, text, hit) for i, (text, hit) in enumerate(found[:MAX_SENTENCES])]
+    return [OfferedSentence(i, text, hit, heading) for i, (text, hit, heading) in enumerate(found[:MAX_SENTENCES])]
 
 
 def numbered(sentences: Sequence[OfferedSentence]) -> list[NumberedSentence]:

@@ -3,8 +3,10 @@ and unit ("EUR 2,500 per month"), a percentage, a date, a duration ("3 months"),
 ("Peter Otieno Ochieng"), or, for other questions, the stretch of the sentence around its key terms.
 
 Each candidate has a tier: 0 when the sentence labels it with what the question asks about (a field
-"Monthly rent: EUR 2,500", a table row "Tenure | Freehold", a definition 'Grace Kamau (the "Landlord")')
-or its own words name it ("EUR 2,500 per month" for "monthly rent"), 1 when a label holds other key terms
+"Monthly rent: EUR 2,500", a table row "Tenure | Freehold", a definition 'Grace Kamau (the "Landlord")',
+'dated March 3, 2000 (the "Effective Date")' for a question naming the defined term: the value it defines
+ranks first, pipeline.answering.definitions) or its own words name it ("EUR 2,500 per month" for "monthly
+rent"), 1 when a label holds other key terms
 of the question, 2 when only its place near the key terms speaks for it (3: a bare small number asked as an
 amount). A value the question itself states is never a candidate.
 """
@@ -17,7 +19,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from pipeline.answering.asks import AnswerKind
-from pipeline.answering.terms import held_terms
+from pipeline.answering.definitions import definitions, names_term
+from pipeline.answering.terms import held_terms, key_terms
 from pipeline.text import STOPWORDS, normalise, split_sentences
 from pipeline.values.quantities import (
     Quantity,
@@ -61,6 +64,8 @@ _TABLE_ROW = re.compile(
 )
 # The label score of a value whose own words name what is asked: above any label's (at most 2).
 SELF_DESCRIBED = 3.0
+# The label score of the value a clause defines a term the question names as: above every other.
+DEFINED_VALUE = 4.0
 # A text answer is this stretch of words around the key terms.
 WINDOW_WORDS = 30
 # A field value is at most this many words (a longer run is the rest of a paragraph).
@@ -101,7 +106,7 @@ def candidates(
     asked = frozenset(focus) or wanted
     avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(question)))
     anchor = _anchor(text, wanted, rarity or {})
-    found: list[Candidate] = []
+    found = defined_values(text, kind, question, wanted, scale)
     for label, start, end in fields(text):
         held = held_terms(label, wanted)
         if not held:
@@ -132,6 +137,29 @@ def candidates(
     if kind in ("text", "yes_no") and not found:
         found.append(Candidate(window(text, wanted), 2))
     return sorted(found, key=lambda c: (c.tier, -c.label_score, c.distance))
+
+
+def defined_values(
+    text: str, kind: AnswerKind, question: str, terms: AbstractSet[str], scale: str | None = None
+) -> list[Candidate]:
+    """The values `text` defines terms the question names as ('3 March 2000 (the "Effective Date")' for "What is
+    the effective date?"), each as the kind asked for when it holds one (the date of "made as of 3 March 2000",
+    the duration of "remains in force for two (2) years"), else whole for a question with no value kind. A term
+    counts when the question writes it and every word of it is a key term (`terms`): a corpus's generic words
+    ("the Agreement") name no value asked for."""
+    out: list[Candidate] = []
+    for definition in definitions(text):
+        words = key_terms(definition.term)
+        asked = held_terms(" ".join(terms), words)
+        if not words or not names_term(question, definition.term) or len(asked) < len(words):
+            continue
+        typed = typed_spans(definition.value, kind, frozenset(), frozenset(), scale, 0)
+        if typed:
+            out.append(Candidate(typed[0], 0, DEFINED_VALUE))
+        elif kind in ("text", "date"):
+            # a date clause may write its date in words a date reader does not take ("the date of signature")
+            out.append(Candidate(definition.value, 0, DEFINED_VALUE))
+    return out
 
 
 def _trimmed(value: str) -> str:

@@ -16,8 +16,8 @@ from pipeline.text import STOPWORDS, bm25_tokens, tokens
 # Words of a question that say what kind of answer it wants, not what it is about.
 QUESTION_WORDS = frozenset(
     """what which who whom whose when where why how much many long often is are was were does do did has have
-    had can could will would must may might should shall give list name tell state describe according any
-    there per""".split()
+    had can could will would must may might should shall give list name tell say says state describe according
+    any there per""".split()
 )
 # Stems a document writes for a question's word: abbreviations ("REG. NO: 1160/88" for a registration
 # number) and the few plain-English words that name the same figure or act ("sales" and "revenue").

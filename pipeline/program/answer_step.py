@@ -35,7 +35,7 @@ from pipeline.answering.compute import (
     operand_label,
 )
 from pipeline.answering.figure_answers import TableSource
-from pipeline.answering.floors import Draft, span_choices
+from pipeline.answering.floors import Draft, draft_support, span_choices
 from pipeline.answering.judge import Statement, Verdict
 from pipeline.answering.lines import (
     SectionInputs,
@@ -215,6 +215,14 @@ class AnswerStep:
             lines[item.index] = lines[item.index].model_copy(
                 update={"proposed": draft.text, "evidence_ids": list(draft.evidence), "basis": draft.basis}
             )
+            # the sentence a line is cited to must itself state what is asked: key terms spread over other
+            # sentences (a notice clause, a duration of survival) support no line taken from this one
+            cited = draft_support(draft, item.sentences, item.kind, frozenset(item.focus))
+            if steps.abstain == "support" and cited is not None and cited < settings.support_threshold:
+                threshold = settings.support_threshold
+                reason = f"the sentence it rests on holds {cited:.2f} of its key terms, below {threshold}"
+                guarded[item.index] = not_found(reason)
+                continue
             evidence = evidence_for(draft, item, settings.max_evidence)
             section = guard_section(
                 item.index, draft, evidence, kept[item.index], allowed, None, self.generic, item.sub_question

@@ -60,6 +60,7 @@ def test_the_committed_corpus_and_traces_are_what_the_script_writes(tmp_path: Pa
     written = generator.write(tmp_path / "contracts", tmp_path / "traces")
     committed = {p: CONTRACTS / p.relative_to(tmp_path / "contracts") for p in written if "contracts" in p.parts}
     committed[tmp_path / "traces" / "dev.jsonl"] = TRACES
+    committed[tmp_path / "traces" / "test.jsonl"] = TRACES.with_name("test.jsonl")
     stale = [str(p) for p, c in committed.items() if p.read_bytes() != c.read_bytes()]
     assert stale == [], "datasets/contracts is stale: run scripts/make_contract_corpus.py"
     assert {e.case for e in EXAMPLES} == {"no_scope", "chip", "property", "wrong_property"}

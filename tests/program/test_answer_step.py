@@ -15,6 +15,7 @@ from pipeline.program.module import ScopedQA
 from pipeline.settings import ProgramSettings, Settings, StepChoices
 from pipeline.store import Store
 from tests.support.fakes import cooperative, field, scripted_lm
+from tests.support.paths import DATASETS
 from tests.support.stores import store_of
 
 FLOORS = StepChoices(
@@ -223,3 +224,21 @@ def test_an_lm_computation_in_another_operand_order_or_form_is_worked_out(tmp_pa
         (section,) = done.sections
         assert section.basis == "computed" and section.answer.startswith("44.3% ("), section.answer
         assert done.trace is not None and not [f for f in done.trace.fallbacks if f.guard == "compute"]
+
+
+def test_a_line_resting_on_a_sentence_that_does_not_state_what_is_asked_abstains(tmp_path: Path) -> None:
+    # the contract corpus's Northwind-Helix NDA: "notice" is in the notices clause, a duration in the survival
+    # clause; together they pass the support floor, but the span floor's "five (5) years" rests on a sentence
+    # that states no notice period (before: a cited wrong answer)
+    nda = (DATASETS / "contracts" / "agreements" / "northwind-helix-nda.txt").read_text()
+    store = store_of(tmp_path, {"nda.txt": nda.replace("<!-- pagebreak -->", "")})
+    question = "How much notice does a party need to give to terminate before the term ends?"
+    done, prompts = _ask(store, question, FLOORS)
+    (section,) = done.sections
+    assert section.status == "not_found" and not section.sources and prompts == []
+    line = done.trace.lines[0] if done.trace is not None else None
+    assert line is not None and line.proposed == "five (5) years"
+    assert "the sentence it rests on holds" in (line.reason or "")
+    # a question the cited sentence states is answered from it, the heading's words counting
+    done, _ = _ask(store, "Within how many days must materials be returned?", FLOORS)
+    assert done.sections[0].status == "answered" and done.sections[0].answer == "fifteen (15) days"
