@@ -9,8 +9,13 @@ from typing import Any
 
 import pytest
 
+from pipeline.export.routes import write_routed
 from pipeline.program.lm import QWEN_CODER_05B, QWEN_CODER_15B, LocalModel, ShippedModel
+from pipeline.store import Store
 from tests.support.fakes import cooperative_llama
+
+# A program routing a step to the 1.5B (the shipped one routes none: no step beat its floor there).
+ROUTE = {"lm_name": "embedded:1.5b", "measured": "a test route"}
 
 
 class RecordedLoads:
@@ -57,10 +62,9 @@ def test_ask_with_the_15b_model_runs_its_shipped_program_and_loads_the_15b_weigh
     out, err = capsys.readouterr()
     assert code == 0, err
     first = err.splitlines()[0]
-    assert first.startswith("program: the compiled program shipped for the embedded 1.5B model; by the LM: choose;")
-    answer = json.loads(out)
-    assert len(loads.server.bodies) == answer["lm_calls"]
-    assert loads.models == ([QWEN_CODER_15B] if answer["lm_calls"] else [])
+    # no step beat its floor on the 1.5B either: its program runs the floors, and nothing is loaded
+    assert first.startswith("program: the compiled program shipped for the embedded 1.5B model; no step by the LM")
+    assert json.loads(out)["lm_calls"] == 0 and loads.models == [] and not loads.server.bodies
     # every step by the 1.5B model, uncompiled: its weights are the ones loaded
     code = main([*_ask(demo_index_dir, "--lm", "embedded:1.5b", "--uncompiled"), "--json"])
     out, err = capsys.readouterr()
@@ -101,10 +105,10 @@ def test_an_embedded_size_not_shipped_is_refused_before_anything_loads(
 
 
 def test_evaluations_time_a_question_by_the_steps_its_program_runs_by_the_lm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_store: Store
 ) -> None:
-    """The benchmark's rate is for the 0.5B running every step; a program of floors, or the 1.5B's, is timed by
-    what was measured here for that LM and those steps, else learned from its first examples."""
+    """The benchmark's rate is for the 0.5B running every step; a program of floors, or one routing a step to the
+    1.5B, is timed by what was measured here for that LM and those steps, else learned from its first examples."""
     import argparse
 
     from pipeline.cli.evaluate import evaluation_eta
@@ -123,7 +127,10 @@ def test_evaluations_time_a_question_by_the_steps_its_program_runs_by_the_lm(
     assert question_rate("embedded", None) == EMBEDDED_SECONDS["question"]  # every step by the 0.5B: benchmarked
     assert question_rate("embedded", SHIPPED_PROGRAMS["0.5b"]) is None  # every floor: not an LM's rate
     assert question_rate("embedded:1.5b", None) is None
-    assert question_rate("embedded:1.5b", SHIPPED_PROGRAMS["1.5b"]) is None
+    routed = write_routed(SHIPPED_PROGRAMS["0.5b"], demo_store, {"choose": "lm"}, tmp_path / "routed", **ROUTE)
+    assert routed.config.program["steps"]["choose"] == "lm"
+    assert question_rate("embedded:1.5b", tmp_path / "routed") is None
     record_rates(tmp_path / "timings.json", "embedded:1.5b [choose]", 2, {"question": (6.0, 3)})
-    assert question_rate("embedded:1.5b", SHIPPED_PROGRAMS["1.5b"]) == 2.0  # measured here for that program
+    assert question_rate("embedded:1.5b", tmp_path / "routed") == 2.0  # measured here for that program
+    assert question_rate("embedded:1.5b", SHIPPED_PROGRAMS["1.5b"]) is None  # its floors: another program
     assert question_rate("embedded:1.5b", None) is None

@@ -21,6 +21,7 @@ from pipeline.export.choice import (
     steps_words,
 )
 from pipeline.export.profiles import ProfilePaths, activate, add_profile
+from pipeline.export.routes import write_routed
 from pipeline.export.saving import predictor_states
 from pipeline.program.module import ScopedQA
 from pipeline.settings import STEP_NAMES, ProgramSettings, Settings, StepChoices
@@ -345,14 +346,29 @@ def test_each_embedded_model_has_its_shipped_program_and_no_other_lm_has_one(
     assert shipped_for(lm) == shipped
 
 
-def test_the_15b_program_routes_the_choose_step_to_the_lm_and_every_other_step_to_its_floor(demo_store: Store) -> None:
+def test_the_15b_program_runs_every_step_on_its_floor_with_the_05b_programs_compiled_state(demo_store: Store) -> None:
+    """Measured: no step beat its floor on the 1.5B either (docs/results.md, "Choose step")."""
     choice = choose_program(demo_store, None, None, shipped=SHIPPED_PROGRAMS["1.5b"], lm="embedded:1.5b")
+    assert not [name for name in STEP_NAMES if choice.program.settings.program.steps.uses_lm(name)]
+    assert choice.manifest is not None and choice.manifest.versions.lm == "embedded:1.5b"
+    assert choice.line().startswith("program: the compiled program shipped for the embedded 1.5B model; no step by")
+    base = choose_program(demo_store, None, None, shipped=SHIPPED_PROGRAM)
+    assert predictor_states(choice.program)["answer"] == predictor_states(base.program)["answer"]
+
+
+def test_a_routed_program_runs_its_routes_steps_by_the_lm_and_the_rest_as_its_source(
+    demo_store: Store, tmp_path: Path
+) -> None:
+    routed = tmp_path / "routed"
+    manifest = write_routed(
+        SHIPPED_PROGRAM, demo_store, {"choose": "lm"}, routed, lm_name="embedded:1.5b", measured="a test route"
+    )
+    assert manifest.config.experiment["description"] == "Routed for embedded:1.5b: a test route"
+    choice = choose_program(demo_store, None, None, shipped=routed, lm="embedded:1.5b")
     steps = choice.program.settings.program.steps
     assert [name for name in STEP_NAMES if steps.uses_lm(name)] == ["choose"]
-    assert choice.manifest is not None and choice.manifest.versions.lm == "embedded:1.5b"
     assert choice.line().startswith(
         "program: the compiled program shipped for the embedded 1.5B model; by the LM: choose; floors:"
     )
-    # the same compiled state as the 0.5B's program: only the route differs
     base = choose_program(demo_store, None, None, shipped=SHIPPED_PROGRAM)
     assert predictor_states(choice.program)["answer"] == predictor_states(base.program)["answer"]

@@ -16,6 +16,7 @@ import pytest
 
 from pipeline.errors import ModelError
 from pipeline.program.lm.engine import LoadOptions, server_params
+from pipeline.store import Store
 from tests.support.compromised_server import CooperativeLM, openai_compatible_server
 from tests.support.serve_process import free_port, scoperag_command, stop_process
 
@@ -198,11 +199,12 @@ def test_lm_serve_writes_its_key_for_clients_alone_and_says_how_to_use_it(
 
 
 def test_lm_serve_serves_the_embedded_model_named_and_names_the_program_shipped_for_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], demo_store: Store
 ) -> None:
     import pipeline.program.lm as lm_package
     from pipeline.cli.main import main
-    from pipeline.export.choice import SHIPPED_PROGRAMS
+    from pipeline.export.choice import SHIPPED_PROGRAM, SHIPPED_PROGRAMS
+    from pipeline.export.routes import write_routed
     from pipeline.program.lm.model_file import QWEN_CODER_05B, QWEN_CODER_15B
 
     served: list[Any] = []
@@ -211,21 +213,25 @@ def test_lm_serve_serves_the_embedded_model_named_and_names_the_program_shipped_
     key_file = tmp_path / "lm.key"
     assert main(["lm-serve", "--key-file", str(key_file)]) == 0
     assert main(["lm-serve", "--key-file", str(key_file), "--lm", "embedded:1.5b"]) == 0
-    assert served == [QWEN_CODER_05B, QWEN_CODER_15B]
+    # a program shipped for the 1.5B that routes a step to it (the shipped one routes none)
+    routed = tmp_path / "routed"
+    write_routed(SHIPPED_PROGRAM, demo_store, {"choose": "lm"}, routed, lm_name="embedded:1.5b", measured="a test")
+    monkeypatch.setitem(SHIPPED_PROGRAMS, "1.5b", routed)
+    assert main(["lm-serve", "--key-file", str(key_file), "--lm", "embedded:1.5b"]) == 0
+    assert served == [QWEN_CODER_05B, QWEN_CODER_15B, QWEN_CODER_15B]
     said = capsys.readouterr().err.split("\n")
     client_lines = [" ".join(line.split()) for line in said if line.startswith("clients:")]
-    # the 0.5B's shipped program runs every floor, so its clients run the LM's steps uncompiled; the 1.5B's runs
-    # its choose step by the LM, so its clients are told to name it
-    assert [line.endswith("--lm http://127.0.0.1:8080/v1 (Ctrl-C stops it)") for line in client_lines] == [True, False]
-    assert client_lines[1].endswith(
-        f"--lm http://127.0.0.1:8080/v1 --program {SHIPPED_PROGRAMS['1.5b']} (Ctrl-C stops it)"
-    )
+    # a shipped program of floors (the 0.5B's, the 1.5B's) leaves its clients running the LM's steps uncompiled;
+    # one that runs a step by the LM is named to its clients
+    plain = "--lm http://127.0.0.1:8080/v1 (Ctrl-C stops it)"
+    assert [line.endswith(plain) for line in client_lines] == [True, True, False]
+    assert client_lines[2].endswith(f"--lm http://127.0.0.1:8080/v1 --program {routed} (Ctrl-C stops it)")
     assert any(line.startswith("serving the embedded 1.5B model on") for line in said)
     # Any other LM is the client's to name: refused before a key is written or a model loaded
     key_file.unlink()
     for other in ("http://127.0.0.1:8080/v1", "openai/gpt-4o-mini", "embedded:7b"):
         assert main(["lm-serve", "--key-file", str(key_file), "--lm", other]) != 0
-        assert not key_file.exists() and len(served) == 2
+        assert not key_file.exists() and len(served) == 3
     refusals = capsys.readouterr().err
     assert "lm-serve serves an embedded model, not 'http://127.0.0.1:8080/v1'" in refusals
     assert "unknown embedded model 'embedded:7b'" in refusals
