@@ -16,9 +16,18 @@ _ABBREVIATIONS = {
     "d&a": "depreciation and amortization",
     "pp&e": "property, plant and equipment",
     "capex": "capital expenditures",
+    "opex": "operating expenses",
+    # a reader's words for the statement's "Total operating expenses"
+    "operational spending": "operating expenses",
+    "operational expenses": "operating expenses",
+    "operational expenditures": "operating expenses",
+    "operating expenditures": "operating expenses",
+    "operating spending": "operating expenses",
 }
 _ABBREVIATED = re.compile(
-    r"(?<![\w&])(" + "|".join(re.escape(a) for a in sorted(_ABBREVIATIONS, key=len, reverse=True)) + r")(?![\w&])",
+    r"(?<![\w&])("
+    + "|".join(re.escape(a).replace(r"\ ", r"\s+") for a in sorted(_ABBREVIATIONS, key=len, reverse=True))
+    + r")(?![\w&])",
     re.IGNORECASE,
 )
 # Statement lines whose names join words with "and" (longest first, so "selling, general and administrative"
@@ -56,7 +65,7 @@ _SHARED_TAIL = re.compile(r"\s+(?:expenses?|costs?|spending|together|combined|in
 def expand_abbreviations(text: str) -> str:
     """`text` with each line item's abbreviation written out ("Intel's R&D spending" -> "Intel's research and
     development spending")."""
-    return _ABBREVIATED.sub(lambda m: _ABBREVIATIONS[m.group(1).casefold()], text)
+    return _ABBREVIATED.sub(lambda m: _ABBREVIATIONS[" ".join(m.group(1).casefold().split())], text)
 
 
 def line_items(phrase: str) -> list[str]:

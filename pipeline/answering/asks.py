@@ -231,6 +231,12 @@ _COMPUTE_PATTERNS: tuple[tuple[Operation, re.Pattern[str]], ...] = (
             rf"(?P<h>{_PHRASE}){_END}"
             rf"|\b(?:what\s+)?(?:percentage|percent|share|proportion|fraction)\s+of\s+(?:its\s+|the\s+)?(?P<i>{_PHRASE})"
             rf"(?:\s+(?:for|in|during)\s+[^?]{{1,80}}?)?\s+(?:was|were|is)\s+(?:the\s+|its\s+)?(?P<j>{_PHRASE}){_END}"
+            # "how did its operating expenses compare to its revenue": the expenses as a share of the revenue (never
+            # a figure against its own earlier periods: "compare to previous quarters" asks a trend)
+            rf"|\bhow\s+(?:did|does|do)\s+(?:the\s+)?(?P<k>{_PHRASE})(?:\s+(?:for|in|during)\s+[^?]{{1,60}}?)?\s+"
+            rf"(?:compare\s+(?:to|with|against)|measure\s+up\s+(?:against|to)|stack\s+up\s+against|relate\s+to)\s+"
+            rf"(?!(?:the\s+|its\s+)?(?:previous|prior|past|earlier|preceding|last|same)\b)(?:its\s+|the\s+)?"
+            rf"(?P<l>{_PHRASE}){_END}"
         ),
     ),
     (
@@ -279,8 +285,9 @@ _QUESTION_LEAD = re.compile(rf"^{_LEAD}")
 
 # Words that say which period a change compares with (a year before, as a change's prior figure is), not what
 # the figure is: "year-over-year revenue growth" is the revenue's.
-# "Spending" is a reader's word for an expense a statement prints by its name ("research and development").
-_SPENDING = re.compile(r"\s+spending$", re.IGNORECASE)
+# "Spending" is a reader's word for an expense a statement prints by its name ("research and development"), and
+# "figures" or "numbers" for the figure itself ("its revenue figures").
+_SPENDING = re.compile(r"\s+(?:spending|figures|numbers|amounts)$", re.IGNORECASE)
 _YEAR_ON_YEAR = re.compile(r"\b(?:year[- ](?:over|on)[- ]year|y-?o-?y)\b", re.IGNORECASE)
 
 

@@ -151,6 +151,15 @@ def test_an_instruction_alone_is_format_only() -> None:
             "On average, how much did Acme spend on R&D per quarter over the quarters ended March 31 and June 30?",
             ComputeRequest("average", ("research and development",), False),
         ),
+        (
+            "In Q1 2023, how did Acme's operational spending relate to its revenue figures?",
+            ComputeRequest("share", ("operating expenses", "revenue"), True),
+        ),
+        (
+            "How did Acme's operating expenses for Q1 2023 compare to its revenue for the same quarter?",
+            ComputeRequest("share", ("operating expenses", "revenue"), True),
+        ),
+        ("How does Acme's R&D spending in the latest quarter compare to previous quarters?", None),
         ("What was the combined revenue?", None),
         ("What is the monthly rent?", None),
         ("What was the total gross margin percentage?", ComputeRequest("margin", ("gross margin", "revenue"), True)),
