@@ -49,6 +49,10 @@ def shipped_for(lm_spec: str | None) -> Path | None:
     return SHIPPED_PROGRAMS.get(spec.size) if spec.kind == "embedded" else None
 
 
+# What the first line calls the program --uncompiled runs.
+UNCOMPILED = "uncompiled (--uncompiled): the signatures' own prompts, no demos or instructions"
+
+
 @dataclass(frozen=True)
 class ProgramPlan:
     """What will answer, decided before anything is loaded: the export's validated contents and directory (None:
@@ -112,8 +116,7 @@ def plan_program(
                 f"--program {program_dir} and --uncompiled name two programs: drop --uncompiled to run the export, "
                 "or --program to run the uncompiled one"
             )
-        source = "uncompiled (--uncompiled): the signatures' own prompts, no demos or instructions"
-        return ProgramPlan(None, None, settings, None, source, _not_used(active, "--uncompiled was given"))
+        return ProgramPlan(None, None, settings, None, UNCOMPILED, _not_used(active, "--uncompiled was given"))
     if program_dir is not None:
         set_aside = _not_used(active, "--program was given")
         return _export_plan(program_dir, settings, None, f"export {program_dir}", set_aside, says_lm=True)
@@ -172,7 +175,12 @@ def program_line(source: str, steps: StepChoices, set_aside: str | None = None) 
     """ "program: SOURCE; STEPS[; PROFILE SET ASIDE]", what a command that answers says first."""
     parts = [f"program: {source}", steps_words(steps)]
     if not any(steps.uses_lm(name) for name in STEP_NAMES):
-        parts.append("--uncompiled runs every step by the LM")
+        # --uncompiled given and still no step by the LM: the settings' own step choices kept the floors
+        parts.append(
+            "the settings' [program.steps] name every floor"
+            if source == UNCOMPILED
+            else "--uncompiled runs every step by the LM"
+        )
     return "; ".join([*parts, *([set_aside] if set_aside else [])])
 
 
@@ -215,7 +223,17 @@ def _export_plan(
         source += f", compiled for {lm_words(compiled_for) if _known(compiled_for) else compiled_for}"
     if hint:
         source += f"; {hint}"
-    return ProgramPlan(contents, directory, settings_of_export(contents.manifest, settings), profile, source, set_aside)
+    planned = settings_of_export(contents.manifest, settings)
+    # the export's program section runs, steps apart: a knob the settings set is said to be set aside, not dropped
+    differ = sorted(
+        name
+        for name in settings.program.model_fields_set - {"steps"}
+        if getattr(settings.program, name) != getattr(planned.program, name)
+    )
+    if differ:
+        shown = ", ".join(f"{name} = {getattr(settings.program, name)!r}" for name in differ)
+        source += f"; the settings' [program] {shown} set aside: the export runs its own (--uncompiled runs yours)"
+    return ProgramPlan(contents, directory, planned, profile, source, set_aside)
 
 
 def _known(lm: str) -> bool:

@@ -13,6 +13,7 @@ from pipeline.export import PROGRAM, program_state, save_export
 from pipeline.export.choice import (
     SHIPPED_PROGRAM,
     SHIPPED_PROGRAMS,
+    UNCOMPILED,
     choose_program,
     every_step_by_the_lm,
     plan_program,
@@ -244,6 +245,8 @@ def test_the_first_line_says_which_steps_run_by_the_lm_and_which_by_their_floors
     )
     # a program that calls no LM says how to run the LM's steps
     assert program_line("x", FLOORS).endswith("; --uncompiled runs every step by the LM")
+    # given --uncompiled, floors can only come from the settings' own step choices: no hint to give it again
+    assert program_line(UNCOMPILED, FLOORS).endswith("; the settings' [program.steps] name every floor")
     assert "--uncompiled" not in program_line("x", MIXED)
     assert program_line("x", MIXED, "profile 'a' is active but not used: --lm was given").endswith("--lm was given")
 
@@ -298,6 +301,11 @@ def test_steps_named_in_the_settings_override_the_exports_and_nothing_else_does(
     assert len(chosen.answer.demos) == 1  # the compiled state serves the LM's steps
     unnamed = Settings.model_validate({"program": {"keep_top_k": 9}})
     assert choose_program(demo_store, tmp_path / "s", None, unnamed).program.settings.program.steps == FLOORS
+    # a knob the export overrides is named on the first line, never dropped unsaid
+    said = choose_program(demo_store, tmp_path / "s", None, by_lm).line()
+    assert "the settings' [program] keep_top_k = 9 set aside: the export runs its own (--uncompiled runs yours)" in said
+    same = Settings.model_validate({"program": {"keep_top_k": 3}})
+    assert "set aside" not in choose_program(demo_store, tmp_path / "s", None, same).line()
 
 
 def test_the_readmes_lm_steps_file_runs_every_step_of_the_shipped_program_by_the_lm(demo_store: Store) -> None:
