@@ -287,7 +287,7 @@ _QUESTION_LEAD = re.compile(rf"^{_LEAD}")
 # the figure is: "year-over-year revenue growth" is the revenue's.
 # "Spending" is a reader's word for an expense a statement prints by its name ("research and development"), and
 # "figures" or "numbers" for the figure itself ("its revenue figures").
-_SPENDING = re.compile(r"\s+(?:spending|figures|numbers|amounts)$", re.IGNORECASE)
+_READERS_TAIL = re.compile(r"\s+(?:spending|figures|numbers|amounts)$", re.IGNORECASE)
 _YEAR_ON_YEAR = re.compile(r"\b(?:year[- ](?:over|on)[- ]year|y-?o-?y)\b", re.IGNORECASE)
 
 
@@ -296,7 +296,7 @@ def _operand(phrase: str) -> str:
     say a change is over a year and a closing "spending" ("what was acme's gross margin" -> "gross margin",
     "year-over-year revenue" -> "revenue", "r&d spending" -> "research and development")."""
     phrase = _POSSESSIVE.sub("", _QUESTION_LEAD.sub("", " ".join(phrase.split())))
-    return " ".join(_SPENDING.sub(" ", _YEAR_ON_YEAR.sub(" ", phrase)).split()).strip(" ,")
+    return " ".join(_READERS_TAIL.sub(" ", _YEAR_ON_YEAR.sub(" ", phrase)).split()).strip(" ,")
 
 
 def compute_request(question: str) -> ComputeRequest | None:

@@ -317,15 +317,17 @@ def row_figures(
         if per_share != ask.per_share and not ask.any_kind:
             continue
         own = label_terms(row.label)
+        parents = [t for p in row.parents for t in label_terms(p)]
         score = best_label_score(ask, own)
         by_heading = False
         if len([t for t in own if t not in NEUTRAL]) <= 1:
-            # a one-word label says what it is with the headings above it ("Basic" under "Earnings per share:")
-            with_parents = tuple(dict.fromkeys([*(t for p in row.parents for t in label_terms(p)), *own]))
+            # a one-word label says what it is with the headings above it ("Basic" under "Earnings per share:"),
             # or with the nearest alone, when a heading further up belongs to rows before ("Basic" under "Earnings
             # per share" after "Operating costs and expenses:")
-            nearest = tuple(dict.fromkeys([*label_terms(row.parents[-1]), *own])) if row.parents else own
-            heading_score = max(best_label_score(ask, with_parents), best_label_score(ask, nearest))
+            nearest = label_terms(row.parents[-1]) if len(row.parents) > 1 else ()
+            heading_score = max(
+                best_label_score(ask, tuple(dict.fromkeys([*heads, *own]))) for heads in (parents, nearest)
+            )
             # "Products" under "Gross margin:" is a part of the gross margin; "Total gross margin" names it itself
             by_heading = round(heading_score, 3) > round(score, 3)
             score = max(score, heading_score)
@@ -339,7 +341,6 @@ def row_figures(
             if noun < EVENT_NOUN_SCORE:
                 continue
             score = EVENT_NOUN_WEIGHT * noun  # after every row naming the event with its verb
-        parents = [t for p in row.parents for t in label_terms(p)]
         heading = [t for t in parents if t not in _SECTION_WORDS]
         segment = bool(heading) and not any(related(a, w) for a in ask.terms for w in heading)
         own_terms = set(own)

@@ -19,9 +19,9 @@ FORMAT = "scoperag-metric-labels/v1"
 # How well a concept's name or one of its labels must name the asked metric for its labels to count.
 MIN_CONCEPT_SCORE = 0.8
 MAX_ALTERNATIVES = 40
-# Qualifiers that exclude each other: a filer that tags its diluted figure with the basic concept (a combined
-# "Basic and diluted" line) lists "Diluted" among the basic concept's labels, which is never basic earnings.
-_EXCLUSIVE = (frozenset({"basic"}), frozenset({"dilut"}))
+# Qualifiers (stems) that exclude each other: a filer that tags its diluted figure with the basic concept (a
+# combined "Basic and diluted" line) lists "Diluted" among the basic concept's labels, which is never basic earnings.
+_EXCLUSIVE = (("basic", "dilut"),)
 
 
 class _Concept(StrictJson):
@@ -83,12 +83,9 @@ def _excluded(terms: tuple[str, ...]) -> frozenset[str]:
     """The terms a label for `terms` may not hold: the other side of each exclusive pair the metric names one side
     of, unless it names both ("basic and diluted")."""
     asked = set(terms)
-    first, second = _EXCLUSIVE
-    if asked & first and not asked & second:
-        return second
-    if asked & second and not asked & first:
-        return first
-    return frozenset()
+    return frozenset(
+        other for pair in _EXCLUSIVE for one, other in (pair, pair[::-1]) if one in asked and other not in asked
+    )
 
 
 @cache
