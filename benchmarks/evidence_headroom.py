@@ -20,7 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 import json
-import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -28,22 +27,25 @@ from pipeline.evaluation.examples import CASES, LabelledExample, load_example_se
 from pipeline.evaluation.labels import resolve_example
 from pipeline.evaluation.metrics import fact_present
 from pipeline.evaluation.scoring import score_prediction
+from pipeline.export.choice import SHIPPED_PROGRAM
 from pipeline.export.saving import load_export_with_settings
 from pipeline.program.events import Completed
 from pipeline.program.trace import QuestionTrace
 from pipeline.store import Store, open_store
+from pipeline.values.periods import find_dates
 
-ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "pipeline" / "export" / "shipped"
-_DATE = re.compile(
-    r"^(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{1,2},\s+\d{4}$"
-)
 PLACES = ("right", "kept", "retrieved", "missed")
+
+
+def _date_alone(fact: str) -> bool:
+    """Whether `fact` is a written date and nothing else ("September 30, 2023")."""
+    text = fact.strip()
+    return any(start == 0 and end == len(text) for start, end, _ in find_dates(text))
 
 
 def place(example: LabelledExample, trace: QuestionTrace, store: Store) -> str:
     """Where the example's first findable fact is: "kept", "retrieved" (not kept) or "missed"."""
-    facts = [f for f in example.answer_facts if not _DATE.match(f.strip())]
+    facts = [f for f in example.answer_facts if not _date_alone(f)]
     chunks = [c for sq in trace.sub_questions for c in sq.chunks]
     kept = {c.row for c in chunks if c.kept}
     texts = {c.row: c.text for c in store.catalog.chunks([c.row for c in chunks])}
@@ -54,7 +56,7 @@ def place(example: LabelledExample, trace: QuestionTrace, store: Store) -> str:
 
 
 def classify(examples: Sequence[LabelledExample], store: Store) -> Counter[tuple[str, str]]:
-    program, _ = load_export_with_settings(SHIPPED, store)
+    program, _ = load_export_with_settings(SHIPPED_PROGRAM, store)
     counts: Counter[tuple[str, str]] = Counter()
     for example in examples:
         resolved = resolve_example(example, store)
