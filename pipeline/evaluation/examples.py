@@ -82,6 +82,8 @@ class ExpectedValue(Strict):
     aliases: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     compare: Literal["lowest", "highest"] | None = None
     entities: tuple[ComparedEntity, ...] = ()
+    # Other answers accepted as right (a question set that accepts "N/A" or either of two figures).
+    also: tuple[ExpectedValue, ...] = ()
 
     @model_validator(mode="after")
     def _typed(self) -> ExpectedValue:
@@ -132,6 +134,10 @@ class LabelledExample(Strict):
     gold_documents: tuple[str, ...] = ()
     gold_pages: tuple[GoldPage, ...] = ()
     answer_facts: tuple[str, ...] = ()
+    # Passages a right answer rests on (a clause lawyers marked), for questions whose answer is the passage's
+    # meaning rather than a value: the answer line is right when it or its first quote states one of them
+    # (pipeline.evaluation.metrics.span_answer).
+    answer_spans: tuple[str, ...] = ()
     forbidden_documents: tuple[str, ...] = ()
     expect_not_found: bool = False
     # The note the answer must carry about whose documents the scope selected (pipeline.intake.scope):
@@ -153,8 +159,8 @@ class LabelledExample(Strict):
             raise ValueError("id is not the content hash of corpus, question and scope")
         if set(self.gold_documents) & set(self.forbidden_documents):
             raise ValueError("a document cannot be both gold and forbidden")
-        if self.expect_not_found and self.answer_facts:
-            raise ValueError("an example that expects 'not found' has no answer facts")
+        if self.expect_not_found and (self.answer_facts or self.answer_spans):
+            raise ValueError("an example that expects 'not found' has no answer facts or spans")
         if self.case == "chip" and not self.scope.document_ids:
             raise ValueError("a chip example needs scope.document_ids")
         if self.case == "property" and not self.scope.property:

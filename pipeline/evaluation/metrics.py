@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pipeline.guards.ids import id_problem
-from pipeline.text import normalise, word_set
+from pipeline.text import content_words, normalise, word_set
 from pipeline.values.quantities import SCALES, missing_values, value_spans
 
 # ---- safety -------------------------------------------------------------------------------
@@ -173,6 +173,36 @@ def answer_line_correct(
     return float(any(_line_states(line, fact, units) for line in lines for fact in facts))
 
 
+# A passage states a gold span when this share of its content words lies in the span, or of the span's in it.
+SPAN_OVERLAP = 0.6
+# Fewer content words than this in a passage state nothing of a span ("Yes.", "Section 4").
+SPAN_MIN_WORDS = 3
+
+
+def states_span(text: str, span: str) -> bool:
+    """Whether `text` states (a part of) `span`: most of its content words are the span's, or most of the
+    span's are in it (stemless: the words as written, normalised)."""
+    said, gold = content_words(normalise(text)), content_words(normalise(span))
+    if len(said) < SPAN_MIN_WORDS or not gold:
+        return False
+    shared = len(said & gold)
+    return shared / len(said) >= SPAN_OVERLAP or shared / len(gold) >= SPAN_OVERLAP
+
+
+def span_answer(spans: Sequence[str], sections: Sequence[ReadSection]) -> float | None:
+    """1.0 when an answered section's line of at most MAX_LINE_WORDS words, or its first quote, states a gold
+    span (a clause asked about), else 0.0 (None without spans)."""
+    if not spans:
+        return None
+    for section in sections:
+        if not section.found or len(section.answer.split()) > MAX_LINE_WORDS:
+            continue
+        said = [section.answer, *(q[0] for q in section.evidence[:1])]
+        if any(states_span(text, span) for text in said for span in spans):
+            return 1.0
+    return 0.0
+
+
 def line_fact_recall(
     facts: Sequence[str], sections: Sequence[ReadSection], units: Collection[str] = frozenset()
 ) -> float | None:
@@ -227,15 +257,18 @@ def reader_metrics(
     gold_pages: Mapping[str, frozenset[int] | None],
     expect_not_found: bool,
     units: Collection[str] = frozenset(),
+    spans: Sequence[str] = (),
 ) -> dict[str, float | None]:
     """Every reader metric of one answer (ExampleScores' field names): answer lines, fact recall over lines
-    and evidence, evidence precision, length, and abstention both ways."""
+    and evidence, evidence precision, length, and abstention both ways. An example with gold `spans` and no
+    facts (a clause asked about) has its answer line judged by `span_answer`."""
     did_abstain = not any(s.found for s in sections)
     read = "\n".join(line for s in sections if s.found for line in (s.answer, *(q[0] for q in s.evidence)))
     words = words_per_section(sections)
+    line = answer_line_correct(facts, sections, units) if facts else span_answer(spans, sections)
     return {
-        "answer_line_correct": None if expect_not_found else answer_line_correct(facts, sections, units),
-        "line_fact_recall": None if expect_not_found else line_fact_recall(facts, sections, units),
+        "answer_line_correct": None if expect_not_found else line,
+        "line_fact_recall": None if expect_not_found else (line_fact_recall(facts, sections, units) if facts else line),
         "fact_recall": fact_recall(facts, read, units),
         "evidence_precision": None if expect_not_found else evidence_precision(sections, gold_pages, facts, units),
         "words_per_section": words,

@@ -187,7 +187,12 @@ def score_prediction(
     cited_docs = {d for d, _ in cited_pairs}
     units = store.catalog.vocabulary.unit_words
     reader = reader_metrics(
-        read_sections(sections), example.answer_facts, resolved.gold_pages, example.expect_not_found, units
+        read_sections(sections),
+        example.answer_facts,
+        resolved.gold_pages,
+        example.expect_not_found,
+        units,
+        example.answer_spans,
     )
     abstention = float(reader.pop("abstention") or 0.0)
     chosen = answer_value(value, [s.value for s in sections])

@@ -82,7 +82,12 @@ def score_sections(store: Store, item: StageExample, sections: Sequence[Section]
     allowed = question_scope(resolved.scope, store).allowed
     units = store.catalog.vocabulary.unit_words
     reader = reader_metrics(
-        read_sections(sections), example.answer_facts, resolved.gold_pages, example.expect_not_found, units
+        read_sections(sections),
+        example.answer_facts,
+        resolved.gold_pages,
+        example.expect_not_found,
+        units,
+        example.answer_spans,
     )
     return StageScores(
         stage="answer",

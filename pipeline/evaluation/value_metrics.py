@@ -213,10 +213,15 @@ def value_correct(expected: ExpectedValue, predicted: TypedValue | None, mention
     - absent: the answer says it is not available (`stated_absent`);
     - boolean: the same truth value, exactly (False is the absent value of "return False" questions);
     - number: `number_correct`; name: `name_correct`; names: `names_correct` (all-match);
-    - comparison: `comparison_correct`; a date or text: the same string, case and spacing ignored.
+    - comparison: `comparison_correct`; a date or text: the same string, case and spacing ignored;
+    - any of the other accepted answers (`expected.also`) as well.
     """
     if predicted is None:
         return 0.0
+    if expected.also:
+        return max(
+            value_correct(e, predicted, mentions) for e in (expected.model_copy(update={"also": ()}), *expected.also)
+        )
     kind = value_class(expected)
     if kind == "absent":
         return float(stated_absent(predicted))
@@ -238,7 +243,11 @@ def value_correct(expected: ExpectedValue, predicted: TypedValue | None, mention
 def false_absent(expected: ExpectedValue, predicted: TypedValue | None) -> float | None:
     """1.0 when the answer says "not available" (or gives no typed value) although the value is present, 0.0
     when it gives a value; None when the expected value is itself absent (False included)."""
-    if expected.absent or (expected.kind == "boolean" and expected.value is False):
+    if (
+        expected.absent
+        or (expected.kind == "boolean" and expected.value is False)
+        or any(e.absent for e in expected.also)
+    ):
         return None
     return 1.0 if predicted is None or stated_absent(predicted) else 0.0
 

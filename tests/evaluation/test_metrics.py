@@ -20,6 +20,8 @@ from pipeline.evaluation.metrics import (
     page_recall_at_k,
     reader_metrics,
     recall_at_k,
+    span_answer,
+    states_span,
     sub_question_coverage,
     wrong_property_citations,
 )
@@ -202,3 +204,42 @@ def test_evidence_on_a_gold_page_or_stating_a_fact_counts_as_precise() -> None:
     sections = [ReadSection("x", ((RENT, B, 9), ("unrelated", B, 9), ("on the gold page", A, 2)))]
     assert evidence_precision(sections, GOLD_PAGES, ["KSH 285,000"]) == 2 / 3
     assert evidence_precision([ReadSection("x")], GOLD_PAGES, []) is None
+
+
+# ---- clauses: an answer resting on the span lawyers marked ----------------------------------------------
+
+ASSIGNMENT = (
+    "Neither party shall assign or transfer any of its rights under this Agreement without the prior written "
+    "approval of the other party, except no such approval shall be required for an assignment to a financially "
+    "responsible affiliate."
+)
+NOTICES = "All notices under this Agreement shall be in writing and sent to the addresses set out above."
+
+
+def test_a_passage_states_a_span_when_most_of_its_words_are_the_spans_or_most_of_the_spans_are_in_it() -> None:
+    assert states_span(
+        "Neither party may assign its rights without the prior written approval of the other", ASSIGNMENT
+    )
+    assert states_span(ASSIGNMENT + " " + NOTICES, ASSIGNMENT)  # the clause within a longer quote
+    assert not states_span(NOTICES, ASSIGNMENT)
+    assert not states_span("Yes.", ASSIGNMENT)  # too few words to state anything
+
+
+def test_a_clause_answer_is_right_by_its_line_or_its_first_quote_and_never_when_abstaining() -> None:
+    by_line = ReadSection("No: neither party may assign its rights without the other party's prior written approval")
+    by_quote = ReadSection("Yes", ((ASSIGNMENT, A, 1),))
+    by_second_quote = ReadSection("Yes", ((NOTICES, A, 1), (ASSIGNMENT, A, 1)))
+    unfound = ReadSection("The documents do not state it", ((ASSIGNMENT, A, 1),), found=False)
+    assert span_answer([ASSIGNMENT], [by_line]) == 1.0
+    assert span_answer([ASSIGNMENT], [by_quote]) == 1.0
+    assert span_answer([ASSIGNMENT], [by_second_quote]) == 0.0
+    assert span_answer([ASSIGNMENT], [unfound]) == 0.0
+    assert span_answer([], [by_line]) is None
+
+
+def test_reader_metrics_judge_the_line_by_spans_only_where_there_are_no_facts() -> None:
+    quote = ReadSection("Yes", ((ASSIGNMENT, A, 1),))
+    spans_only = reader_metrics([quote], [], {A: None}, expect_not_found=False, spans=[ASSIGNMENT])
+    assert spans_only["answer_line_correct"] == 1.0
+    with_facts = reader_metrics([quote], ["Delaware"], {A: None}, expect_not_found=False, spans=[ASSIGNMENT])
+    assert with_facts["answer_line_correct"] == 0.0

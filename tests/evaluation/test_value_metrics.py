@@ -261,3 +261,25 @@ def test_the_strict_matcher_reads_the_typed_value_first_and_the_first_line_only(
     assert computed_strict("23.6%", None, []) == 0.0
     assert computed_strict("about a quarter", None, ["23.6%"]) is None  # the gold is no one figure
     assert stated_figure("no figure here") is None
+
+
+# ---- other accepted answers (a question set that accepts "N/A" or either of two figures) -------------------
+
+
+def test_an_answer_among_the_accepted_others_is_right_and_another_is_not():
+    expected = ExpectedValue(
+        kind="number",
+        value=3770600000,
+        also=(ExpectedValue(kind="number", value=5679500000), ExpectedValue(kind="number", absent=True)),
+    )
+    assert value_correct(expected, number(3770600000)) == 1.0
+    assert value_correct(expected, number(5679500000)) == 1.0
+    assert value_correct(expected, TypedValue(kind="number", absent=True)) == 1.0
+    assert value_correct(expected, number(1234)) == 0.0
+
+
+def test_an_accepted_absent_value_makes_a_not_available_answer_no_false_absence():
+    either = ExpectedValue(kind="number", value=15.63, unit="%", also=(ExpectedValue(kind="number", absent=True),))
+    assert false_absent(either, TypedValue(kind="number", absent=True)) is None
+    only = ExpectedValue(kind="number", value=15.63, unit="%")
+    assert false_absent(only, TypedValue(kind="number", absent=True)) == 1.0
