@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +69,8 @@ class ExampleResult:
     notes: tuple[str, ...] = ()
     # The answer's typed value as scored (pipeline.evaluation.value_metrics.answer_value); None: it gave none.
     value: TypedValue | None = None
+    # Wall-clock seconds the program took to answer (None: retrieval alone, or no answer).
+    seconds: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -147,11 +150,13 @@ def score_answer(
     runner.store = view
     example = resolved.example
     last = None
+    started = time.perf_counter()
     for event in runner.stream(example.question, resolved.scope):
         last = event
+    seconds = time.perf_counter() - started
     if not isinstance(last, Completed | Failed) or last.trace is None:
         raise LMFailure("the program ended without an answer")
-    return score_prediction(
+    result = score_prediction(
         view,
         resolved,
         answer=last.answer if isinstance(last, Completed) else "",
@@ -162,6 +167,7 @@ def score_answer(
         sent_ids=_sent_ids(view),
         weights=weights,
     )
+    return dataclasses.replace(result, seconds=round(seconds, 4))
 
 
 def score_prediction(

@@ -50,7 +50,8 @@ METRIC_COLUMNS = (
 
 def results_frame(results: Sequence[ExampleResult]) -> Any:
     """One row per example (pandas DataFrame): id, case, every metric, composite, failed, error, and the answer's
-    typed value as JSON in `typed_value` (empty when it gave none; a stage job's `value` is its metric); with its
+    typed value as JSON in `typed_value` (empty when it gave none; a stage job's `value` is its metric), the seconds
+    it took and its text; with its
     columns when there is no example (an evaluation stopped before its first example finished)."""
     import pandas as pd
 
@@ -60,8 +61,10 @@ def results_frame(results: Sequence[ExampleResult]) -> Any:
         row.update({name: getattr(r.scores, name) for name in METRIC_COLUMNS})
         row.update({"composite": r.composite, "failed": r.failed, "error": r.error})
         row["typed_value"] = None if r.value is None else r.value.model_dump_json()
+        row.update({"seconds": r.seconds, "answer": r.answer})
         rows.append(row)
-    return pd.DataFrame(rows, columns=["id", "case", *METRIC_COLUMNS, "composite", "failed", "error", "typed_value"])
+    columns = ["id", "case", *METRIC_COLUMNS, "composite", "failed", "error", "typed_value", "seconds", "answer"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def per_case_table(frame: Any) -> Any:

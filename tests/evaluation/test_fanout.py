@@ -60,7 +60,9 @@ def test_program_on_ray_gives_the_single_process_metrics(demo_store: Store, demo
     setup = program_setup(demo_index_dir, program, functools.partial(scripted_lm, cooperative()), json_adapter=False)
     fanned = results_frame(evaluate_on_ray(examples, setup).results)
     assert (fanned["lm_calls"] == 3).all()
-    assert fanned.equals(alone)
+    timed = ["seconds"]  # the wall-clock time each answer took differs between runs
+    assert fanned["seconds"].notna().all()
+    assert fanned.drop(columns=timed).equals(alone.drop(columns=timed))
 
 
 def _dies_on_first_attempt(shared: int, item: int, attempt: int) -> tuple[int, int]:
