@@ -164,6 +164,14 @@ class Side:
     commit: str | None
 
     @property
+    def folder(self) -> Path:
+        """Where the side's indexes and results are kept: per commit for a base, per checkout for a working tree
+        (several checkouts may share one scoreboard folder and its base results)."""
+        if self.commit is not None:
+            return WORK / self.label.replace(" ", "-")
+        return WORK / f"head-{hashlib.sha256(str(self.root).encode()).hexdigest()[:8]}"
+
+    @property
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(self.root)  # this checkout's packages before the installed (editable) ones
@@ -211,7 +219,7 @@ def source_folder(score_set: ScoreSet, data: Path) -> Path | None:
 
 def ensure_index(side: Side, score_set: ScoreSet, folder: Path, say: Callable[[str], None]) -> Path:
     """The side's index of the set, built by the side's own code; rebuilt when its reading code changed."""
-    where = WORK / side.label.replace(" ", "-") / score_set.name
+    where = side.folder / score_set.name
     index = where / "index"
     stamp = where / "reading-code"
     code = tree_hash(side.root, READING_CODE)
@@ -231,7 +239,7 @@ def evaluate(
     side: Side, score_set: ScoreSet, index: Path, threads: int, say: Callable[[str], None]
 ) -> list[dict[str, Any]]:
     """The side's per-example rows on the set (cached for a commit while the traces are the same)."""
-    where = WORK / side.label.replace(" ", "-") / score_set.name
+    where = side.folder / score_set.name
     traces = ROOT / score_set.traces
     key = f"{file_hash(traces)}-{score_set.split}"
     out = where / "evaluation"
