@@ -47,6 +47,18 @@ _ABSENT_PATTERNS = (
         re.IGNORECASE,
     ),
 )
+# Any other clause telling what to answer when the value is missing, in whatever words: an answering verb with
+# a quoted value, in a clause that says the value may be missing ("where it is not reported, say 'N/A'", "reply
+# 'N/A' if the report doesn't give what is needed") or whose value is itself an absent value ('N/A', 'None').
+_QUOTED_ANSWER = re.compile(
+    rf"(?:^|(?<=[.?!;])\s+|[;,]\s*)(?P<clause>[^.?!;]{{0,120}}?\b{_RETURN}\s*:?\s*"
+    r"(?P<value>'[^']{1,20}'|\"[^\"]{1,20}\"|“[^”]{1,20}”|‘[^’]{1,20}’)[^.?!;]{0,120}?)\s*(?:[.!;]|$)",
+    re.IGNORECASE,
+)
+_MISSING_CUE = re.compile(
+    r"\b(?:not|no|none|missing|unavailable|absent|lacks?|silent|without)\b|n['’]t\b", re.IGNORECASE
+)
+_ABSENT_WORDS = frozenset({"n/a", "na", "none", "null", "nil", "not available", "unknown", "false"})
 # "If data for the company is not available, exclude it from the comparison."
 _EXCLUDE = re.compile(
     r"(?:^|(?<=[.?!])\s+)if\s+[^.?!]{0,120}?(?:not\s+available|missing|not\s+disclosed|not\s+reported)[^.?!]*?,?\s*"
@@ -203,6 +215,9 @@ def read_contract(text: str) -> Contract:
             absent = _absent_value(m.group("value"))
         text, pieces = _cut(pattern, text)
         taken += pieces
+    text, pieces, quoted = _cut_quoted_answers(text)
+    taken += pieces
+    absent = quoted if quoted is not None and absent is None else absent
     text, pieces = _cut(_EXCLUDE, text)
     taken += pieces
     text, pieces = _cut(_BOOLEAN_INSTRUCTION, text)
@@ -318,6 +333,25 @@ def _cut(pattern: re.Pattern[str], text: str) -> tuple[str, list[str]]:
         return " "
 
     return " ".join(pattern.sub(take, text).split()), found
+
+
+def _cut_quoted_answers(text: str) -> tuple[str, list[str], Plain]:
+    """`text` without the clauses that say what to answer when the value is missing (_QUOTED_ANSWER), those
+    clauses, and the absent value the last of them names (None: no such clause)."""
+    found: list[str] = []
+    absent: Plain = None
+
+    def take(m: re.Match[str]) -> str:
+        nonlocal absent
+        value = _absent_value(m.group("value"))
+        said = str(value).casefold()
+        if not _MISSING_CUE.search(m.group("clause")) and said not in _ABSENT_WORDS:
+            return m.group(0)
+        found.append(m.group("clause").strip(" ,;"))
+        absent = value
+        return " "
+
+    return " ".join(_QUOTED_ANSWER.sub(take, text).split()), found, absent
 
 
 def _sentences(text: str) -> list[str]:

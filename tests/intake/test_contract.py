@@ -191,3 +191,32 @@ def test_no_instruction_of_any_labelled_question_reaches_search() -> None:
     assert len(questions) > 1000
     leaks = {q: found for q in sorted(questions) if (found := _reaches_search(q))}
     assert leaks == {}
+
+
+@pytest.mark.parametrize(
+    ("question", "proper"),
+    [
+        (
+            "Give Marathon Digital's bottom line for its 2023 fiscal year from its 10-K. Where it isn't reported, "
+            "say 'N/A'.",
+            "Give Marathon Digital's bottom line for its 2023 fiscal year from its 10-K.",
+        ),
+        (
+            "Tell me every stock ticker on the cover of the annual filing; reply 'N/A' when no ticker is given.",
+            "Tell me every stock ticker on the cover of the annual filing",
+        ),
+        ("Who audited the statements? Answer 'None' if so.", "Who audited the statements?"),  # an absent word
+    ],
+)
+def test_a_clause_saying_what_to_answer_when_the_value_is_missing_is_an_instruction_in_any_words(
+    question: str, proper: str
+) -> None:
+    contract = read_contract(question)
+    assert contract.question == proper
+    assert contract.absent in ("N/A", "None")
+
+
+def test_a_quoted_value_in_a_clause_that_says_nothing_is_missing_stays_in_the_question() -> None:
+    contract = read_contract("Does the policy say 'pets allowed'? Reply 'yes' in that case.")
+    assert "pets allowed" in contract.question
+    assert contract.absent is None
