@@ -177,6 +177,7 @@ CATEGORIES: dict[str, tuple[str, tuple[str, ...]]] = {
 # Categories whose question is a yes/no one: the wording index that asks it as yes/no (the typed value is True
 # when the clause exists). The other wordings ask what the clause says.
 YES_NO_WORDINGS: dict[str, frozenset[int]] = {
+    "Anti-Assignment": frozenset({1}),  # the category is "consent or notice is required to assign"
     "Cap On Liability": frozenset({0}),
     "Non-Compete": frozenset({0, 1}),
     "Exclusivity": frozenset({0, 1}),
@@ -186,6 +187,10 @@ YES_NO_WORDINGS: dict[str, frozenset[int]] = {
     "Insurance": frozenset({1, 2}),
     "Change Of Control": frozenset({1, 2}),
 }
+# Wordings broader than their category ("What does it say about assigning it?" is answered by any assignment
+# clause, not only one requiring consent): a contract whose labels lack the category is asked in the category's
+# first wording instead, so "not stated" is the right answer to what is asked.
+BROAD_WORDINGS = frozenset({("Anti-Assignment", 2), ("Cap On Liability", 1), ("Exclusivity", 1)})
 # Categories whose normalised answer is a value the spans state (checked per contract).
 VALUE_CATEGORIES = frozenset(
     {
@@ -358,6 +363,8 @@ def examples_of(
             continue  # a value the labels do not give in usable form: not asked
         case = case_of(contract, category)
         index, form = wording(category, contract)
+        if absent and (category, index) in BROAD_WORDINGS:
+            index, form = 0, CATEGORIES[category][1][0]
         tags = [f"category:{slug(category)}", f"wording:{index}", f"scope:{case}", f"contract:{slug(contract.title)}"]
         expected = None
         if category in YES_NO_WORDINGS and index in YES_NO_WORDINGS[category]:
