@@ -15,6 +15,7 @@ see the dataset card) and writes `datasets/erc-forms/{train,dev,test}.jsonl`. Th
 - yes/no events expect a boolean, leadership questions a list of names (or the absent value for 'N/A'), metrics
   a number in units with its currency (a percentage in percent), comparisons the winner's name;
 - gold documents and pages are the labelled ones when the answer is stated; an 'N/A' answer expects "not found";
+- a label whose note says "Doubtful" (a careful reader could decide otherwise) is tagged `doubtful`;
 - companies are split by the sha1 of their report: sorted, alternately dev and test, so dev and test share no
   company (a comparison only quotes companies of one split); train is empty.
 """
@@ -92,6 +93,11 @@ def expected_of(label: dict[str, Any]) -> ExpectedValue:
     return ExpectedValue(kind="number", value=answer, currency=currency, unit=unit, also=also)
 
 
+def doubtful(label: dict[str, Any]) -> tuple[str, ...]:
+    """The tag of a label its note calls doubtful (a careful reader could answer otherwise)."""
+    return ("doubtful",) if "Doubtful" in label.get("note", "") else ()
+
+
 def example_of(label: dict[str, Any], splits: dict[str, Split]) -> LabelledExample:
     """The labelled example of one hand label."""
     form, expected = label["form"], expected_of(label)
@@ -110,7 +116,7 @@ def example_of(label: dict[str, Any], splits: dict[str, Split]) -> LabelledExamp
             expect_not_found=absent,
             expected_plan="one_step",
             expected_value=expected,
-            tags=(f"form:{form}", f"company:{slug(company)}", "scope:property"),
+            tags=(f"form:{form}", f"company:{slug(company)}", "scope:property", *doubtful(label)),
             split=splits[company],
         )
     companies = label["companies"]
@@ -126,7 +132,7 @@ def example_of(label: dict[str, Any], splits: dict[str, Split]) -> LabelledExamp
         gold_pages=gold,
         expected_plan="two_step",
         expected_value=expected,
-        tags=(f"form:{form}", *(f"company:{slug(c)}" for c in companies), "scope:none"),
+        tags=(f"form:{form}", *(f"company:{slug(c)}" for c in companies), "scope:none", *doubtful(label)),
         split=split.pop(),
     )
 

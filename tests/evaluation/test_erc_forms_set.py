@@ -8,7 +8,6 @@ import re
 import tomllib
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,7 +57,8 @@ def _norm(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def labels() -> list[dict[str, Any]]:
-    return builder.read_labels(SET / "labels.jsonl")
+    read: list[dict[str, Any]] = builder.read_labels(SET / "labels.jsonl")
+    return read
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,9 @@ def test_dev_and_test_share_no_company_and_every_form_is_in_both(examples) -> No
     assert companies("dev") and not companies("dev") & companies("test")
     assert not documents("dev") & documents("test")
     for split in ("dev", "test"):
-        forms = Counter(_family(t.split(":", 1)[1]) for e in examples if e.split == split for t in e.tags if t.startswith("form:"))
+        forms = Counter(
+            _family(t.split(":", 1)[1]) for e in examples if e.split == split for t in e.tags if t.startswith("form:")
+        )
         assert set(forms) == FAMILIES, split
         assert any(e.expect_not_found for e in examples if e.split == split)
     events = [e for e in examples if e.expected_value and e.expected_value.kind == "boolean"]
