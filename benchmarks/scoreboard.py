@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/scoreboard.py [--base COMMIT] [--set NAME ...] [--json PATH] [--markdown PATH]
 
-Per set (demo, SEC 10-Q, EDGAR typed, the project's contracts, CUAD, ERC round 1) it builds the set's index when
+Per set (demo, SEC 10-Q, EDGAR typed, the project's contracts, CUAD, ERC round 1 and the annual-report forms
+labelled over its reports) it builds the set's index when
 missing (or when the reading code changed since), runs `scoperag evaluate --out` on the split the set is measured
 on, and prints one table: the set's main metric (answer lines, or typed values correct), false abstention,
 abstention when the fact is absent, invented answers on absent cases, wrong-entity citations and seconds per
@@ -116,6 +117,13 @@ SETS: tuple[ScoreSet, ...] = (
         Source("erc-round1/pdfs", in_data=True, manifest="datasets/erc-round1/corpus.toml"),
         "value_correct",
         extra=("rank_score",),
+    ),
+    ScoreSet(
+        "erc-forms",
+        "datasets/erc-forms",
+        "test",
+        Source("erc-round1/pdfs", in_data=True, manifest="datasets/erc-round1/corpus.toml"),
+        "value_correct",
     ),
 )
 # The columns every set reports besides its main metric; `invented` is derived (an answer where none exists).

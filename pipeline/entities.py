@@ -37,6 +37,12 @@ def skeleton(text: str) -> str:
     return " ".join(t.folded for t in tokenize(text))
 
 
+def contains_term(text: str, term: str) -> bool:
+    """Whether `term` occurs in `text` as whole words, after folding case, width, accents and punctuation."""
+    wanted = skeleton(term)
+    return bool(wanted) and f" {wanted} " in f" {skeleton(text)} "
+
+
 @dataclass(frozen=True)
 class Token:
     """One word of folded text: its character span, its cased form and its skeleton."""

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pipeline.entities import skeleton
+from pipeline.entities import contains_term
 from pipeline.intake.planner_state import AcceptanceCriteria, LiteralConstraints
 from pipeline.retrieval.fusion import RRF_K, reciprocal_rank_fusion
 from pipeline.text import bm25_tokens
@@ -31,12 +31,6 @@ class Acceptance:
     @property
     def sources_short(self) -> bool:
         return self.sources < self.sources_needed
-
-
-def contains_term(text: str, term: str) -> bool:
-    """Whether `term` occurs in `text` as whole words, after folding case, width, accents and punctuation."""
-    wanted = skeleton(term)
-    return bool(wanted) and f" {wanted} " in f" {skeleton(text)} "
 
 
 def literal_count(text: str, terms: Sequence[str]) -> int:

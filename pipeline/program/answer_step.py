@@ -51,6 +51,7 @@ from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import states_figure
 from pipeline.errors import ArithmeticRefused, LMFailure
 from pipeline.guards.citations import CitedSource
+from pipeline.guards.periods import period_problem
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract, section_kind
 from pipeline.program.events import Evidence, Section
@@ -59,6 +60,7 @@ from pipeline.program.typed_sections import TypedSections, line_typed_value
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
 from pipeline.types import ChunkHit, SourceRef
+from pipeline.values.periods import find_periods
 from pipeline.values.quantities import figures_outside_dates, find_quantities, reference_kind, same_figure
 from pipeline.values.typed import TypedValue
 from signatures.models import AnswerLine, FigureComputation, LineSentences
@@ -237,6 +239,12 @@ class AnswerStep:
                 reason = f"the line states no figure of what is asked ({section.line[:80]!r})"
                 section = not_found(reason)
             guarded[item.index] = self._formatted(section, run.format_request, item)
+        for item in items:
+            if kinds[item.index] == "number" and guarded[item.index].status == "answered":
+                problem = self._period_problem(item.sub_question, guarded[item.index])
+                if problem is not None:
+                    guarded[item.index] = not_found(problem)
+                    values.pop(item.index, None)
         sections = []
         for item in items:
             section = guarded[item.index]
@@ -244,6 +252,18 @@ class AnswerStep:
             value = values.get(item.index) or line_typed_value(kinds[item.index], item, section, contract)
             sections.append(_section(item.index, item.sub_question, section, value))
         return sections
+
+    def _period_problem(self, sub_question: str, section: GuardedSection) -> str | None:
+        """Why a figure answered for the periods the sub-question names rests on pages of other periods
+        (pipeline.guards.periods); None when it may stand or no page can be read."""
+        asked = find_periods(sub_question)
+        if not asked.periods or self.tables is None:
+            return None
+        pages = [
+            " ".join(hit.chunk.text for hit in self.tables.page_hits(source.document_id, source.page))
+            for source in section.sources
+        ]
+        return period_problem(asked, [page for page in pages if page])
 
     # -- yes/no questions by the LM's judgement ---------------------------------------------------
 

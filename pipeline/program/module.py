@@ -99,6 +99,9 @@ class QuestionRun:
     contract: Contract | None = None
     # The question's time bound, checked by every stage (a step run alone, as stage jobs do, has none).
     deadline: Deadline = field(default_factory=unbounded)
+    # Names the question quotes that no entity is called and no document in scope writes ("What was the net
+    # income of "Acme Holdings"?" over a collection without Acme): the documents hold nothing about them.
+    unknown_names: tuple[str, ...] = ()
 
 
 class ScopedQA(dspy.Module):
@@ -153,6 +156,9 @@ class ScopedQA(dspy.Module):
             yield self._without_retrieval(plan, run.reasoning_only, trace, started)
             return
         comparison = comparison_of(run)
+        if comparison is None and run.unknown_names:
+            yield self._unknown(run, started)
+            return
         note = self.scope_note(run) if comparison is None else None
         steps = self.settings.program.steps
         hyde = steps.uses_lm("hyde") and any(r.use_hyde for r in plan.retrieval_rounds)
@@ -308,6 +314,40 @@ class ScopedQA(dspy.Module):
             trace=trace,
         )
 
+    def _unknown(self, run: QuestionRun, started: float) -> Completed:
+        """The answer to a question about a name the documents in scope never write: one section saying so,
+        nothing read or cited, the question's absent value."""
+        trace = run.trace
+        names = ", ".join(f'"{n}"' for n in run.unknown_names)
+        message = f"No document in scope mentions {names}: the documents do not state this."
+        trace.interventions.append(Intervention(guard="scope", target="unknown_name", reason=message))
+        kind = run.contract.kind if run.contract is not None else "text"
+        value = absent(kind, run.contract, message)
+        section = Section(index=0, sub_question=run.plan.goal, answer=message, status="not_found", value=value)
+        trace.timings["total"] = time.perf_counter() - started
+        trace.answer = message
+        trace.sections = [section.model_dump(mode="json")]
+        trace.value = value
+        fit_trace(trace)
+        return Completed(
+            answer=message,
+            sections=(section,),
+            value=value,
+            lm_calls=trace.lm_calls,
+            tokens=trace.tokens,
+            seconds=round(trace.timings["total"], 3),
+            strategy=run.plan.strategy,
+            trace=trace,
+        )
+
+    def unknown_names(self, quoted: Sequence[str], scope: QuestionScope) -> tuple[str, ...]:
+        """The quoted names (a capital letter among them) that no document in `scope` writes, in a collection of
+        named entities (a quoted entity's own name is no literal term: it never gets here)."""
+        if not self.store.catalog.entities:
+            return ()
+        names = [q for q in quoted if any(c.isupper() for c in q)]
+        return tuple(q for q in names if not self.store.mentions(q, scope.document_ids))
+
     def scope_note(self, run: QuestionRun) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""
         return plan_scope_note(run.plan, run.scope, self.store)
@@ -371,7 +411,10 @@ class ScopedQA(dspy.Module):
         trace.steps = self.settings.program.steps.model_dump()
         record_scope(trace, scoped, self.store.catalog.entities)
         reasoning = intake.answerability == "reasoning_only"
-        return QuestionRun(plan, trace, scoped, reasoning, contract.format, contract)
+        # a question naming a known entity too (a comparison the contract did not read) reads that entity's documents
+        quoted = [t.text for t in intake.literal_terms if t.kind == "quoted"] if not intake.entity_ids else []
+        unknown = self.unknown_names(quoted, scoped) if quoted else ()
+        return QuestionRun(plan, trace, scoped, reasoning, contract.format, contract, unknown_names=unknown)
 
     def answer_sections(
         self,

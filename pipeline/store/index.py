@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.entities import contains_term
 from pipeline.errors import (
     EmbedderError,
     IndexCorruptError,
@@ -134,6 +135,20 @@ class Store:
             return False
         rows = self.chunk_bm25.rows_with(tokens[0])
         return len(np.unique(self.catalog.row_document[rows])) == count
+
+    def mentions(self, term: str, document_ids: Sequence[str] | None = None, limit: int = 400) -> bool:
+        """Whether some chunk (of `document_ids` when given) holds `term` as whole words (case, width, accents
+        and punctuation folded): the chunks holding each of its index terms are read, at most `limit` of them."""
+        tokens = bm25_tokens(term)
+        if not tokens:
+            return False
+        rows = self.chunk_bm25.rows_with(tokens[0])
+        for token in tokens[1:]:
+            rows = np.intersect1d(rows, self.chunk_bm25.rows_with(token), assume_unique=True)
+        if document_ids is not None:
+            rows = np.intersect1d(rows, self.catalog.rows_for_documents(self.check_document_ids(document_ids)))
+        chunks = self.catalog.chunks([int(r) for r in rows[:limit]])
+        return any(contains_term(chunk.text, term) for chunk in chunks) or len(rows) > limit
 
     # -- tables --------------------------------------------------------------------------------
 

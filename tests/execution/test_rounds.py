@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.execution.acceptance import contains_term
+from pipeline.entities import contains_term
 from pipeline.execution.rounds import QuestionRetrieval, SubQuestionRetrieval
 from pipeline.intake.planner import analyse_and_plan
 from pipeline.intake.planner_state import PlannerState, RetrievalFilters, RetrievalMode, RoundOutput

@@ -248,3 +248,25 @@ def test_a_gross_margin_no_row_prints_is_revenue_less_its_cost_in_the_period_ask
     # a gross margin not asked as a percentage may be an amount the report prints: never worked out from costs
     done = ask(reports, "What was Beta's gross margin as reported for the year ended December 31, 2023?")
     assert "Cost of revenues" not in done.sections[0].answer and done.sections[0].formula is None
+
+
+def test_a_quoted_company_no_document_mentions_is_not_stated_and_nothing_is_read(reports: Store) -> None:
+    done = ask(
+        reports, "What was the total revenue of \"Delta Holdings AG\" in 2023? If data is not available, return 'N/A'."
+    )
+    assert done.value is not None and done.value.absent and done.value.value == "N/A"
+    assert [s.status for s in done.sections] == ["not_found"]
+    assert '"Delta Holdings AG"' in done.answer
+    assert done.trace is not None and not done.trace.sub_questions  # nothing retrieved, nothing cited
+    known = ask(reports, 'What was the total revenue of "Acme Widgets Inc." in 2023?')
+    assert known.value is not None and not known.value.absent  # a quoted entity's own name reads its documents
+
+
+def test_a_figure_of_another_year_than_the_one_asked_is_not_stated(reports: Store) -> None:
+    done = ask(
+        reports, "What was the total revenue of Acme in the fiscal year 2021? If data is not available, return 'N/A'."
+    )
+    assert done.value is not None and done.value.absent
+    assert done.sections[0].status == "not_found"
+    asked = ask(reports, "What was the total revenue of Acme in the fiscal year 2023?")
+    assert asked.value is not None and asked.value.value == 3_210_000_000
