@@ -57,7 +57,7 @@ def figure_value(figure: Figure, filename: str, contract: Contract | None) -> Ty
         unit=figure.unit,
         currency=None if figure.unit == "%" else figure.currency,
         scale=scale,
-        period=figure.cell.header or None,
+        period=figure.cell.header[:200] or None,
         as_written=figure.as_written[:600],
         pages=(page,),
     )

@@ -101,6 +101,9 @@ _LATEST = re.compile(
     r",?\s*\(?\s*(?:(?:with)?in|for|during|at\s+the\s+end\s+of|as\s+(?:of|at)\s+the\s+end\s+of)\s+the\s+"
     r"(?:(?:last|latest|most\s+recent|current|reporting|reported)\s+(?:reporting\s+|fiscal\s+|financial\s+)?"
     r"(?:period|year)|(?:reporting\s+)?period)(?!\s+(?:ended|ending|of|from)\b)"
+    # "the period listed in the annual report": the report's own period
+    r"(?:\s+(?:listed|reported|shown|covered|presented|stated|given)(?:\s+(?:in|by)\s+the\s+(?:annual\s+|quarterly\s+)?"
+    r"(?:report|filing|statements?))?)?"
     r"(?:\s+(?:or|and)\s+(?:at\s+the\s+end\s+of|in|within)\s+the\s+(?:last|latest)\s+"
     r"(?:reporting\s+)?period)?\s*\)?(?=[\s,.?!;:]|$)"
     r"|,?\s*\(?\s*at\s+(?:the\s+)?period[- ]end\s*\)?(?=[\s,.?!;:]|$)",

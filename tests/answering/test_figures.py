@@ -296,3 +296,12 @@ def test_a_one_word_label_is_named_by_the_heading_nearest_it() -> None:
     rows = [row("Basic", [("$12.14", year)], parents=headings, scale=None), row("Diluted", [("$12.02", year)])]
     found = find_figure(ask("What was basic earnings per share for the year ended December 31, 2023?"), {"d": rows})
     assert found is not None and found.value == Decimal("12.14")
+
+
+def test_a_column_header_longer_than_a_period_is_cut_not_a_crash() -> None:
+    header = "CREATIVE MEDIA & COMMUNITY TRUST CORPORATION AND SUBSIDIARIES " * 5 + "December 31, 2022"
+    statement = [row("Total equity", [("690,248", header)], title="Balance sheets")]
+    found = find_figure(ask("What was the total equity at December 31, 2022?"), {"d": statement})
+    assert found is not None
+    value = figure_value(found, "d.pdf", read_contract("What was the total equity at December 31, 2022?"))
+    assert value.value == 690_248_000_000 and value.period is not None and len(value.period) <= 200

@@ -72,7 +72,12 @@ def test_currency_unit_and_scale_are_read_and_taken_off(
 
 @pytest.mark.parametrize(
     "phrase",
-    ["at the end of the period", "within the last period", "(within the last period or at the end of the last period)"],
+    [
+        "at the end of the period",
+        "within the last period",
+        "(within the last period or at the end of the last period)",
+        "at the end of the period listed in the annual report",
+    ],
 )
 def test_a_period_instruction_means_the_latest_period(phrase: str) -> None:
     c = read_contract(f"What were the total assets of Acme AG {phrase}?")
