@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pipeline.answering.figures import metric_terms
 from pipeline.answering.sentences import OfferedSentence
-from pipeline.answering.terms import held_terms
+from pipeline.answering.terms import framing_stems, held_terms
 from pipeline.text import bm25_tokens
 
 # Words of a yes/no question that frame the event without naming it.
@@ -86,7 +86,8 @@ def claim_terms(asked: str, generic: AbstractSet[str] = frozenset()) -> tuple[st
     "since the inspection", "during the year", says when, not what; "buy back" is what reports call a
     repurchase)."""
     event = _BUY_BACK.sub("repurchase", _WHEN.split(asked, maxsplit=1)[0])
-    return tuple(t for t in metric_terms(event, frozenset(generic)) if t not in _FRAMING)
+    framing = framing_stems(generic)
+    return tuple(t for t in metric_terms(event, frozenset(generic)) if t not in _FRAMING and t not in framing)
 
 
 def event_verbs(asked: str) -> frozenset[str]:

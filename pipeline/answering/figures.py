@@ -169,8 +169,11 @@ class Figure:
 def metric_terms(question: str, generic: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The stemmed words of `question` that name its metric: no stopword, framing word, period or figure."""
     out = []
+    # the corpus's generic words as stems ("party" is "parti" here); function words may name a line item
+    # ("Other income", "Income before taxes"): kept
+    generic_stems = frozenset(t for w in generic for t in bm25_tokens(w)) | generic
     for term in bm25_tokens(question):
-        if term in STOPWORDS or term in FRAMING or term in generic or term.upper() in CODES:
+        if term in STOPWORDS or term in FRAMING or term in generic_stems or term.upper() in CODES:
             continue
         if not any(c.isalpha() for c in term):
             continue

@@ -19,6 +19,26 @@ QUESTION_WORDS = frozenset(
     had can could will would must may might should shall give list name tell say says state describe according
     any there per""".split()
 )
+# English function words: determiners, pronouns, quantifiers, conjunctions and prepositions that frame what is
+# asked ("either party", "the other's", "under this agreement") and never name it. A closed class of the
+# language, not of a corpus: a sentence about the question need not hold them.
+FUNCTION_WORDS = frozenset(
+    """about above across after against along among another any anyone anything around because before behind
+    below beneath beside besides between beyond both but during each either else every everyone everything
+    few further hereby herein hereof hereto hereunder her hers herself him himself his i if me mine more my
+    myself neither nor other others otherwise our ours ourselves over she so some such them themselves
+    therein thereof thereto through throughout thus till too toward towards under unless until upon us via
+    we whether while whose within without yet you your yours yourself yourselves""".split()
+)
+
+
+def framing_stems(generic: AbstractSet[str] = frozenset()) -> frozenset[str]:
+    """The stems of the question words, function words and the corpus's `generic` words, as key terms are
+    compared (a generic word "party" is the stem "parti" there)."""
+    words = QUESTION_WORDS | FUNCTION_WORDS | set(generic)
+    return frozenset(t for w in words for t in bm25_tokens(w)) | words
+
+
 # Stems a document writes for a question's word: abbreviations ("REG. NO: 1160/88" for a registration
 # number) and the few plain-English words that name the same figure or act ("sales" and "revenue").
 _ABBREVIATIONS: dict[str, frozenset[str]] = {
@@ -49,12 +69,9 @@ _ABBREVIATIONS: dict[str, frozenset[str]] = {
 
 def ordered_terms(question: str, generic: AbstractSet[str] = frozenset()) -> list[str]:
     """Stemmed key terms of `question`, in question order (references such as "2327/30" kept whole)."""
-    kept = [
-        w
-        for w in tokens(question, "/.-")
-        if len(w) > 1 and w not in STOPWORDS and w not in QUESTION_WORDS and w not in generic
-    ]
-    return list(dict.fromkeys(t for w in kept for t in bm25_tokens(w)))
+    framing = framing_stems(generic)
+    kept = [w for w in tokens(question, "/.-") if len(w) > 1 and w not in STOPWORDS and w not in framing]
+    return list(dict.fromkeys(t for w in kept for t in bm25_tokens(w) if t not in framing))
 
 
 # Where the thing asked about ends and what identifies it begins: "the land area | of plot 1159/215".

@@ -263,7 +263,8 @@ class AnswerStep:
             " ".join(hit.chunk.text for hit in self.tables.page_hits(source.document_id, source.page))
             for source in section.sources
         ]
-        return period_problem(asked, [page for page in pages if page])
+        fiscal = bool(re.search(r"\b(?:fiscal|FY)", sub_question, re.IGNORECASE))
+        return period_problem(asked, [page for page in pages if page], fiscal)
 
     # -- yes/no questions by the LM's judgement ---------------------------------------------------
 
