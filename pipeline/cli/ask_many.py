@@ -48,7 +48,7 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
 
     from pipeline.cli.interrupt import stopping_on_interrupt
     from pipeline.cli.progress import StageLine, StageProgress
-    from pipeline.evaluation.history import History, Status, index_key
+    from pipeline.evaluation.history import History, final_status, index_key
     from pipeline.evaluation.parallel import map_in_context
     from pipeline.program.answer_file import AnswerFile
     from pipeline.program.batch import answer_record, ask_each
@@ -114,8 +114,7 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
                 if final.trace is not None:
                     with history_lock:
                         try:
-                            status: Status = "failed" if failed else "done"
-                            history_id = history.record(final.trace, status=status, index=index)
+                            history_id = history.record(final.trace, status=final_status(final), index=index)
                         except sqlite3.Error:  # losing the history entry must not lose the answer
                             log.exception("question %s: the history could not be written", question.id)
                 if writer.write(answer_record(question, final, history_id)):

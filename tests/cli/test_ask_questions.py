@@ -307,3 +307,16 @@ def test_a_resume_trusts_no_forged_line(index_dir: Path, tmp_path: Path, capsys:
     assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"{out} holds another question under id 'rent' than line 1 asks" in err
+
+
+def test_a_question_stopped_at_its_time_bound_is_recorded_as_stopped(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # E10: it was recorded as done
+    settings = tmp_path / "bound.toml"
+    settings.write_text("[question]\nseconds = 0.000001\n", encoding="utf-8")
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path), "--settings", str(settings)) == 0
+    history = History(tmp_path / "h.sqlite")
+    statuses = {history.get(a["history_id"]).status for a in _answers(tmp_path)}
+    history.close()
+    assert statuses == {"stopped"}
