@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.answering.typed_answers import absent
 from pipeline.entities import scan_entity_mentions
 from pipeline.intake.analysis import find_partial_entities
 from pipeline.intake.contract import Contract, Extreme
@@ -103,8 +104,7 @@ def outcome_value(outcome: Outcome, contract: Contract | None) -> TypedValue:
     note = "; ".join(f"{name}: {why}" for name, why in outcome.left_out)[:400] or None
     winner = outcome.winner
     if winner is None or winner.value is None:
-        absent = contract.absent if contract else None
-        return TypedValue(kind="name", value=absent, absent=True, note=note)
+        return absent("name", contract, note)
     # the comparison rests on every figure compared, the winner's first
     compared = [p for p in outcome.compared if p.value is not None and p is not winner]
     pages = tuple(dict.fromkeys([*winner.value.pages, *(page for p in compared if p.value for page in p.value.pages)]))

@@ -19,7 +19,7 @@ from pipeline.intake.contract import Contract
 from pipeline.types import SourceRef
 from pipeline.values.periods import find_dates
 from pipeline.values.quantities import SCALES, figures_outside_dates
-from pipeline.values.typed import Plain, TypedValue, ValueKind
+from pipeline.values.typed import Plain, TypedValue, ValueKind, fits
 
 # Decimal places a number keeps in a typed value (beyond what a report prints).
 MAX_PLACES = 6
@@ -33,12 +33,14 @@ def plain_number(value: Decimal) -> int | float:
 
 
 def absent(kind: ValueKind, contract: Contract | None, note: str | None = None) -> TypedValue:
-    """The question's own absent value ('N/A', False), or None when it names none; for a yes/no question with
-    no absent value of its own, False (nothing in scope states that it happened)."""
-    value: Plain = contract.absent if contract is not None else None
-    if value is None and kind == "boolean":
+    """An absent value of `kind`: the question's own absent value ('N/A', False) as its own field, and as the value
+    only when it is of the kind's type (never 'N/A' in a number's field or 'Yes' in a yes/no field); for a yes/no
+    question with no absent value of its own, False (nothing in scope states that it happened)."""
+    own: Plain = contract.absent if contract is not None else None
+    value: Plain = own if fits(kind, own) else None
+    if own is None and kind == "boolean":
         value = False
-    return TypedValue(kind=kind, value=value, absent=True, note=note)
+    return TypedValue(kind=kind, value=value, absent=True, absent_value=own, note=note)
 
 
 def figure_value(figure: Figure, filename: str, contract: Contract | None) -> TypedValue:

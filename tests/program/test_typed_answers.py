@@ -183,8 +183,21 @@ def test_a_balance_at_a_day_reads_that_days_column(reports: Store) -> None:
 def test_a_currency_the_report_does_not_use_is_absent_with_a_note(reports: Store) -> None:
     done = ask(reports, "What was the total revenue of Acme (in EUR)? If data is not available, return 'N/A'.")
     value = done.value
-    assert value is not None and value.absent and value.value == "N/A"
+    assert value is not None and value.absent and (value.value, value.absent_value) == (None, "N/A")
     assert value.note is not None and "USD" in value.note
+
+
+def test_the_questions_own_absent_value_never_changes_the_type_of_the_field(reports: Store) -> None:
+    # E10: "return 'Yes'" gave value: "Yes" in a yes/no field, 'N/A' a string in a number's field
+    yes = ask(reports, "Did Gamma repurchase any shares of its common stock? If there is no mention, return 'Yes'.")
+    assert yes.value is not None and yes.value.kind == "boolean" and yes.value.absent
+    assert (yes.value.value, yes.value.absent_value, yes.value.display) == (None, "Yes", "Yes")
+    number = ask(reports, "What was the total revenue of Acme (in EUR)? If data is not available, return 'N/A'.")
+    assert number.value is not None and number.value.kind == "number"
+    assert (number.value.value, number.value.absent_value, number.value.display) == (None, "N/A", "N/A")
+    # an absent value of the field's own type is its value too
+    false = ask(reports, "Did Gamma repurchase any shares of its common stock? If there is no mention, return False.")
+    assert false.value is not None and (false.value.value, false.value.absent_value) == (False, False)
 
 
 def test_yes_no_rests_on_a_sentence_stating_or_denying_the_event(reports: Store) -> None:
