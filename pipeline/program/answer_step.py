@@ -446,6 +446,9 @@ class AnswerStep:
                 written = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
                 kind = reference_kind(sentence.text, written) if written else None
                 return f"operand {choice.name} ({choice.figure[:40]}) is {kind or 'not a figure of its sentence'}"
+            twice = next((o for o in operands if o.sentence is sentence and o.figure.start == figure.start), None)
+            if twice is not None:  # one figure of one sentence counted twice ("2.1" as both terms of a sum)
+                return f"operand {choice.name} ({choice.figure[:40]}) is the same figure as operand {twice.name}"
             operands.append(Operand(choice.name, operand_label(sentence, figure), figure, sentence))
         fewest, most = operand_count(asked)
         if not fewest <= len(operands) <= most:
