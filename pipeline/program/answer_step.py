@@ -48,7 +48,7 @@ from pipeline.answering.lines import (
 )
 from pipeline.answering.sentences import OfferedSentence, numbered, table_rows
 from pipeline.answering.spans import scale_note
-from pipeline.answering.typed_answers import states_figure
+from pipeline.answering.typed_answers import line_currency, states_figure
 from pipeline.errors import ArithmeticRefused, LMFailure
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
@@ -360,6 +360,19 @@ class AnswerStep:
         figure = figures[0]
         if request.percent and not figure.percent:
             return section
+        if request.currency and not figure.percent:
+            found = line_currency(section.line, figure)
+            if found is not None and found != request.currency:
+                # a currency asked for is never a rename: the figure stays as reported, in the evidence's currency
+                said = f"reported in {found}, not the {request.currency} asked for"
+                written = ("format", f"not written as asked ({request.text}): {said}")
+                return replace(
+                    section, line=f"{section.line} ({said})", interventions=(*section.interventions, written)
+                )
+            if found is None:  # no currency beside the figure: none is named for it
+                request = replace(request, currency=None)
+                if request.scale is None and request.decimals is None:
+                    return section
         scale = None
         if not figure.scaled:
             quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)

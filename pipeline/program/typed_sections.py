@@ -403,7 +403,9 @@ def line_typed_value(
     pages = _refs(section)
     quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
     scale = scale_note(quoted.hit.chunk.text) if quoted else None
-    return line_value(kind, section.line, pages, contract, scale)
+    # a line that fell back to its evidence sentence is read for the figure asked, never its first number
+    whole = section.basis == "sentence"
+    return line_value(kind, section.line, pages, contract, scale, sentence=whole, asked=item.kind)
 
 
 def _row_read(figure: Figure, section: GuardedSection, traced: Callable[[LineTrace], LineTrace]) -> Read:

@@ -297,3 +297,44 @@ def test_a_one_word_label_is_named_by_the_heading_nearest_it() -> None:
     rows = [row("Basic", [("$12.14", year)], parents=headings, scale=None), row("Diluted", [("$12.02", year)])]
     found = find_figure(ask("What was basic earnings per share for the year ended December 31, 2023?"), {"d": rows})
     assert found is not None and found.value == Decimal("12.14")
+
+
+# -- the probe's finding E4 (issue 47): the value of a line that fell back to its evidence sentence ---------------
+
+SENTENCE_LINES = [
+    # (the whole sentence a line fell back to, the kind asked, the value read from it)
+    ("1.2 The Tenant shall pay rent of KSH 285,000 per month (KSH 3,420,000 per year).", "amount", 285_000),
+    ("Deposit 2.1 On signing, the Tenant pays a deposit of KSH 570,000, equal to 2 months' rent.", "amount", 570_000),
+    ("Particulars Premises: 14 Banda Lane, Hardy, Karen Monthly rent: KSH 285,000", "amount", 285_000),
+    ("1.3 The rent shall increase by 5% on each anniversary of the commencement date.", "percent", 5),
+    ("4. Premises 4.1 The house at 14 Banda Lane has 4 bedrooms and 2 bathrooms.", "count", 4),
+]
+
+
+def test_a_bare_figure_of_a_table_in_millions_is_an_amount_of_a_whole_sentence() -> None:
+    contract = read_contract("What were total net sales?")
+    row = "Total net sales 81,797 82,959"
+    assert line_value("number", row, (), contract, "million", sentence=True, asked="amount").value == 81_797_000_000
+    assert line_value("number", row, (), contract, sentence=True, asked="amount").absent  # no scale, no currency
+
+
+@pytest.mark.parametrize(("sentence", "asked", "value"), SENTENCE_LINES)
+def test_a_whole_sentence_gives_the_figure_of_the_kind_asked_never_a_clause_or_street_number(
+    sentence: str, asked: str, value: int
+) -> None:
+    contract = read_contract("What is it?")
+    read = line_value("number", sentence, (), contract, sentence=True, asked=asked)  # type: ignore[arg-type]
+    assert not read.absent and read.value == value, read
+
+
+def test_a_whole_sentence_with_no_figure_of_the_kind_asked_or_asked_for_a_name_gives_none() -> None:
+    contract = read_contract("What is the monthly rent? If data is not available, return 'N/A'.")
+    clause_only = line_value("number", "1.4 Late rent bears interest.", (), contract, sentence=True, asked="amount")
+    assert clause_only.absent and clause_only.value is None and "no figure" in (clause_only.note or "")
+    signed = "SIGNED by the Tenant, Peter Otieno Ochieng, in the presence of an advocate."
+    name = line_value("name", signed, (), read_contract("Who is the tenant?"), sentence=True, asked="name")
+    assert name.absent and name.value is None and "whole sentence" in (name.note or "")
+    # a span the floor or the LM gave is its own value, as before
+    assert line_value("name", "Peter Otieno Ochieng", (), read_contract("Who is the tenant?")).value == (
+        "Peter Otieno Ochieng"
+    )

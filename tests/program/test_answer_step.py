@@ -270,3 +270,37 @@ def test_one_figure_of_a_sentence_is_never_two_operands_nor_is_a_clause_number_o
     assert why in fallback.reason
     (section,) = done.sections
     assert "4.2" not in section.answer and "1,140,000" not in section.answer
+
+
+# -- the probe's finding E2 (issue 47): a currency asked for is never a rename -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the monthly rent for Banda Lane? Answer in USD millions.",
+        "What is the monthly rent for Banda Lane (in EUR thousands)?",
+    ],
+)
+def test_a_currency_the_evidence_is_not_in_is_never_written_beside_its_figure(demo_store: Store, question: str) -> None:
+    done, prompts = _ask(demo_store, question, FLOORS, property_ref="Banda Lane")
+    (section,) = done.sections
+    asked = "USD" if "USD" in question else "EUR"
+    assert prompts == [] and section.status == "answered"
+    assert asked not in section.answer.replace(f"not the {asked} asked for", ""), section.answer
+    assert "KSH 285,000" in section.answer and f"reported in KSH, not the {asked} asked for" in section.answer
+    value = done.value
+    assert value is not None and value.absent and value.value is None, value
+    assert value.note == f"reported in KSH, not the {asked} asked for"
+
+
+def test_a_currency_the_evidence_is_in_is_applied_with_the_scale_asked(demo_store: Store) -> None:
+    done, _ = _ask(
+        demo_store,
+        "What is the monthly rent for Banda Lane? Answer in KSH thousands.",
+        FLOORS,
+        property_ref="Banda Lane",
+    )
+    (section,) = done.sections
+    assert section.answer.startswith("KSH 285 thousand (as reported: KSH 285,000 per month"), section.answer
+    assert done.value is not None and not done.value.absent and done.value.value == 285

@@ -261,3 +261,17 @@ def test_a_gross_margin_no_row_prints_is_revenue_less_its_cost_in_the_period_ask
     # a gross margin not asked as a percentage may be an amount the report prints: never worked out from costs
     done = ask(reports, "What was Beta's gross margin as reported for the year ended December 31, 2023?")
     assert "Cost of revenues" not in done.sections[0].answer and done.sections[0].formula is None
+
+
+def test_a_line_that_is_its_evidence_sentence_types_its_value_by_the_kind_asked(demo_store: Store) -> None:
+    # E4: the sentence floor's line "1.2 The Tenant shall pay rent of KSH 285,000 ..." gave value 1.2, a name question
+    # the whole sentence
+    steps = FLOORS.model_copy(update={"answer": "sentence"})
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=steps)))
+    for question, wanted in (("What is the monthly rent?", 285_000), ("What is the deposit?", 570_000)):
+        *_, done = program.stream(question, resolve_scope(demo_store, property_ref="Banda Lane"))
+        assert isinstance(done, Completed) and done.value is not None, done
+        assert done.value.value == wanted, (done.sections[0].answer, done.value)
+    *_, done = program.stream("Who is the tenant?", resolve_scope(demo_store, property_ref="Banda Lane"))
+    assert isinstance(done, Completed) and done.value is not None
+    assert done.sections[0].basis == "sentence" and done.value.absent and done.value.value is None, done.value
