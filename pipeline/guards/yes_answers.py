@@ -10,9 +10,10 @@ only when that sentence states the event the question asks about:
   part with possession ...", "The deposit bears no interest");
 - what the question says is absent ("without notice", "no deposit") is absent in the sentence too ("... by giving
   3 months' written notice" is no yes to "Can the landlord terminate the lease without notice?");
-- no condition ("if", "unless", "provided that", "subject to") and no mere possibility ("may", "could", "would") the
-  question does not have: a question asking whether something can be done ("Can ...", "Is ... allowed to")
-  is answered by a sentence saying it may be.
+- no condition ("if", "unless", "provided that", "subject to") governs the verb or the object (a few words before
+  or after them) and no mere possibility ("may", "could", "would") stands before the verb, where the question has
+  none: a question asking whether something can be done ("Can ...", "Is ... allowed to") is answered by a
+  sentence saying it may be.
 
 The event is read from the question's own words: after its auxiliary ("does", "can", "is", ...) and its subject, a
 permission's frame ("allowed to", "able to") set aside, the verb and the head of the noun phrase after it; "were
@@ -60,8 +61,12 @@ _CONDITION = re.compile(
     re.IGNORECASE,
 )
 _POSSIBILITY = re.compile(r"\b(?:may|might|could|would)\b", re.IGNORECASE)
-# Words a negator reaches forward over to the word it negates ("did not repurchase", "no shares were repurchased").
+# Words a negator or a "may" reaches forward over to the word it governs ("did not repurchase", "may repurchase").
 NEGATION_REACH = 4
+# Words before the event's verb or object (and after them) a condition governs it over: "if the meter is separate",
+# "subject to the Landlord's consent, the Tenant may sublet"; a condition further off is about something else.
+CONDITION_REACH = 8
+CONDITION_AFTER = 6
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _TIME_CLAUSE = re.compile(
     r"\s(?:since|during|as\s+of|over\s+the|throughout|within|in\s+the\s+(?:last|past|first))\s", re.I
@@ -165,13 +170,13 @@ def _subject(words: Sequence[str], lower: Sequence[str], i: int) -> tuple[int, s
 
 
 def _noun_head(lower: Sequence[str], i: int) -> str | None:
-    """The last content word of the noun phrase from `i` (past its determiners), up to a preposition or a
-    conjunction: "any share buybacks during" -> "buybacks"; None when none."""
+    """The last content word of the noun phrase from `i` (past its determiners), up to a preposition: "any share
+    buybacks during" -> "buybacks", "audit or inspection rights in" -> "rights"; None when none."""
     while i < len(lower) and lower[i] in _DETERMINERS:
         i += 1
     head = None
-    while i < len(lower) and lower[i] not in _PREPOSITIONS and lower[i] not in _CONJUNCTIONS:
-        if _content(lower[i]):
+    while i < len(lower) and lower[i] not in _PREPOSITIONS:
+        if _content(lower[i]) and lower[i] not in _CONJUNCTIONS:
             head = lower[i]
         i += 1
     return head
@@ -192,10 +197,29 @@ def yes_refused(question: str, statement: str) -> str | None:
         for stem in (s for s in (event.verb, event.object) if s is not None):
             if _negated_at(words, stem):
                 return f"the statement negates the event ({stem})"
-    if not event.conditional and (found := _CONDITION.search(statement)) is not None:
-        return f"the statement makes it conditional ({found.group(0).strip()}), which the question does not"
-    if not event.possible and (found := _POSSIBILITY.search(statement)) is not None:
-        return f"the statement says only that it {found.group(0).casefold()} happen"
+    anchors = [stem for stem in (event.verb, event.object) if stem is not None]
+    if not event.conditional and (found := _near(words, anchors, _CONDITION, CONDITION_REACH, CONDITION_AFTER)):
+        return f"the statement makes it conditional ({found}), which the question does not"
+    if not event.possible and (found := _near(words, anchors[:1], _POSSIBILITY, NEGATION_REACH)):
+        return f"the statement says only that it {found} happen"
+    return None
+
+
+def _near(
+    words: Sequence[str], anchors: Sequence[str], pattern: re.Pattern[str], before: int, after: int = 0
+) -> str | None:
+    """The words `pattern` finds within `before` words before (or `after` words after) a word of `words` holding
+    one of `anchors` (the whole statement when there are none), as found; None when it finds none there."""
+    if not anchors:
+        found = pattern.search(" ".join(words))
+        return found.group(0) if found else None
+    wanted = frozenset(anchors)
+    for i, word in enumerate(words):
+        if not held_terms(word, wanted):
+            continue
+        around = " ".join(words[max(0, i - before) : i + 1 + after])
+        if (found := pattern.search(around)) is not None:
+            return found.group(0)
     return None
 
 

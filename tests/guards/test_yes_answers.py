@@ -41,6 +41,13 @@ def test_the_event_is_the_verb_and_the_head_of_its_object(question: str, verb: s
         ("Is the deposit not refundable?", "The deposit is not refunded."),  # the question's own negation
         ("Can the lease end without notice?", "Either party may end the lease without notice."),
         ("Is rent payable if the premises are damaged?", "If the premises are damaged, rent is payable in part."),
+        # a condition far from the event is about something else; "audit or inspection rights" are rights
+        (
+            "Does this agreement grant any exclusive rights?",
+            "In the event that the Buyer fails to secure purchases amounting to the Minimum Order for any period, the "
+            "exclusive supplier rights granted under Article 2 shall become non-exclusive.",
+        ),
+        ("Are there audit or inspection rights in this agreement?", "AbbVie shall have the right to inspect records."),
     ],
 )
 def test_a_yes_stands_on_a_statement_of_the_event(question: str, statement: str) -> None:
