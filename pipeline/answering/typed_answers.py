@@ -93,8 +93,8 @@ def line_value(
         if sentence:
             found = sentence_figure(line, asked, table_scale=scale_note is not None)
             figures = [found] if found is not None else []
-        else:
-            figures = figures_outside_dates(line)
+        else:  # a clause, section or note number or a year opening a line is no figure of it ("1.3 The rent ...")
+            figures = [q for q in figures_outside_dates(line) if reference_kind(line, q) is None]
         if sentence and not figures:
             note = f"the sentence holds no figure of the kind asked ({asked or 'a number'})"
             return absent(kind, contract, note).model_copy(update={"pages": refs})

@@ -311,6 +311,12 @@ SENTENCE_LINES = [
 ]
 
 
+def test_a_line_opening_with_its_clause_number_states_the_figure_after_it() -> None:
+    contract = read_contract("Does the rent increase each year?")
+    line = "1.3 The rent shall increase by 5% on each anniversary of the commencement date."
+    assert line_value("number", line, (), contract).value == 5  # it was 1.3, the clause number
+
+
 def test_a_bare_figure_of_a_table_in_millions_is_an_amount_of_a_whole_sentence() -> None:
     contract = read_contract("What were total net sales?")
     row = "Total net sales 81,797 82,959"
