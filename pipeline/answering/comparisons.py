@@ -86,12 +86,18 @@ def compare(parts: Sequence[Compared], extreme: Extreme, contract: Contract | No
     return Outcome(pick(comparable, key=figure), tuple(left_out), tuple(comparable))
 
 
-def outcome_line(outcome: Outcome, extreme: Extreme, metric: str) -> str:
-    """The comparison's answer line: the entity picked with its figure, and who was left out and why."""
+def plural(kind: str) -> str:
+    """The plural of an entity kind as the catalog names it ("property" -> "properties", "company" -> "companies")."""
+    return f"{kind[:-1]}ies" if kind.endswith("y") and not kind.endswith(("ay", "ey", "oy")) else f"{kind}s"
+
+
+def outcome_line(outcome: Outcome, extreme: Extreme, metric: str, entities: str = "companies") -> str:
+    """The comparison's answer line: the entity picked with its figure, and who was left out and why (`entities`
+    names what is compared, in the plural)."""
     winner = outcome.winner
     left = "; ".join(f"{name} ({why})" for name, why in outcome.left_out)
     if winner is None or winner.value is None:
-        head = f"None of the companies has a comparable {metric}"
+        head = f"None of the {entities} has a comparable {metric}"
     else:
         shown = winner.value.as_written or str(winner.value.value)
         head = f"{extreme.capitalize()} {metric}: {winner.quoted} ({shown})"

@@ -109,11 +109,15 @@ class AnswerStep:
         asked: Sequence[str],
         allowed: Collection[str] | None,
         retrieved: Sequence[Sequence[ChunkHit]] | None = None,
+        section_allowed: Sequence[Collection[str] | None] | None = None,
     ) -> list[Section]:
         """The sections of every sub-question, in order (see the module docstring); `queries` rank each one's
         sentences, `asked` is each without entity names (its key terms); `retrieved` are each one's chunks
-        before scoring (whose documents' tables a figure is read from)."""
+        before scoring (whose documents' tables a figure is read from). Each section may cite only documents in
+        `allowed`, or in its own entry of `section_allowed` when given (a sub-question naming one entity of the
+        scope cites only that entity's documents)."""
         settings, steps = self.settings, self.settings.steps
+        scopes = list(section_allowed) if section_allowed is not None else [allowed] * len(sub_questions)
         contract: Contract | None = getattr(run, "contract", None)
         # a name is a value one sentence holds anywhere retrieval found it: every retrieved chunk is read for it
         kept = [
@@ -132,7 +136,7 @@ class AnswerStep:
         # a figure the question asks to be computed: from figures read from the tables where they are found
         for item in (i for i in items if i.request is not None and steps.compute != "lm"):
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
-            worked = typed.computed(item, contract, hits, kept[item.index], allowed)
+            worked = typed.computed(item, contract, hits, kept[item.index], scopes[item.index])
             if worked is not None:
                 guarded[item.index], values[item.index], traced = worked
                 lines[item.index] = traced(lines[item.index])
@@ -154,7 +158,7 @@ class AnswerStep:
                 query = queries[item.index]
                 ask = self._judge_call(run, item)
                 read, decision = typed.judged(
-                    item, asked[item.index], contract, hits, kept[item.index], allowed, query, ask
+                    item, asked[item.index], contract, hits, kept[item.index], scopes[item.index], query, ask
                 )
                 if decision.floor is not None:
                     reason = f"{decision.floor}: the claims floor answered"
@@ -163,20 +167,22 @@ class AnswerStep:
                     )
             elif kind == "boolean":
                 query = queries[item.index]
-                read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
+                read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], scopes[item.index], query)
             elif kind in ("names", "name", "text"):
                 avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
                 query = queries[item.index]
                 if kind == "names":
-                    read = typed.names(item, contract, hits, kept[item.index], allowed, query, avoid)
+                    read = typed.names(item, contract, hits, kept[item.index], scopes[item.index], query, avoid)
                 else:
-                    read = typed.one_name(item, contract, hits, kept[item.index], allowed, query, avoid, kind)
+                    read = typed.one_name(
+                        item, contract, hits, kept[item.index], scopes[item.index], query, avoid, kind
+                    )
             else:
                 read = None
                 if item.over_time:
-                    read = typed.trend(item, asked[item.index], contract, hits, kept[item.index], allowed)
+                    read = typed.trend(item, asked[item.index], contract, hits, kept[item.index], scopes[item.index])
                 if read is None:
-                    read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
+                    read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], scopes[item.index])
             if read is not None:
                 guarded[item.index], values[item.index], traced = read
                 lines[item.index] = traced(lines[item.index])
@@ -193,7 +199,7 @@ class AnswerStep:
                 update={"step": f"compute:{steps.compute}", "formula": computation.formula}
             )
             guarded[item.index] = guard_section(
-                item.index, None, operands, kept[item.index], allowed, computation, self.generic
+                item.index, None, operands, kept[item.index], scopes[item.index], computation, self.generic
             )
         rest: list[SectionInputs] = []
         for item in (i for i in items if i.index not in guarded):
@@ -225,7 +231,7 @@ class AnswerStep:
                 continue
             evidence = evidence_for(draft, item, settings.max_evidence)
             section = guard_section(
-                item.index, draft, evidence, kept[item.index], allowed, None, self.generic, item.sub_question
+                item.index, draft, evidence, kept[item.index], scopes[item.index], None, self.generic, item.sub_question
             )
             # the floor's pick for a figure asked must be one (the LM's line is its own claim, measured as such)
             if (
