@@ -127,7 +127,7 @@ def line_value(
     return TypedValue(kind=kind, value=line, as_written=line[:600], pages=refs)
 
 
-# A bare whole number right before a capitalised word: a number in a name or an address ("14 Banda Lane").
+# A bare whole number right before a capitalised word: a number in a name or an address ("14 Elm Street").
 _NAMED_NUMBER = re.compile(r"^\s+[A-Z][a-z]")
 
 
@@ -135,7 +135,7 @@ def sentence_figure(sentence: str, asked: AnswerKind | None, table_scale: bool =
     """The figure of a whole sentence that answers a question asking for `asked`, read as the figure reader reads
     it (pipeline.values.figures: its currency, sign and scale): an amount has a currency or a scale (its own, or
     its table's when `table_scale`), a percentage is one, a count is whole; never a date, a year, a clause, section
-    or note number (reference_kind), nor a bare number naming a place ("14 Banda Lane"). None when it holds none."""
+    or note number (reference_kind), nor a bare number naming a place ("14 Elm Street"). None when it holds none."""
     for figure in read_figures(sentence):
         quantity = figure.quantity
         if reference_kind(sentence, quantity) is not None:
@@ -155,7 +155,7 @@ def sentence_figure(sentence: str, asked: AnswerKind | None, table_scale: bool =
 
 def line_currency(line: str, quantity: Quantity) -> str | None:
     """The currency `line` writes beside its figure `quantity` (pipeline.values.figures reads it), as an ISO code
-    when it is one ("KSH" stays as written); None when it writes none."""
+    when it is one (a local code such as "NGN" or "ZWL" stays as written); None when it writes none."""
     figure = next((f for f in read_figures(line) if f.quantity.start == quantity.start), None)
     if figure is None or figure.currency is None:
         return None

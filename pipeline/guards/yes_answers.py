@@ -4,12 +4,12 @@ Whoever says yes to a yes/no question, the LM judge or the claims floor, says it
 only when that sentence states the event the question asks about:
 
 - it holds the event's verb and its object, in some form (pipeline.answering.terms.held_terms: "terminate" in
-  "Termination", "paid" for "pay"): "Allow the Tenant quiet enjoyment of the Premises" holds neither "sublet" of
-  "Is the tenant allowed to sublet the premises?";
+  "Termination", "paid" for "pay"): "Allow the Tenant quiet enjoyment of the house" holds neither "sublet" of "Is
+  the tenant allowed to sublet the house?";
 - no negation stands just before the verb or the object unless the question has one too ("Not sublet, assign or
   part with possession ...", "The deposit bears no interest");
 - what the question says is absent ("without notice", "no deposit") is absent in the sentence too ("... by giving
-  3 months' written notice" is no yes to "Can the landlord terminate the lease without notice?");
+  3 months' written notice" is no yes to "Can the landlord terminate the agreement without notice?");
 - no condition ("if", "unless", "provided that", "subject to") governs the verb or the object (a few words before
   or after them) and no mere possibility ("may", "could", "would") stands before the verb, where the question has
   none: a question asking whether something can be done ("Can ...", "Is ... allowed to") is answered by a

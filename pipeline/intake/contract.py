@@ -395,8 +395,8 @@ def entity_comparison(
     question: str, entities: Sequence[Sequence[str]], generic: AbstractSet[str] = frozenset()
 ) -> Comparison | None:
     """The comparison a question asking which of two or more entities it names (each given by all its names, the
-    first its own) ranks first, without quotes: "Which is higher, the monthly rent at Banda Lane or at Banda
-    Road?" -> highest "monthly rent" of Banda Lane, Banda Road. None unless it asks "which", names two entities
+    first its own) ranks first, without quotes: "Which is higher, the monthly rent at Elm Court or at Oak
+    Court?" -> highest "monthly rent" of Elm Court, Oak Court. None unless it asks "which", names two entities
     or more and a comparative or superlative, and a metric remains once the names are taken off (`generic`
     words, which name a kind of thing, are no metric)."""
     if len(entities) < 2 or not _WHICH.match(question):

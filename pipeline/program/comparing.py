@@ -1,5 +1,5 @@
 """A question comparing entities ("Which of the companies had the lowest total assets: "A", "B", "C"?", "Which is
-higher, the monthly rent at Banda Lane or at Banda Road?"): one sub-question per entity, each retrieved and
+higher, the monthly rent at Elm Court or at Oak Court?"): one sub-question per entity, each retrieved and
 answered inside that entity's own documents only (its documents in the question's scope), the typed figures
 compared by code (pipeline.answering.comparisons). A sub-question of any other question that names one entity of a
 scope holding several is retrieved and answered inside that entity's documents the same way (`named_part`).

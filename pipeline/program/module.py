@@ -376,7 +376,7 @@ class ScopedQA(dspy.Module):
         catalog = self.store.catalog
         named = [catalog.entities[e] for e in intake.entity_ids if e in catalog.entities]
         if contract.comparison is None and len(named) >= 2:
-            # entities named without quotes ("Which is higher, the rent at Banda Lane or at Banda Road?") compare as
+            # entities named without quotes ("Which is higher, the rent at Elm Court or at Oak Court?") compare as
             # quoted companies do
             found = entity_comparison(body, [e.names for e in named], catalog.vocabulary.generic)
             contract = contract if found is None else replace(contract, comparison=found, kind="name")
