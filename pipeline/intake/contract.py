@@ -397,10 +397,11 @@ def entity_comparison(
     """The comparison a question asking which of two or more entities it names (each given by all its names, the
     first its own) ranks first, without quotes: "Which is higher, the monthly rent at Elm Court or at Oak
     Court?" -> highest "monthly rent" of Elm Court, Oak Court. None unless it asks "which", names two entities
-    or more and a comparative or superlative, and a metric remains once the names are taken off (`generic`
-    words, which name a kind of thing, are no metric)."""
-    if len(entities) < 2 or not _WHICH.match(question):
-        return None
+    or more (not in quotes: a question quoting them is `read_contract`'s to read) and a comparative or
+    superlative, and a metric remains once the names are taken off (`generic` words, which name a kind of
+    thing, are no metric)."""
+    if len(entities) < 2 or not _WHICH.match(question) or len(_QUOTED_NAME.findall(question)) >= 2:
+        return None  # names in quotes are the quoted comparison's to read (`read_contract`)
     written = sorted({n for names in entities for n in names if n.strip()}, key=len, reverse=True)
     rest = question
     for name in written:
