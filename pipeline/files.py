@@ -1,7 +1,7 @@
-"""File-system helpers shared by index builds, the embedder check, exports, profiles and labels: hashing,
-fsync, atomic writes, locked appends in place, advisory locks (flock: one writer at a time, released when the
-holder exits or is killed) and whether the process that left something behind (a scratch directory, a RUNNING
-run) still lives."""
+"""File-system helpers shared by index builds, the embedder check, exports, profiles, labels and question files:
+bounded reads of regular files, hashing, fsync, atomic writes, locked appends in place, advisory locks (flock: one
+writer at a time, released when the holder exits or is killed) and whether the process that left something behind
+(a scratch directory, a RUNNING run) still lives."""
 
 from __future__ import annotations
 
@@ -25,6 +25,52 @@ from pydantic import BaseModel, ValidationError
 from pipeline.errors import LockHeld, ScopeRagError, StorageError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class UnreadableFile(ScopeRagError):
+    """A file refused before it is read (missing, not a regular file, over a size bound) or that could not be read;
+    `problem` says why as a phrase after the file's name, `size` is its size when that was the reason."""
+
+    def __init__(self, path: Path, problem: str, size: int | None = None) -> None:
+        super().__init__(f"{path} {problem}")
+        self.path = path
+        self.problem = problem
+        self.size = size
+
+
+def read_regular(path: Path, max_bytes: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file `path`, at most `max_bytes` of them; UnreadableFile otherwise.
+
+    Never reads more than `max_bytes + 1` bytes and never blocks: a device (/dev/zero), a FIFO or a directory is
+    refused by what the opened descriptor is, so nothing can be swapped in between a check and the read. Without
+    `follow_symlinks`, a symlink is refused too."""
+    if not path.exists() and not path.is_symlink():
+        raise UnreadableFile(path, "is missing")
+    links = "" if follow_symlinks else "symlinks, "
+    if (not follow_symlinks and path.is_symlink()) or not path.is_file():
+        raise UnreadableFile(path, f"is not a regular file ({links}directories, devices and pipes are refused)")
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as exc:
+        raise UnreadableFile(path, f"cannot be read ({exc.strerror or exc})") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                raise UnreadableFile(path, "is not a regular file (devices, pipes and sockets are refused)")
+            if status.st_size > max_bytes:
+                raise UnreadableFile(path, _over(status.st_size, max_bytes), status.st_size)
+            data = handle.read(max_bytes + 1)  # the file may have grown since fstat
+        except OSError as exc:
+            raise UnreadableFile(path, f"cannot be read ({exc.strerror or exc})") from None
+    if len(data) > max_bytes:
+        raise UnreadableFile(path, _over(len(data), max_bytes), len(data))
+    return data
+
+
+def _over(size: int, max_bytes: int) -> str:
+    return f"is {size} bytes, over the {max_bytes}-byte limit"
 
 
 def sha256_file(path: Path) -> str:

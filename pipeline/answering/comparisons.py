@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.answering.typed_answers import absent
 from pipeline.entities import scan_entity_mentions
 from pipeline.intake.analysis import find_partial_entities
 from pipeline.intake.contract import Contract, Extreme
@@ -85,12 +86,18 @@ def compare(parts: Sequence[Compared], extreme: Extreme, contract: Contract | No
     return Outcome(pick(comparable, key=figure), tuple(left_out), tuple(comparable))
 
 
-def outcome_line(outcome: Outcome, extreme: Extreme, metric: str) -> str:
-    """The comparison's answer line: the entity picked with its figure, and who was left out and why."""
+def plural(kind: str) -> str:
+    """The plural of an entity kind as the catalog names it ("property" -> "properties", "company" -> "companies")."""
+    return f"{kind[:-1]}ies" if kind.endswith("y") and not kind.endswith(("ay", "ey", "oy")) else f"{kind}s"
+
+
+def outcome_line(outcome: Outcome, extreme: Extreme, metric: str, entities: str = "companies") -> str:
+    """The comparison's answer line: the entity picked with its figure, and who was left out and why (`entities`
+    names what is compared, in the plural)."""
     winner = outcome.winner
     left = "; ".join(f"{name} ({why})" for name, why in outcome.left_out)
     if winner is None or winner.value is None:
-        head = f"None of the companies has a comparable {metric}"
+        head = f"None of the {entities} has a comparable {metric}"
     else:
         shown = winner.value.as_written or str(winner.value.value)
         head = f"{extreme.capitalize()} {metric}: {winner.quoted} ({shown})"
@@ -103,8 +110,7 @@ def outcome_value(outcome: Outcome, contract: Contract | None) -> TypedValue:
     note = "; ".join(f"{name}: {why}" for name, why in outcome.left_out)[:400] or None
     winner = outcome.winner
     if winner is None or winner.value is None:
-        absent = contract.absent if contract else None
-        return TypedValue(kind="name", value=absent, absent=True, note=note)
+        return absent("name", contract, note)
     # the comparison rests on every figure compared, the winner's first
     compared = [p for p in outcome.compared if p.value is not None and p is not winner]
     pages = tuple(dict.fromkeys([*winner.value.pages, *(page for p in compared if p.value for page in p.value.pages)]))

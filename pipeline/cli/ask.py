@@ -122,7 +122,7 @@ def _ask_one(args: argparse.Namespace) -> int:
     from pipeline.cli.common import program_plan, read_settings
     from pipeline.cli.progress import StageLine
     from pipeline.errors import StorageError
-    from pipeline.evaluation.history import History, Status, index_key
+    from pipeline.evaluation.history import History, final_status, index_key
     from pipeline.files import storage_errors
     from pipeline.intake.scope import resolve_scope
     from pipeline.program.events import Completed, Failed, value_text
@@ -164,7 +164,7 @@ def _ask_one(args: argparse.Namespace) -> int:
             return 130
     history_id = None
     if final is not None and final.trace is not None:
-        status: Status = "failed" if isinstance(final, Failed) else "done"
+        status = final_status(final)
         try:
             with storage_errors("the question history", args.history):
                 history = History(Path(args.history))

@@ -10,6 +10,7 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from pipeline.errors import ScopeRagError, WorkStopped
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from pipeline.program.answer_file import Resumed
     from pipeline.program.events import Completed, Failed
     from pipeline.program.question_file import Asked
 
@@ -46,9 +48,9 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
 
     from pipeline.cli.interrupt import stopping_on_interrupt
     from pipeline.cli.progress import StageLine, StageProgress
-    from pipeline.evaluation.history import History, Status, index_key
+    from pipeline.evaluation.history import History, final_status, index_key
     from pipeline.evaluation.parallel import map_in_context
-    from pipeline.program.answer_file import AnswerWriter, read_answer_file
+    from pipeline.program.answer_file import AnswerFile
     from pipeline.program.batch import answer_record, ask_each
     from pipeline.program.calls import LMCallCounter, StopSignal, counting
     from pipeline.program.events import Failed
@@ -63,74 +65,89 @@ def cmd_ask_questions(args: argparse.Namespace) -> int:
     if questions.ignored_fields:
         ignored = ", ".join(repr(name) for name in questions.ignored_fields)
         notices.print(styled((f"not read from {source}: {ignored} (only id, question, property, document_ids)", "dim")))
-    resumed = read_answer_file(out)
-    settings = read_settings(args.settings)
-    plan = program_plan(args, settings)  # said first: which program answers and which steps the LM runs
-    notices.print(styled(plan.line()), soft_wrap=True)
-    with StageLine(notices) as stages:
-        stages.stage("opening the index")
-        store = open_store(Path(args.index))
-        asked = resolve_lines(store, source, questions)
-        pending = [a for a in asked if a.id not in resumed.answered]
-        _say_resumed(notices, out, len(asked), len(asked) - len(pending), resumed.cut_line)
-        if not pending:
-            return 0
-        stages.stage("loading the program")
-        program = load_program(store, plan)
-    loaded = time.monotonic()
-    parallel = max(1, args.parallel)
-    loading = threading.Event()
+    with AnswerFile(out) as answers:  # locked until the run ends: a second run on the same file is refused
+        resumed = answers.read()
+        settings = read_settings(args.settings)
+        plan = program_plan(args, settings)  # said first: which program answers and which steps the LM runs
+        notices.print(styled(plan.line()), soft_wrap=True)
+        with StageLine(notices) as stages:
+            stages.stage("opening the index")
+            store = open_store(Path(args.index))
+            asked = resolve_lines(store, source, questions)
+            _check_resumed(out, asked, resumed)
+            pending = [a for a in asked if a.id not in resumed.answered]
+            _say_resumed(notices, out, len(asked), len(asked) - len(pending), resumed.cut_line)
+            if not pending:
+                return 0
+            stages.stage("loading the program")
+            program = load_program(store, plan)
+        loaded = time.monotonic()
+        parallel = max(1, args.parallel)
+        loading = threading.Event()
 
-    def on_load(starting: bool) -> None:
-        (loading.set if starting else loading.clear)()
+        def on_load(starting: bool) -> None:
+            (loading.set if starting else loading.clear)()
 
-    lm = asking_lm(args, settings, on_load, parallel)
-    configure_dspy()
-    history = History(Path(args.history))
-    index = index_key(Path(args.index))  # the history lists each question under the index it was asked of
-    history_lock = threading.Lock()
-    writer = AnswerWriter(out, resumed.keep_bytes)
-    stop = StopSignal()
-    counts = {"done": 0, "failed": 0}
-    total = len(pending)
-    stopped = False
-    with StageProgress(notices) as bar, stopping_on_interrupt(stop, notices, STOPPING):
+        lm = asking_lm(args, settings, on_load, parallel)
+        configure_dspy()
+        history = History(Path(args.history))
+        index = index_key(Path(args.index))  # the history lists each question under the index it was asked of
+        history_lock = threading.Lock()
+        writer = answers.writer(resumed)
+        stop = StopSignal()
+        counts = {"done": 0, "failed": 0}
+        total = len(pending)
+        stopped = False
+        with StageProgress(notices) as bar, stopping_on_interrupt(stop, notices, STOPPING):
 
-        def show() -> None:
-            note = "loading the language model" if loading.is_set() else ""
-            if counts["failed"]:
-                note = " ".join(filter(None, (note, f"{counts['failed']} failed")))
-            bar.update("questions", counts["done"], total, note, rate_of=(counts["done"], "questions"))
+            def show() -> None:
+                note = "loading the language model" if loading.is_set() else ""
+                if counts["failed"]:
+                    note = " ".join(filter(None, (note, f"{counts['failed']} failed")))
+                bar.update("questions", counts["done"], total, note, rate_of=(counts["done"], "questions"))
 
-        def on_answer(question: Asked, final: Completed | Failed) -> None:
-            if writer.closed:  # stopped meanwhile: asked again by the next run
-                return
-            failed = isinstance(final, Failed)
-            history_id = None
-            if final.trace is not None:
-                with history_lock:
-                    try:
-                        status: Status = "failed" if failed else "done"
-                        history_id = history.record(final.trace, status=status, index=index)
-                    except sqlite3.Error:  # losing the history entry must not lose the answer
-                        log.exception("question %s: the history could not be written", question.id)
-            if writer.write(answer_record(question, final, history_id)):
-                counts["done"] += 1
-                counts["failed"] += failed
-                show()
+            def on_answer(question: Asked, final: Completed | Failed) -> None:
+                if writer.closed:  # stopped meanwhile: asked again by the next run
+                    return
+                failed = isinstance(final, Failed)
+                history_id = None
+                if final.trace is not None:
+                    with history_lock:
+                        try:
+                            history_id = history.record(final.trace, status=final_status(final), index=index)
+                        except sqlite3.Error:  # losing the history entry must not lose the answer
+                            log.exception("question %s: the history could not be written", question.id)
+                if writer.write(answer_record(question, final, history_id)):
+                    counts["done"] += 1
+                    counts["failed"] += failed
+                    show()
 
-        counter = LMCallCounter(on_call=lambda calls: show(), stop=stop)
-        show()
-        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), counting(counter):
-            try:
-                map_in_context(ask_each(program, on_answer), pending, parallel, None, stop)
-            except (WorkStopped, KeyboardInterrupt):
-                stopped = True
-            finally:
-                writer.close()
+            counter = LMCallCounter(on_call=lambda calls: show(), stop=stop)
+            show()
+            with dspy.context(lm=lm, adapter=dspy.JSONAdapter()), counting(counter):
+                try:
+                    map_in_context(ask_each(program, on_answer), pending, parallel, None, stop)
+                except (WorkStopped, KeyboardInterrupt):
+                    stopped = True
+                finally:
+                    writer.close()
     with history_lock:
         history.close()
     return _report(args, out, counts, total, len(asked), stopped, loaded - started, time.monotonic() - loaded)
+
+
+def _check_resumed(out: Path, asked: Sequence[Asked], resumed: Resumed) -> None:
+    """AnswerFileError when the answer file holds, under an id of this question file, the answer to another
+    question: it answers another file's questions (or was edited), and resuming from it would skip them."""
+    from pipeline.program.answer_file import AnswerFileError
+
+    for question in asked:
+        held = resumed.questions.get(question.id)
+        if held is not None and " ".join(held.split()) != " ".join(question.question.split()):
+            raise AnswerFileError(
+                f"{out} holds another question under id {question.id!r} than line {question.line} asks: it answers "
+                "another file's questions; give another --out (the file was left as it is)"
+            )
 
 
 def _say_resumed(notices: Console, out: Path, asked: int, answered: int, cut_line: int | None) -> None:

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pipeline.errors import ScopeRagError
 from pipeline.files import host_tag, process_alive, process_start
+from pipeline.program.events import Completed, Failed
 from pipeline.program.trace import QuestionTrace, fit_trace
 
 SCHEMA = """
@@ -32,11 +33,11 @@ CREATE INDEX IF NOT EXISTS history_by_time ON history(created_at);
 # Columns added after the first release: an older file gets them on open (empty for its old rows).
 ADDED_COLUMNS = (("status", "TEXT"), ("lm", "TEXT"), ("writer", "TEXT"), ("index_dir", "TEXT"))
 COLUMNS = "history_id, created_at, question, answer, lm_calls, tokens, seconds, trace, status, lm, writer, index_dir"
-# How a question ended.
-Status = Literal["done", "failed", "cancelled"]
-STATUSES: tuple[Status, ...] = ("done", "failed", "cancelled")
+# How a question ended ("stopped": at its time bound, with what it had by then).
+Status = Literal["done", "failed", "cancelled", "stopped"]
+STATUSES: tuple[Status, ...] = ("done", "failed", "cancelled", "stopped")
 # How a row reads: ended, still running, or left running by a writer that is gone.
-RowStatus = Literal["done", "failed", "cancelled", "running", "interrupted"]
+RowStatus = Literal["done", "failed", "cancelled", "stopped", "running", "interrupted"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ class HistoryEntry:
     seconds: float
     trace: QuestionTrace
     # done (answered, asked back or refused), failed (the LM or the program failed), cancelled (stopped by the user or
-    # the server stopping), running (under way), interrupted (its server ended without closing it: a crash)
+    # the server stopping), stopped (at its time bound: each unfinished section says the stage it stopped in),
+    # running (under way), interrupted (its server ended without closing it: a crash)
     status: RowStatus = "done"
     # the LM that answered (as the server names it); None when not recorded
     lm: str | None = None
@@ -63,6 +65,15 @@ class HistoryEntry:
 def index_key(index_dir: Path) -> str:
     """How the history names an index: its directory, resolved (one index, however its path was written)."""
     return str(Path(index_dir).resolve())
+
+
+def final_status(final: Completed | Failed) -> Status:
+    """How a question whose last event is `final` ended: failed, stopped at its time bound (its trace records the
+    deadline), or done."""
+    if isinstance(final, Failed):
+        return "failed"
+    trace = final.trace
+    return "stopped" if trace is not None and any(f.guard == "deadline" for f in trace.fallbacks) else "done"
 
 
 def recorded_status(stored: object, trace: QuestionTrace, writer: object = None) -> RowStatus:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import stat
 import unicodedata
 from pathlib import Path
 from typing import Any, NoReturn
 
 from pipeline.errors import ExportError
+from pipeline.files import UnreadableFile, read_regular
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 # Keys that look like LM settings, endpoints or credentials, compared in their normal form (`normal_key`: NFKC,
@@ -76,31 +75,14 @@ def strict_loads(data: bytes, file: str) -> Any:
 
 
 def read_limited(path: Path, file: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of regular file `path`; ExportError if missing, not a regular file or over `max_bytes`.
-
-    Never reads more than `max_bytes + 1` bytes and never blocks: a device (/dev/zero), a FIFO or a directory
-    is refused by what the opened descriptor is, so nothing can be swapped in between a check and the read."""
-    if not path.exists() and not path.is_symlink():
-        _fail(file, "is missing", "")
-    if path.is_symlink() or not path.is_file():
-        _fail(file, "is not a regular file (symlinks, directories, devices and pipes are refused)", "")
+    """The bytes of regular file `path`; ExportError if missing, not a regular file (a symlink included) or over
+    `max_bytes` (pipeline.files.read_regular: never reads more than `max_bytes + 1` bytes and never blocks)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        _fail(file, f"cannot be read ({exc.strerror or exc})", "")
-    with os.fdopen(descriptor, "rb") as handle:
-        try:
-            status = os.fstat(handle.fileno())
-            if not stat.S_ISREG(status.st_mode):
-                _fail(file, "is not a regular file (devices, pipes and sockets are refused)", "")
-            if status.st_size > max_bytes:
-                _too_large(file, status.st_size, max_bytes)
-            data = handle.read(max_bytes + 1)  # the file may have grown since fstat
-        except OSError as exc:
-            _fail(file, f"cannot be read ({exc.strerror or exc})", "")
-    if len(data) > max_bytes:
-        _too_large(file, len(data), max_bytes)
-    return data
+        return read_regular(path, max_bytes, follow_symlinks=False)
+    except UnreadableFile as exc:
+        if exc.size is not None:
+            _too_large(file, exc.size, max_bytes)
+        _fail(file, exc.problem, "")
 
 
 def check_size(data: bytes, file: str, max_bytes: int) -> None:

@@ -5,8 +5,10 @@ currency and period (pipeline.values.figures: "EUR -2,500", "(2,500)", "2,500 mi
 year" are not "EUR 2,500 per month"); every date and reference as a value, every proper name's
 words, every number word ("twice", "half", "million") and most of its other words must be there too. The line
 may not add a negation its evidence lacks ("shall not pay"), name a party role (landlord, tenant, buyer, ...)
-that the sentence stating its figure does not name, or make another party the one who acts ("The Landlord shall
-pay" on "The Tenant shall pay to the Landlord"). A figure that code computed is grounded when each of its
+that the sentence stating its figure does not name, make another party the one who acts ("The Landlord shall
+pay" on "The Tenant shall pay to the Landlord"), say its figure fell, rose, is waived, is received or is a bound
+("up to", "at least") where its evidence does not, or write digits its evidence does not write (fullwidth,
+Arabic-Indic). A figure that code computed is grounded when each of its
 operands is. A line that fails is replaced by its best evidence sentence, and the reason recorded.
 """
 
@@ -28,6 +30,20 @@ _NAME = re.compile(r"(?<![\w'’])[A-Z][\w'’&.-]*(?:\s+(?:of\s+|and\s+|&\s+)?[
 NUMBER_WORDS = frozenset(
     "twice thrice double doubled triple tripled treble trebled quadruple quadrupled half halved halves dozen dozens"
     " hundred hundreds thousand thousands million millions billion billions trillion trillions".split()
+)
+# Words that say the figure moved, is waived, flows the other way or is a bound: a line may use one of a kind only
+# where its evidence uses one of that kind too ("fell by $5 million" on "revenue was $5 million", "is waived",
+# "receive" on "pay", "up to" on an amount due).
+MEANING_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a fall", re.compile(r"\b(?:fell|falls?|falling|decreas\w*|declin\w*|dropp?\w*|reduc\w*|down\s+by|lower\s+by)\b")),
+    ("a rise", re.compile(r"\b(?:rose|rises?|rising|risen|increas\w*|grew|grow\w*|up\s+by|higher\s+by)\b")),
+    ("a waiver", re.compile(r"\b(?:waiv\w*|exempt\w*|excus\w*|forgiv\w*|forgone|free\s+of)\b")),
+    ("a receipt", re.compile(r"\b(?:receiv\w*|receipts?|collect\w*)\b")),
+    (
+        "an upper bound",
+        re.compile(r"\b(?:up\s+to|at\s+most|no\s+more\s+than|not\s+more\s+than|not\s+exceed\w*|maximum|capped)\b"),
+    ),
+    ("a lower bound", re.compile(r"\b(?:at\s+least|no\s+less\s+than|not\s+less\s+than|minimum)\b")),
 )
 # A negation: "not", "never", "no" (not "No. 5", "NO: 1160/88"), "n't", "cannot", "without", ...
 _NEGATION = re.compile(
@@ -100,6 +116,11 @@ def ground_line(
         return Grounding(False, (), "restates the question")
     if not support.strip():
         return Grounding(False, (), "no evidence")
+    other_digits = sorted(_foreign_digits(line) - _foreign_digits(support))
+    if other_digits:
+        return Grounding(
+            False, tuple(other_digits), f"writes digits its evidence does not write: {''.join(other_digits)}"
+        )
     missing = list(missing_values(line, support, figures_too=False))
     stating: set[int] = set()
     claims = read_figures(line)
@@ -119,7 +140,7 @@ def ground_line(
         return Grounding(False, tuple(missing), f"not in its evidence: {', '.join(missing[:5])}")
     # what the line says of who does what is read in the sentences that state its figures
     around = [passages[i].text for i in sorted(stating)] or [p.text for p in passages]
-    for check in (added_negation, changed_party):
+    for check in (added_negation, changed_party, changed_meaning):
         problem = check(line, around)
         if problem:
             return Grounding(False, (problem,), problem)
@@ -131,6 +152,24 @@ def ground_line(
         if len(held) / len(words) < MIN_WORD_SHARE:
             return Grounding(False, tuple(sorted(words - held)[:5]), "most of its words are not in its evidence")
     return Grounding(True)
+
+
+def _foreign_digits(text: str) -> set[str]:
+    """The digits of `text` that are not ASCII (fullwidth, Arabic-Indic, ...): a line may write only those its
+    evidence writes, so a figure never reads one way to code and another to a person."""
+    return {c for c in text if c.isdigit() and not c.isascii()}
+
+
+def changed_meaning(line: str, evidence: Sequence[str]) -> str | None:
+    """Why `line` says of its figures what its evidence does not: that they fell or rose, are waived, are received
+    rather than paid, or are a bound (MEANING_WORDS), where no evidence sentence says so; None otherwise."""
+    said = normalise(fold(line))
+    held = normalise(fold(" ".join(evidence)))
+    for kind, pattern in MEANING_WORDS:
+        found = pattern.search(said)
+        if found is not None and not pattern.search(held):
+            return f"states {kind} its evidence does not ({found.group(0)})"
+    return None
 
 
 def _number_words(text: str) -> set[str]:

@@ -16,6 +16,8 @@ Pure functions over English question forms.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -409,6 +411,55 @@ def _comparison(question: str) -> Comparison | None:
     metric = " ".join(metric.split()).strip(" ,:") or "value"
     extreme: Extreme = "lowest" if m.group("extreme").casefold() in _LOW else "highest"
     return Comparison(extreme, metric, names)
+
+
+# A comparative that asks which of two or more named entities ranks first ("Which is higher, ..."): the extreme
+# it asks for.
+_COMPARATIVE = re.compile(
+    r"\b(?P<high>higher|larger|bigger|greater|more|longer|highest|largest|biggest|greatest|most|longest|maximum)\b"
+    r"|\b(?P<low>lower|smaller|less|fewer|shorter|cheaper|lowest|smallest|least|fewest|shortest|cheapest|minimum)\b",
+    re.IGNORECASE,
+)
+_WHICH = re.compile(r"^\s*(?:which|who|whose|what)\b", re.IGNORECASE)
+# Words around a comparison's metric that are not the metric: the question's lead, "than", articles.
+_NOT_METRIC = frozenset(
+    "which who whose what one ones of is are was were has have had does do did pays pay charges charge the a an its "
+    "their than between among at in for on or and".split()
+)
+
+
+def entity_comparison(
+    question: str, entities: Sequence[Sequence[str]], generic: AbstractSet[str] = frozenset()
+) -> Comparison | None:
+    """The comparison a question asking which of two or more entities it names (each given by all its names, the
+    first its own) ranks first, without quotes: "Which is higher, the monthly rent at Elm Court or at Oak
+    Court?" -> highest "monthly rent" of Elm Court, Oak Court. None unless it asks "which", names two entities
+    or more (not in quotes: a question quoting them is `read_contract`'s to read) and a comparative or
+    superlative, and a metric remains once the names are taken off (`generic` words, which name a kind of
+    thing, are no metric)."""
+    if len(entities) < 2 or not _WHICH.match(question) or len(_QUOTED_NAME.findall(question)) >= 2:
+        return None  # names in quotes are the quoted comparison's to read (`read_contract`)
+    written = sorted({n for names in entities for n in names if n.strip()}, key=len, reverse=True)
+    rest = question
+    for name in written:
+        rest = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " | ", rest, flags=re.IGNORECASE)
+    if rest.count("|") < 2:
+        return None
+    extreme_at = _COMPARATIVE.search(rest)
+    if extreme_at is None:
+        return None
+    extreme: Extreme = "highest" if extreme_at.group("high") else "lowest"
+    before, after = rest[: extreme_at.start()], rest[extreme_at.end() :]
+    pieces = [*re.split(r"[|,:;?!.]", after), *reversed(re.split(r"[|,:;?!.]", before))]
+    for piece in pieces:
+        words = re.findall(r"[A-Za-z][A-Za-z'’-]*", piece)
+        while words and (words[0].casefold() in _NOT_METRIC or words[0].casefold() in generic):
+            words.pop(0)
+        while words and (words[-1].casefold() in _NOT_METRIC or words[-1].casefold() in generic):
+            words.pop()
+        if words:
+            return Comparison(extreme, " ".join(words).casefold(), tuple(names[0] for names in entities))
+    return None
 
 
 def _kind(

@@ -48,7 +48,7 @@ from pipeline.answering.lines import (
 )
 from pipeline.answering.sentences import OfferedSentence, numbered, table_rows
 from pipeline.answering.spans import scale_note
-from pipeline.answering.typed_answers import states_figure
+from pipeline.answering.typed_answers import line_currency, states_figure
 from pipeline.errors import ArithmeticRefused, LMFailure
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.periods import period_problem
@@ -111,11 +111,15 @@ class AnswerStep:
         asked: Sequence[str],
         allowed: Collection[str] | None,
         retrieved: Sequence[Sequence[ChunkHit]] | None = None,
+        section_allowed: Sequence[Collection[str] | None] | None = None,
     ) -> list[Section]:
         """The sections of every sub-question, in order (see the module docstring); `queries` rank each one's
         sentences, `asked` is each without entity names (its key terms); `retrieved` are each one's chunks
-        before scoring (whose documents' tables a figure is read from)."""
+        before scoring (whose documents' tables a figure is read from). Each section may cite only documents in
+        `allowed`, or in its own entry of `section_allowed` when given (a sub-question naming one entity of the
+        scope cites only that entity's documents)."""
         settings, steps = self.settings, self.settings.steps
+        scopes = list(section_allowed) if section_allowed is not None else [allowed] * len(sub_questions)
         contract: Contract | None = getattr(run, "contract", None)
         # a name is a value one sentence holds anywhere retrieval found it: every retrieved chunk is read for it
         kept = [
@@ -134,7 +138,7 @@ class AnswerStep:
         # a figure the question asks to be computed: from figures read from the tables where they are found
         for item in (i for i in items if i.request is not None and steps.compute != "lm"):
             hits = [*(retrieved[item.index] if retrieved else ()), *kept[item.index]]
-            worked = typed.computed(item, contract, hits, kept[item.index], allowed)
+            worked = typed.computed(item, contract, hits, kept[item.index], scopes[item.index])
             if worked is not None:
                 guarded[item.index], values[item.index], traced = worked
                 lines[item.index] = traced(lines[item.index])
@@ -156,7 +160,7 @@ class AnswerStep:
                 query = queries[item.index]
                 ask = self._judge_call(run, item)
                 read, decision = typed.judged(
-                    item, asked[item.index], contract, hits, kept[item.index], allowed, query, ask
+                    item, asked[item.index], contract, hits, kept[item.index], scopes[item.index], query, ask
                 )
                 if decision.floor is not None:
                     reason = f"{decision.floor}: the claims floor answered"
@@ -165,20 +169,22 @@ class AnswerStep:
                     )
             elif kind == "boolean":
                 query = queries[item.index]
-                read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], allowed, query)
+                read = typed.claim(item, asked[item.index], contract, hits, kept[item.index], scopes[item.index], query)
             elif kind in ("names", "name", "text"):
                 avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
                 query = queries[item.index]
                 if kind == "names":
-                    read = typed.names(item, contract, hits, kept[item.index], allowed, query, avoid)
+                    read = typed.names(item, contract, hits, kept[item.index], scopes[item.index], query, avoid)
                 else:
-                    read = typed.one_name(item, contract, hits, kept[item.index], allowed, query, avoid, kind)
+                    read = typed.one_name(
+                        item, contract, hits, kept[item.index], scopes[item.index], query, avoid, kind
+                    )
             else:
                 read = None
                 if item.over_time:
-                    read = typed.trend(item, asked[item.index], contract, hits, kept[item.index], allowed)
+                    read = typed.trend(item, asked[item.index], contract, hits, kept[item.index], scopes[item.index])
                 if read is None:
-                    read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], allowed)
+                    read = typed.figure(item, asked[item.index], contract, hits, kept[item.index], scopes[item.index])
             if read is not None:
                 guarded[item.index], values[item.index], traced = read
                 lines[item.index] = traced(lines[item.index])
@@ -195,7 +201,7 @@ class AnswerStep:
                 update={"step": f"compute:{steps.compute}", "formula": computation.formula}
             )
             guarded[item.index] = guard_section(
-                item.index, None, operands, kept[item.index], allowed, computation, self.generic
+                item.index, None, operands, kept[item.index], scopes[item.index], computation, self.generic
             )
         rest: list[SectionInputs] = []
         for item in (i for i in items if i.index not in guarded):
@@ -227,7 +233,7 @@ class AnswerStep:
                 continue
             evidence = evidence_for(draft, item, settings.max_evidence)
             section = guard_section(
-                item.index, draft, evidence, kept[item.index], allowed, None, self.generic, item.sub_question
+                item.index, draft, evidence, kept[item.index], scopes[item.index], None, self.generic, item.sub_question
             )
             # the floor's pick for a figure asked must be one (the LM's line is its own claim, measured as such)
             if (
@@ -381,6 +387,19 @@ class AnswerStep:
         figure = figures[0]
         if request.percent and not figure.percent:
             return section
+        if request.currency and not figure.percent:
+            found = line_currency(section.line, figure)
+            if found is not None and found != request.currency:
+                # a currency asked for is never a rename: the figure stays as reported, in the evidence's currency
+                said = f"reported in {found}, not the {request.currency} asked for"
+                written = ("format", f"not written as asked ({request.text}): {said}")
+                return replace(
+                    section, line=f"{section.line} ({said})", interventions=(*section.interventions, written)
+                )
+            if found is None:  # no currency beside the figure: none is named for it
+                request = replace(request, currency=None)
+                if request.scale is None and request.decimals is None:
+                    return section
         scale = None
         if not figure.scaled:
             quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
@@ -467,6 +486,9 @@ class AnswerStep:
                 written = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
                 kind = reference_kind(sentence.text, written) if written else None
                 return f"operand {choice.name} ({choice.figure[:40]}) is {kind or 'not a figure of its sentence'}"
+            twice = next((o for o in operands if o.sentence is sentence and o.figure.start == figure.start), None)
+            if twice is not None:  # one figure of one sentence counted twice ("2.1" as both terms of a sum)
+                return f"operand {choice.name} ({choice.figure[:40]}) is the same figure as operand {twice.name}"
             operands.append(Operand(choice.name, operand_label(sentence, figure), figure, sentence))
         fewest, most = operand_count(asked)
         if not fewest <= len(operands) <= most:

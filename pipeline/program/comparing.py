@@ -1,6 +1,8 @@
-"""A question comparing entities ("Which of the companies had the lowest total assets: "A", "B", "C"?"): one
-sub-question per quoted entity, each retrieved and answered inside that entity's own documents only (its
-documents in the question's scope), the typed figures compared by code (pipeline.answering.comparisons).
+"""A question comparing entities ("Which of the companies had the lowest total assets: "A", "B", "C"?", "Which is
+higher, the monthly rent at Elm Court or at Oak Court?"): one sub-question per entity, each retrieved and
+answered inside that entity's own documents only (its documents in the question's scope), the typed figures
+compared by code (pipeline.answering.comparisons). A sub-question of any other question that names one entity of a
+scope holding several is retrieved and answered inside that entity's documents the same way (`named_part`).
 
 No chunk of one entity reaches another's sub-question: each part has its own scope, its own retrieval and its
 own citation check.
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from pipeline.answering.comparisons import Compared, compare, named_entity, outcome_line, outcome_value
+from pipeline.answering.comparisons import Compared, compare, named_entity, outcome_line, outcome_value, plural
 from pipeline.execution.rounds import QuestionRetrieval
 from pipeline.intake.contract import Comparison
 from pipeline.intake.planner import plan_in_scope
@@ -53,6 +55,37 @@ def comparison_parts(program: ScopedQA, comparison: Comparison, scope: QuestionS
     return parts
 
 
+def named_part(program: ScopedQA, sub_question: str, scope: QuestionScope) -> Part | None:
+    """The one entity of a scope holding several entities' documents that `sub_question` names, with its documents
+    in the scope: that sub-question is retrieved and answered inside them only. None when the scope holds one
+    entity's documents, or the sub-question names none of its entities or several."""
+    catalog = program.store.catalog
+    allowed = scope.allowed
+    if scope.implicit_entity_ids:
+        present = set(scope.implicit_entity_ids)
+    elif allowed is None:
+        present = set(catalog.entities)
+    else:
+        present = {e for d in allowed if d in catalog.documents for e in catalog.documents[d].entity_ids}
+    if len(present) < 2:
+        return None
+    entity_id = named_entity(sub_question, list(catalog.entities.values()), catalog.vocabulary)
+    if entity_id is None or entity_id not in present:
+        return None
+    documents = tuple(d for d in program.store.entity_scope(entity_id) if allowed is None or d in allowed)
+    return Part(catalog.entities[entity_id].name, entity_id, sub_question, documents) if documents else None
+
+
+def part_retrieval(program: ScopedQA, run: QuestionRun, part: Part, arrived: float) -> QuestionRetrieval:
+    """The retrieval of one part: planned and run inside its entity's documents only (a chip of them)."""
+    chip = Scope(kind="chip", document_ids=part.document_ids, entity_id=part.entity_id)
+    config = program.settings.core
+    _, plan, scoped = plan_in_scope(part.sub_question, chip, program.store, program.doc_types, config.planner)
+    return QuestionRetrieval(
+        program.store, scoped, plan, config, clock=program.clock, started=arrived, deadline=run.deadline
+    )
+
+
 def compared_sections(
     program: ScopedQA, run: QuestionRun, comparison: Comparison, arrived: float
 ) -> tuple[list[str], list[Section]]:
@@ -60,14 +93,12 @@ def compared_sections(
     answered inside them, then the comparison's own section (its line and typed value)."""
     parts = comparison_parts(program, comparison, run.scope)
     asked = [p for p in parts if p.document_ids]
-    trace, config = run.trace, program.settings.core
+    trace = run.trace
     runs: list[QuestionRun] = []
     groups: list[list[ChunkHit]] = []
     for index, part in enumerate(asked):
-        chip = Scope(kind="chip", document_ids=part.document_ids, entity_id=part.entity_id)
-        _, plan, scoped = plan_in_scope(part.sub_question, chip, program.store, program.doc_types, config.planner)
-        part_run = replace(run, plan=plan, scope=scoped)
-        retrieval = QuestionRetrieval(program.store, scoped, plan, config, clock=program.clock, started=arrived)
+        retrieval = part_retrieval(program, run, part, arrived)
+        part_run = replace(run, plan=retrieval.plan, scope=retrieval.scope)
         result = retrieval.retrieve(part.sub_question)
         record_retrieval(trace, index, result)
         record_tool_loop(trace, retrieval)
@@ -83,7 +114,7 @@ def compared_sections(
     outcome = compare(
         [Compared(p.quoted, p.entity_id, values.get(p.quoted)) for p in parts], comparison.extreme, run.contract
     )
-    line = outcome_line(outcome, comparison.extreme, comparison.metric)
+    line = outcome_line(outcome, comparison.extreme, comparison.metric, plural(program.store.catalog.entity_kind))
     value = outcome_value(outcome, run.contract)
     picked = outcome.winner.quoted if outcome.winner else None
     winner = next((s for p, s in zip(asked, sections, strict=True) if p.quoted == picked), None)

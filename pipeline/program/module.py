@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Generator, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import dspy
@@ -34,14 +34,14 @@ from pipeline.guards.sanitise import (
     sanitised_text,
 )
 from pipeline.guards.sub_questions import check_sub_questions
-from pipeline.intake.contract import Comparison, Contract, contract_record, read_contract
+from pipeline.intake.contract import Comparison, Contract, contract_record, entity_comparison, read_contract
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
 from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import QuestionScope, Scope, ScopeNote
 from pipeline.program.answer_step import AnswerStep
 from pipeline.program.calls import call_once
-from pipeline.program.comparing import compared_sections, comparison_of
+from pipeline.program.comparing import compared_sections, comparison_of, named_part, part_retrieval
 from pipeline.program.events import (
     Completed,
     Decomposed,
@@ -239,8 +239,15 @@ class ScopedQA(dspy.Module):
             started=arrived,
             deadline=deadline,
         )
-        groups = [self._retrieve(i, sq, retrieval, trace) for i, sq in enumerate(sub_questions)]
-        record_tool_loop(trace, retrieval)
+        # a sub-question naming one entity of a scope of several is retrieved inside that entity's documents only
+        parts = [named_part(self, sq, run.scope) for sq in sub_questions]
+        groups: list[list[ChunkHit]] = []
+        loops = []
+        for i, (sq, part) in enumerate(zip(sub_questions, parts, strict=True)):
+            own = retrieval if part is None else part_retrieval(self, run, part, arrived)
+            groups.append(self._retrieve(i, sq, own, trace))
+            loops.append(own)
+        record_tool_loop(trace, retrieval if any(p is None for p in parts) else loops[-1])
         yield Filtering(lm=steps.uses_lm("score"))
         deadline.check("scoring")
         kept = self.score_step(run, sub_questions, groups)
@@ -249,7 +256,8 @@ class ScopedQA(dspy.Module):
         chooses = steps.answer == "span" and steps.uses_lm("choose")
         yield Generating(lm=steps.uses_lm("answer") or steps.uses_lm("judge") or chooses)
         deadline.check("answering")
-        sections = self.answer_sections(run, sub_questions, kept, groups)
+        allowed = [run.scope.allowed if p is None else frozenset(p.document_ids) for p in parts]
+        sections = self.answer_sections(run, sub_questions, kept, groups, allowed)
         for section in sections:
             yield GeneratingSubquestion(index=section.index, sub_question=section.sub_question)
         return sections, retrieval.user_message
@@ -405,6 +413,13 @@ class ScopedQA(dspy.Module):
         body = contract.question or trace.question
         context = " ".join(contract.context)
         intake, plan, scoped = plan_in_scope(body, scope, self.store, self._doc_types, planner, context)
+        catalog = self.store.catalog
+        named = [catalog.entities[e] for e in intake.entity_ids if e in catalog.entities]
+        if contract.comparison is None and len(named) >= 2:
+            # entities named without quotes ("Which is higher, the rent at Elm Court or at Oak Court?") compare as
+            # quoted companies do
+            found = entity_comparison(body, [e.names for e in named], catalog.vocabulary.generic)
+            contract = contract if found is None else replace(contract, comparison=found, kind="name")
         trace.planner = plan.model_dump(mode="json")
         trace.format_request = contract.format.text if contract.format else None
         trace.contract = contract_record(contract)
@@ -422,10 +437,12 @@ class ScopedQA(dspy.Module):
         sub_questions: Sequence[str],
         kept: list[list[ChunkHit]],
         retrieved: Sequence[Sequence[ChunkHit]] | None = None,
+        section_allowed: Sequence[Collection[str] | None] | None = None,
     ) -> list[Section]:
         """The answer step alone: each sub-question's answer line and evidence (at most one answer call and one
         compute call, none where the steps run their floors), through the guards; a figure asked for is read
-        from the tables of the documents retrieved for it."""
+        from the tables of the documents retrieved for it. Each section cites only the scope's documents, or those
+        `section_allowed` gives it."""
         generic = self.store.catalog.vocabulary.generic
         step = AnswerStep(
             self.settings.program,
@@ -441,7 +458,7 @@ class ScopedQA(dspy.Module):
         catalog = self.store.catalog
         entities = list(catalog.entities.values())
         asked = [without_mentions(sq, entities, catalog.vocabulary) for sq in sub_questions]
-        return step.run(run, sub_questions, kept, queries, asked, run.scope.allowed, retrieved)
+        return step.run(run, sub_questions, kept, queries, asked, run.scope.allowed, retrieved, section_allowed)
 
     def _call(self, name: str, predictor: dspy.Predict, run: QuestionRun, **inputs: Any) -> dspy.Prediction | None:
         """One LM call, counted with its tokens; None when the output could not be parsed, or when

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError, field_validator
 
 from pipeline.errors import ScopeRagError
+from pipeline.files import UnreadableFile, read_regular
 from pipeline.intake.scope import Scope, resolve_scope
 from pipeline.types import StrictJson
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 MAX_QUESTION_FILE_CHARS = 20_000
 MAX_ID_CHARS = 200
 MAX_LINE_BYTES = 1 << 20
+# A question file larger than this is refused by its size before any of it is read (10,000 questions of the
+# largest size a question may be fit in it).
+MAX_QUESTION_FILE_BYTES = 256 << 20
 # Bad lines named in one error (the count of the rest follows).
 MAX_PROBLEMS_LISTED = 20
 FIELDS = ("id", "question", "property", "entity", "document_ids")
@@ -104,13 +108,16 @@ def read_question_file(path: Path) -> QuestionFile:
     """Every question of `path` (JSONL, or CSV by its suffix or first character), validated; QuestionFileError
     names each bad line (and a repeated id) with its number."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise QuestionFileError(path, ["no such file"], "give the path of a JSONL or CSV file of questions") from None
+        text = read_regular(path, MAX_QUESTION_FILE_BYTES).decode("utf-8-sig")
+    except UnreadableFile as exc:
+        if exc.problem == "is missing":
+            raise QuestionFileError(
+                path, ["no such file"], "give the path of a JSONL or CSV file of questions"
+            ) from None
+        fix = "split it into files of at most that size" if exc.size is not None else "give a JSONL or CSV file"
+        raise QuestionFileError(path, [exc.problem.removeprefix("is ")], fix) from None
     except UnicodeDecodeError as exc:
         raise QuestionFileError(path, [f"not UTF-8 text (byte {exc.start})"], "save it as UTF-8") from None
-    except OSError as exc:
-        raise QuestionFileError(path, [f"cannot be read ({exc.strerror})"], "check the path") from None
     rows = _csv_rows(text) if _is_csv(path, text) else _jsonl_rows(text)
     problems: list[str] = []
     lines: list[tuple[int, QuestionLine]] = []
@@ -165,7 +172,14 @@ def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
     delimiter = "\t" if sample.count("\t") > sample.count(",") else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     header: list[str] | None = None
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # a cell over the csv module's field limit, a NUL: the rows after it cannot be read
+            yield reader.line_num, f"not CSV the file can be read past ({_csv_problem(exc)})"
+            return
         number = reader.line_num
         if not any(cell.strip() for cell in row):
             continue
@@ -182,6 +196,15 @@ def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
         if "document_ids" in cells:
             cells["document_ids"] = [part.strip() for part in cells["document_ids"].split(";") if part.strip()]
         yield number, cells
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """What the csv module refused, in words: a cell over its field limit names the limit."""
+    said = str(exc)
+    if "field larger than field limit" in said:
+        limit = csv.field_size_limit()
+        return f"a cell longer than {limit:,} characters; a question holds at most {MAX_QUESTION_FILE_CHARS:,}"
+    return said[:200]
 
 
 def _question_line(row: Mapping[str, Any]) -> QuestionLine:

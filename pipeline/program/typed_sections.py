@@ -41,6 +41,7 @@ from pipeline.answering.spans import scale_note
 from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
+from pipeline.guards.yes_answers import yes_refused
 from pipeline.intake.contract import Contract
 from pipeline.program.trace import LineTrace
 from pipeline.types import ChunkHit, SourceRef
@@ -139,6 +140,11 @@ class TypedSections:
             return _row_read(figure, section, _traced("claim:rows", f"{figure.row.label} = {figure.cell.text}"))
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
         claim = stated_claim(sentences, terms, event_verbs(asked))
+        # a yes stands only on a sentence stating the event (pipeline.guards.yes_answers): one that does not is
+        # set aside, and the floor reads the others
+        while claim is not None and claim.happened and yes_refused(item.sub_question, claim.sentence.text):
+            sentences = [s for s in sentences if s is not claim.sentence]
+            claim = stated_claim(sentences, terms, event_verbs(asked))
         if claim is not None:
             draft = Draft(first_words(claim.sentence.text), (claim.sentence.sentence_id,), "sentence")
             step = "claim:sentence" if claim.happened else "claim:denied"
@@ -176,12 +182,18 @@ class TypedSections:
             return (not_found(reason), absent("boolean", contract, reason), traced), decision
         if chosen.sentence is None and row is not None:
             return _row_read(row[0], row[1], traced), decision
+        why = "the guards refused"
         if chosen.sentence is not None:
+            # the LM's yes stands only on a sentence stating the event (pipeline.guards.yes_answers)
+            refusal = yes_refused(item.sub_question, chosen.sentence.text)
             draft = Draft(first_words(chosen.sentence.text), (chosen.sentence.sentence_id,), "sentence")
-            read = self._read(item, draft, [chosen.sentence], [*kept, *hits], allowed, "boolean", True, "judge:lm")
+            read = None
+            if refusal is None:
+                read = self._read(item, draft, [chosen.sentence], [*kept, *hits], allowed, "boolean", True, "judge:lm")
             if read is not None:
                 return (read[0], read[1], traced), decision
-        refused = Decision(None, decision.verdicts, f"the guards refused the {chosen.label} judged to state it")
+            why = f"a yes does not stand on it: {refusal}" if refusal else why
+        refused = Decision(None, decision.verdicts, f"{why} ({chosen.label} judged to state it)")
         return self.claim(item, asked, contract, hits, kept, allowed, query), refused
 
     def _event_row(
@@ -401,9 +413,16 @@ def line_typed_value(
     if section.status != "answered":
         return absent(kind, contract, section.reason)
     pages = _refs(section)
+    if kind == "boolean":  # an answered line says yes: only where its sentence states the event
+        stated = section.quotes[0].text if section.quotes else section.line
+        refusal = yes_refused(item.sub_question, stated)
+        if refusal is not None:
+            return absent(kind, contract, f"a yes does not stand on its sentence: {refusal}")
     quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
     scale = scale_note(quoted.hit.chunk.text) if quoted else None
-    return line_value(kind, section.line, pages, contract, scale)
+    # a line that fell back to its evidence sentence is read for the figure asked, never its first number
+    whole = section.basis == "sentence"
+    return line_value(kind, section.line, pages, contract, scale, sentence=whole, asked=item.kind)
 
 
 def _row_read(figure: Figure, section: GuardedSection, traced: Callable[[LineTrace], LineTrace]) -> Read:

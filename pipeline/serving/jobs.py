@@ -88,7 +88,8 @@ class Job:
         """ "running" until the worker has ended, then done, failed or cancelled."""
         if self.ended is None or self.worker is None or self.worker.status is None:
             return "running"
-        return self.worker.status
+        # a question stopped at its time bound ended with an answer (the history says it stopped)
+        return "done" if self.worker.status == "stopped" else self.worker.status
 
     @property
     def history_id(self) -> str | None:

@@ -159,8 +159,8 @@ class HistoryItem(Strict):
     created_at: str
     question: str
     scope: ScopeOut
-    # running: under way; interrupted: its server ended without closing it (a crash)
-    status: Literal["done", "failed", "cancelled", "running", "interrupted"]
+    # stopped: at its time bound; running: under way; interrupted: its server ended without closing it (a crash)
+    status: Literal["done", "failed", "cancelled", "stopped", "running", "interrupted"]
     lm_calls: int
     tokens: int
     seconds: float

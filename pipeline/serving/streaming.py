@@ -22,7 +22,7 @@ from typing import Any, Protocol
 import dspy
 
 from pipeline.errors import StreamCancelled
-from pipeline.evaluation.history import Status
+from pipeline.evaluation.history import Status, final_status
 from pipeline.guards.sanitise import sanitise_question
 from pipeline.intake.scope import Scope
 from pipeline.program.calls import LMCallCounter, StopRequested, counting
@@ -328,7 +328,7 @@ class StreamWorker:
         self.status = "done" if isinstance(event, Completed) else "failed"
         if event.trace is None:
             return event
-        self._record(event.trace, self.status)
+        self._record(event.trace, final_status(event))  # one stopped at its time bound is recorded so
         if self.history_id is None or isinstance(event, Failed):
             return event
         return event.model_copy(update={"history_id": self.history_id})

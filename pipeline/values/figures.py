@@ -3,15 +3,17 @@ counted per (pure functions). Two figures state the same thing only when all of 
 digits do: "EUR -2,500", "(2,500)", "a loss of 2,500", "2,500 million", "GBP 2,500" and "2,500 per year" each say
 something else than "EUR 2,500 per month".
 
-- Sign: a minus, accounting brackets, or a loss word ("loss", "deficit") before the figure in its clause (or
-  just after it) makes it negative; a label that names both ways ("Net income (loss)") leaves the sign to the
-  figure's own marks. A figure in a row of bare cells has its row's sign word.
+- Sign: a minus (before the figure, or glued before its currency: "-$81,797", "\u2212EUR 5"), accounting brackets,
+  or a loss word ("loss", "deficit", "minus") before the figure in its clause (or just after it) makes it
+  negative; a label that names both ways ("Net income (loss)") leaves the sign to the figure's own marks. A
+  figure in a row of bare cells has its row's sign word.
 - Scale: a figure's own scale word ("million", "bn", "1.2m"), else the scale its table's note states for bare
   figures ("(In millions)"). A bare figure matches another bare figure as written (a table copied as printed),
   never one that states its own scale ("$81,797" is not "$81,797 million").
 - Currency: a sign or code next to the figure ("$", "US$", "EUR", "NGN"), a currency word after it ("euros"),
   else its table's note ("(in thousands of euros)"), else the one currency its passage names throughout.
-- Period: "per month", "a year", "monthly", "p.a." after the figure, or "monthly", "annual" before it.
+- Period: "per month", "a year", "monthly", "p.a." or the span it is counted over ("for the year", "for the
+  three months ended ...") after the figure, or "monthly", "annual" before it.
 
 Matching (`states`) is what a claim needs from the figure that supports it: what the claim says of its sign,
 scale, currency and period must be what the support says; a claim may leave out a currency or a period its
@@ -29,7 +31,7 @@ from pipeline.values.money import CODES, Scale, currency_of, table_units
 from pipeline.values.quantities import SCALES, Quantity, find_days, find_quantities, reference_kind
 
 # Words that make a figure a loss; a clause holding one of the others as well names both ways ("income (loss)").
-_LOSS = re.compile(r"\b(?:loss(?:es)?|deficits?|negative|shortfalls?)\b", re.IGNORECASE)
+_LOSS = re.compile(r"\b(?:loss(?:es)?|deficits?|negative|minus|shortfalls?)\b", re.IGNORECASE)
 _GAIN = re.compile(r"\b(?:income|incomes|profits?|gains?|earnings|surplus(?:es)?|positive)\b", re.IGNORECASE)
 # Words that may stand between a loss word and its figure ("loss was $", "deficit of EUR", "loss for the year").
 _LINKING = re.compile(
@@ -44,6 +46,11 @@ BEFORE_WORDS = 8
 AFTER_WORDS = 4
 _SIGNS = ("US$", "U.S.$", "A$", "AU$", "C$", "CA$", "HK$", "NZ$", "S$", "NT$", "R$", "MX$", "$", "€", "£", "¥", "₹")
 _SIGN_BEFORE = re.compile(r"(?:" + "|".join(re.escape(s) for s in _SIGNS) + r")\s?\(?$")
+# A minus glued to the currency written before a figure ("-$81,797", "\u2212EUR 5", "(-$5)"): the figure's sign. A
+# dash with a space after it ("Revenue - $81,797") separates a label from its figure.
+_MINUS_BEFORE_MONEY = re.compile(
+    r"(?:^|[\s(])[-\u2212\u2013](?:" + "|".join(re.escape(s) for s in _SIGNS) + r"|[A-Z]{3}\s?)\s?\(?$"
+)
 # A three-letter code written in capitals right before a figure ("EUR 2,500", "GBP 1.2 million"): any such code is
 # a currency there, whether or not it is an ISO code (contracts write local abbreviations that ISO 4217 lacks).
 _CODE_BEFORE = re.compile(r"(?<![A-Za-z])([A-Z]{3})\.?\s?\(?$")
@@ -72,12 +79,24 @@ _PERIOD_WORDS = {
     "daily": "day",
     "hour": "hour",
     "hourly": "hour",
+    "half-year": "half-year",
+    "half year": "half-year",
 }
 _PERIOD_AFTER = re.compile(
     r"^\)?\s?(?:[A-Za-z]{3,9}\s)?(?:(?:per|a|an|each|every|/)\s*(?:calendar\s+)?(month|year|annum|quarter|week|fortnight"
     r"|day|hour)\b|(monthly|annually|yearly|quarterly|weekly|fortnightly|daily|hourly)\b|(p\.\s?[am]\.))",
     re.IGNORECASE,
 )
+# "for the year", "for the quarter", "for the three months ended ...", "for fiscal 2023" after a figure: the span it
+# is counted over.
+_PERIOD_FOR = re.compile(
+    r"^\)?\s?(?:[A-Za-z]{3,9}\s)?(?:for|in|during|over)\s+(?:the\s+)?(?:(?:fiscal|full|financial|calendar|whole|"
+    r"entire|current|same|prior|previous|last)\s+)?(?:(year|quarter|half[- ]year|month)\b"
+    r"|(three|six|nine|twelve|3|6|9|12)[\s-]+months?\b)",
+    re.IGNORECASE,
+)
+_MONTHS_SPAN = {"three": "quarter", "3": "quarter", "six": "half-year", "6": "half-year", "nine": "nine months"}
+_MONTHS_SPAN.update({"9": "nine months", "twelve": "year", "12": "year"})
 _PERIOD_BEFORE = re.compile(r"\b(monthly|annual|yearly|quarterly|weekly|fortnightly|daily|hourly)\b", re.IGNORECASE)
 
 
@@ -140,7 +159,7 @@ def read_figures(source: Passage | str) -> list[Figure]:
         loss = _loss_word(before, text[q.end :])
         if loss is None and not re.search(r"[A-Za-z]", text[previous_end : q.start]) and previous_end:
             loss = previous_loss  # a row of bare cells: its label's sign word holds for each
-        negative = q.value < 0 or bool(loss)
+        negative = q.value < 0 or bool(loss) or bool(_MINUS_BEFORE_MONEY.search(text[max(0, q.start - 12) : q.start]))
         table = SCALES[given.scale] if given.scale and not q.scaled and not q.percent else None
         currency = None if q.percent else (_currency_near(text, q) or given.currency)
         figures.append(Figure(q, negative, table, currency, None if q.percent else _period(text, q, before)))
@@ -198,11 +217,16 @@ def _iso(code: str) -> str:
 
 
 def _period(text: str, q: Quantity, before: str) -> str | None:
-    """The period figure `q` is counted per: "per month" after it, else "monthly" in its clause before it."""
+    """The period figure `q` is counted per or over: "per month" or "for the quarter" ("for the three months
+    ended") after it, else "monthly" in its clause before it."""
     after = _PERIOD_AFTER.match(text[q.end : q.end + 40])
     if after:
         word = next(g for g in after.groups() if g).casefold().replace(" ", "")
         return _PERIOD_WORDS.get(word) or _PERIOD_WORDS.get(word.replace(".", ""))
+    span = _PERIOD_FOR.match(text[q.end : q.end + 60])
+    if span:
+        named, months = span.group(1), span.group(2)
+        return _PERIOD_WORDS[named.casefold().replace("-", " ")] if named else _MONTHS_SPAN[months.casefold()]
     found = _PERIOD_BEFORE.findall(before)
     return _PERIOD_WORDS[found[-1].casefold()] if found else None
 

@@ -273,12 +273,20 @@ _REFERENCE_WORD = re.compile(
 # ("4.2 The Tenant shall ...", "12. Termination").
 _CLAUSE_NUMBER = re.compile(r"^\s*\(?\d{1,3}(?:\.\d{1,3})?\)?\.?$")
 _CAPITALISED_NEXT = re.compile(r"^[.)]?\s+[A-Z]")
+# A dotted clause number ("2.1", "14.3") after a short heading at its sentence's start ("2. Deposit 2.1 On signing",
+# "Term and rent 1.1 The term is"): the heading's words, with its own number, before the clause's.
+_DOTTED_CLAUSE = re.compile(r"^\d{1,2}\.\d{1,2}$")
+_HEADING_BEFORE = re.compile(r"^\s*(?:\d{1,3}\.?\s+)?[A-Z][A-Za-z'’&-]*(?:\s+[A-Za-z'’&-]+){0,5}\s+$")
+# What a clause opens with: a capitalised word, then another word ("On signing", "The Tenant"), not a figure
+# ("Diluted 2.10": the next cell of a row).
+_CLAUSE_OPENING = re.compile(r"^\s+[A-Z][A-Za-z'’]*\s+[A-Za-z]")
 
 
 def reference_kind(text: str, quantity: Quantity) -> str | None:
     """What a number of `text` is when it is not an amount: "a year" (1900-2099 written as four bare digits),
-    "a clause or section number" or "a note reference" (after "Note", "clause", "Section", ..., or a number
-    opening its sentence before a capitalised word); None for an amount."""
+    "a clause or section number" or "a note reference" (after "Note", "clause", "Section", ..., a number
+    opening its sentence before a capitalised word, or a dotted one between a short heading and a capitalised
+    word: "2. Deposit 2.1 On signing"); None for an amount."""
     if quantity.percent or quantity.scaled:
         return None
     before = text[: quantity.start]
@@ -290,6 +298,8 @@ def reference_kind(text: str, quantity: Quantity) -> str | None:
         note = word.group(0).strip().casefold().startswith("note")
         return "a note reference" if note else "a clause or section number"
     if not before.strip() and _CLAUSE_NUMBER.match(written) and _CAPITALISED_NEXT.match(text[quantity.end :]):
+        return "a clause or section number"
+    if _DOTTED_CLAUSE.match(written) and _HEADING_BEFORE.match(before) and _CLAUSE_OPENING.match(text[quantity.end :]):
         return "a clause or section number"
     return None
 

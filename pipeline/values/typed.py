@@ -3,8 +3,10 @@ or false, a name, a list of names, a date), beside the answer line a person read
 
 A number is normalised: "€406.1 million" is 406100000 with currency "EUR", unless the question asked for a
 scale ("in EUR millions"), in which case `value` is in that scale and `scale` names it. When nothing in
-scope states the value, `absent` is true and `value` is the question's own absent value ("N/A", False) or
-None when the question named none.
+scope states the value, `absent` is true, `absent_value` is the question's own absent value as it names it
+("N/A", False; None when it names none) and `value` keeps the field's type: the absent value when it is of the
+kind's type (False for a yes/no question, 'N/A' for a name or a text), else None ('N/A' for a number, 'Yes' for a
+yes/no question); a yes/no question naming no absent value of its own is False.
 """
 
 from __future__ import annotations
@@ -37,10 +39,30 @@ class TypedValue(Strict):
     pages: tuple[SourceRef, ...] = ()
     # Why the value is absent or how it was read ("reported in GBP, not the EUR asked for").
     note: str | None = Field(default=None, max_length=400)
+    # The question's own absent value ("If data is not available, return 'N/A'"), when it names one and nothing
+    # in scope states the value; `value` holds it only when it is of the kind's type (see `fits`).
+    absent_value: Plain = None
 
     @property
     def display(self) -> str:
-        """The value as one short string ("406100000", "True", "Acme Ltd", "A; B")."""
-        if isinstance(self.value, list):
-            return "; ".join(self.value)
-        return "" if self.value is None else str(self.value)
+        """The value as one short string ("406100000", "True", "Acme Ltd", "A; B"); an absent value the field
+        could not hold, as the question names it ("N/A")."""
+        shown = self.absent_value if self.value is None and self.absent else self.value
+        if isinstance(shown, list):
+            return "; ".join(shown)
+        return "" if shown is None else str(shown)
+
+
+def fits(kind: ValueKind, value: Plain) -> bool:
+    """Whether `value` is of the type a value of `kind` holds: true/false for a yes/no question, a number (not a
+    boolean) for a number, a list of names for names, a string for a name, a date or a text; None fits every
+    kind."""
+    if value is None:
+        return True
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "names":
+        return isinstance(value, list)
+    return isinstance(value, str)

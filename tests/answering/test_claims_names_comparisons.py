@@ -249,3 +249,19 @@ def test_listed_names_read_captioned_fields_first() -> None:
         "On which stock exchange(s) are Acme's securities listed?", sentences, ["stock", "exchang"], ["exchang"], set()
     )
     assert [f.name for f in found] == ["New York Stock Exchange"]
+
+
+def test_a_comparison_names_what_it_compares_in_the_plural() -> None:
+    from pipeline.answering.comparisons import Outcome, outcome_line, plural
+
+    assert [plural(k) for k in ("property", "company", "entity", "party", "survey")] == [
+        "properties",
+        "companies",
+        "entities",
+        "parties",
+        "surveys",
+    ]
+    none = Outcome(None, (("Banda Lane", "its documents do not state it"),))
+    assert outcome_line(none, "highest", "monthly rent", "properties").startswith(
+        "None of the properties has a comparable monthly rent"
+    )

@@ -216,7 +216,8 @@ def test_a_figure_in_another_currency_than_asked_is_absent_with_a_note() -> None
     found = find_figure(ask(question), {"d": STATEMENT})
     assert found is not None
     value = figure_value(found, "d.pdf", read_contract(question))
-    assert value.absent and value.value == "N/A" and value.note is not None and "USD" in value.note
+    assert value.absent and (value.value, value.absent_value) == (None, "N/A")
+    assert value.note is not None and "USD" in value.note
 
 
 def test_a_line_states_its_value_by_kind() -> None:
@@ -225,7 +226,7 @@ def test_a_line_states_its_value_by_kind() -> None:
     assert line_value("number", "22,998", (), contract, "million").value == 22_998_000_000
     assert line_value("date", "from 1 March 2020", (), contract).value == "2020-03-01"
     absent = line_value("number", "no figure here", (), read_contract("What is X? If not available, return 'N/A'."))
-    assert absent.absent and absent.value == "N/A"
+    assert absent.absent and (absent.value, absent.absent_value) == (None, "N/A")
 
 
 def test_a_rate_is_a_percentage_never_an_amount() -> None:
@@ -305,3 +306,50 @@ def test_a_column_header_longer_than_a_period_is_cut_not_a_crash() -> None:
     assert found is not None
     value = figure_value(found, "d.pdf", read_contract("What was the total equity at December 31, 2022?"))
     assert value.value == 690_248_000_000 and value.period is not None and len(value.period) <= 200
+
+
+# -- the probe's finding E4 (issue 47): the value of a line that fell back to its evidence sentence ---------------
+
+SENTENCE_LINES = [
+    # (the whole sentence a line fell back to, the kind asked, the value read from it)
+    ("1.2 The Tenant shall pay rent of KSH 285,000 per month (KSH 3,420,000 per year).", "amount", 285_000),
+    ("Deposit 2.1 On signing, the Tenant pays a deposit of KSH 570,000, equal to 2 months' rent.", "amount", 570_000),
+    ("Particulars Premises: 14 Banda Lane, Hardy, Karen Monthly rent: KSH 285,000", "amount", 285_000),
+    ("1.3 The rent shall increase by 5% on each anniversary of the commencement date.", "percent", 5),
+    ("4. Premises 4.1 The house at 14 Banda Lane has 4 bedrooms and 2 bathrooms.", "count", 4),
+]
+
+
+def test_a_line_opening_with_its_clause_number_states_the_figure_after_it() -> None:
+    contract = read_contract("Does the rent increase each year?")
+    line = "1.3 The rent shall increase by 5% on each anniversary of the commencement date."
+    assert line_value("number", line, (), contract).value == 5  # it was 1.3, the clause number
+
+
+def test_a_bare_figure_of_a_table_in_millions_is_an_amount_of_a_whole_sentence() -> None:
+    contract = read_contract("What were total net sales?")
+    row = "Total net sales 81,797 82,959"
+    assert line_value("number", row, (), contract, "million", sentence=True, asked="amount").value == 81_797_000_000
+    assert line_value("number", row, (), contract, sentence=True, asked="amount").absent  # no scale, no currency
+
+
+@pytest.mark.parametrize(("sentence", "asked", "value"), SENTENCE_LINES)
+def test_a_whole_sentence_gives_the_figure_of_the_kind_asked_never_a_clause_or_street_number(
+    sentence: str, asked: str, value: int
+) -> None:
+    contract = read_contract("What is it?")
+    read = line_value("number", sentence, (), contract, sentence=True, asked=asked)  # type: ignore[arg-type]
+    assert not read.absent and read.value == value, read
+
+
+def test_a_whole_sentence_with_no_figure_of_the_kind_asked_or_asked_for_a_name_gives_none() -> None:
+    contract = read_contract("What is the monthly rent? If data is not available, return 'N/A'.")
+    clause_only = line_value("number", "1.4 Late rent bears interest.", (), contract, sentence=True, asked="amount")
+    assert clause_only.absent and clause_only.value is None and "no figure" in (clause_only.note or "")
+    signed = "SIGNED by the Tenant, Peter Otieno Ochieng, in the presence of an advocate."
+    name = line_value("name", signed, (), read_contract("Who is the tenant?"), sentence=True, asked="name")
+    assert name.absent and name.value is None and "whole sentence" in (name.note or "")
+    # a span the floor or the LM gave is its own value, as before
+    assert line_value("name", "Peter Otieno Ochieng", (), read_contract("Who is the tenant?")).value == (
+        "Peter Otieno Ochieng"
+    )

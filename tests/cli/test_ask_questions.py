@@ -199,3 +199,124 @@ def test_questions_answered_two_at_a_time_are_each_written_once(
     assert (summary["questions"], summary["answered"], summary["failed"], summary["stopped"]) == (5, 5, 0, False)
     assert summary["seconds_per_question"] > 0
     assert sorted(a["question"] for a in _answers(tmp_path)) == sorted(q["question"] for q in many)
+
+
+# -- the probe's findings E1, E6, E7, E8 and E10 (issue 47) ---------------------------------------------------
+
+
+def _demo_questions(tmp_path: Path) -> Path:
+    return _questions(tmp_path / "q.jsonl", QUESTIONS)
+
+
+def test_an_unrelated_file_of_one_line_without_a_line_end_is_left_as_it_is(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # E1: what json.dump and `echo -n` write was cut as "a line a stop cut short" and overwritten, exit 0
+    config = tmp_path / "answers.jsonl"
+    config.write_bytes(b'{"api_key": "keep-me"}')
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "line 1 is not an answer `scoperag ask --questions` wrote, nor one a stop cut short" in err
+    assert "give another --out" in err
+    assert config.read_bytes() == b'{"api_key": "keep-me"}'
+    # a first answer line cut short with no whole answer before it is not known to be ours either
+    config.write_bytes(b'{"id": "rent", "question": "What is the mon')
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 2
+    assert config.read_bytes() == b'{"id": "rent", "question": "What is the mon'
+
+
+def test_a_symlink_a_device_and_a_directory_are_refused_as_out_by_name(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # E1 (through a symlink) and E7 (--out /dev/null ended in a traceback from fsync)
+    config = tmp_path / "config.json"
+    config.write_bytes(b'{"api_key": "keep-me"}\n')
+    (tmp_path / "answers.jsonl").symlink_to(config)
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"--out {tmp_path / 'answers.jsonl'} is a symbolic link (to {config})" in err and "Traceback" not in err
+    assert config.read_bytes() == b'{"api_key": "keep-me"}\n'
+    for out in ("/dev/null", str(tmp_path)):
+        command = ["ask", "--questions", str(tmp_path / "q.jsonl"), "--out", out, "--index", str(index_dir)]
+        assert main([*command, "--history", str(tmp_path / "h.sqlite")]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"--out {out} is not a regular file" in err and "name a file for the answers" in err
+
+
+def test_a_device_or_an_oversized_question_file_is_refused_by_name_before_it_is_read(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # E6: /dev/zero was read whole (5.4 GB) before any check
+    from pipeline.program import question_file
+
+    command = ["ask", "--questions", "/dev/zero", "--out", str(tmp_path / "a.jsonl"), "--index", str(index_dir)]
+    assert main(command) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "/dev/zero: not a regular file" in err and "Nothing was asked" in err
+    monkeypatch.setattr(question_file, "MAX_QUESTION_FILE_BYTES", 100)
+    big = _questions(tmp_path / "big.jsonl", QUESTIONS)
+    assert _run(index_dir, tmp_path, big) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{big}: {big.stat().st_size} bytes, over the 100-byte limit" in err
+    assert not (tmp_path / "answers.jsonl").exists()
+
+
+def test_a_csv_cell_over_the_csv_field_limit_is_named_by_its_line(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # E7: a cell over 131,072 characters ended in a traceback
+    questions = tmp_path / "q.csv"
+    questions.write_text("question\nWhat is the rent?\n" + "x" * 131_073 + "\n", encoding="utf-8")
+    assert _run(index_dir, tmp_path, questions) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "line 3: not CSV the file can be read past (a cell longer than 131,072 characters" in err
+    assert "Traceback" not in err and not (tmp_path / "answers.jsonl").exists()
+
+
+def test_a_second_run_on_the_same_answer_file_is_refused_by_name(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # E8: two batches on one file wrote every answer twice
+    import fcntl
+
+    out = tmp_path / "answers.jsonl"
+    out.touch()
+    with out.open("rb") as first:  # the first run holds the file's lock while it writes
+        fcntl.flock(first.fileno(), fcntl.LOCK_EX)
+        assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"another `scoperag ask --questions` is writing to {out}" in err and "give another --out" in err
+    assert out.read_bytes() == b""
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 0
+    assert len(_answers(tmp_path)) == 3
+
+
+def test_a_resume_trusts_no_forged_line(index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # E8: a line shaped like {"id": ..., "phase": "completed"} made the run skip that question
+    out = tmp_path / "answers.jsonl"
+    forged = json.dumps({"id": "rent", "question": "What is the monthly rent?", "phase": "completed"}) + "\n"
+    out.write_text(forged, encoding="utf-8")
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 2
+    assert "line 1 is not an answer `scoperag ask --questions` wrote" in " ".join(capsys.readouterr().err.split())
+    assert out.read_text(encoding="utf-8") == forged
+    # a whole answer to another question under the same id is not this file's answer either
+    assert _run(index_dir, tmp_path / "other", _questions(tmp_path / "one.jsonl", QUESTIONS[:1])) == 0
+    other = json.loads((tmp_path / "other" / "answers.jsonl").read_text(encoding="utf-8"))
+    out.write_text(json.dumps({**other, "question": "What is the deposit?"}) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path)) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{out} holds another question under id 'rent' than line 1 asks" in err
+
+
+def test_a_question_stopped_at_its_time_bound_is_recorded_as_stopped(
+    index_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # E10: it was recorded as done
+    settings = tmp_path / "bound.toml"
+    settings.write_text("[question]\nseconds = 0.000001\n", encoding="utf-8")
+    assert _run(index_dir, tmp_path, _demo_questions(tmp_path), "--settings", str(settings)) == 0
+    history = History(tmp_path / "h.sqlite")
+    statuses = {history.get(a["history_id"]).status for a in _answers(tmp_path)}
+    history.close()
+    assert statuses == {"stopped"}

@@ -37,6 +37,21 @@ def test_status_and_lm_are_kept_and_filter_the_list(tmp_path: Path) -> None:
         history.record(QuestionTrace(question="q", scope=NO_SCOPE), status="lost")  # type: ignore[arg-type]
 
 
+def test_a_question_ends_done_failed_or_stopped_at_its_time_bound() -> None:
+    from pipeline.evaluation.history import final_status
+    from pipeline.program.events import Completed, Failed
+
+    def completed(trace: QuestionTrace | None) -> Completed:
+        return Completed(answer="a", sections=(), lm_calls=0, tokens=0, seconds=0.0, trace=trace)
+
+    assert final_status(completed(QuestionTrace(question="q", scope=NO_SCOPE))) == "done"
+    assert final_status(completed(None)) == "done"
+    assert final_status(Failed(message="language model failed")) == "failed"
+    bound = Intervention(guard="deadline", target="retrieving", reason="past the time bound of 120 s while retrieving")
+    stopped = QuestionTrace(question="q", scope=NO_SCOPE, fallbacks=[bound])
+    assert final_status(completed(stopped)) == "stopped"
+
+
 def test_a_file_written_before_statuses_gets_them_and_its_failures_are_told_apart(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
     old = sqlite3.connect(path)

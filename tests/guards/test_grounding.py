@@ -200,3 +200,58 @@ def test_negations_and_parties_are_read_where_the_figure_is_stated() -> None:
     cover = "Landlord: Grace Wanjiku Kamau Tenant: Peter Otieno Ochieng Deposit: KSH 570,000"
     assert changed_party("The Tenant pays KSH 570,000", [cover]) is not None
     assert ground_line("Deposit: KSH 570,000", [cover]).grounded
+
+
+# -- the probe's finding E9 (issue 47): the grounding function alone -------------------------------------------
+
+QUARTER = ["Total net sales were $81,797 million for the three months ended July 1, 2023."]
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("-$81,797 million", "the sign differs"),  # a sign written before the currency
+        ("\u2212$81,797 million", "the sign differs"),  # U+2212 MINUS SIGN
+        ("Total net sales were minus $81,797 million", "the sign differs"),
+        ("Total net sales were negative $81,797 million", "the sign differs"),
+        ("Total net sales fell by $81,797 million", "states a fall its evidence does not"),
+        ("Total net sales rose by $81,797 million", "states a rise its evidence does not"),
+        ("Total net sales were $81,797 million for the year", "the period differs"),  # a quarter's figure
+        ("Total net sales were $\uff18\uff11,\uff17\uff19\uff17 million", "digits its evidence does not write"),
+        ("Total net sales were $\u0668\u0661,\u0667\u0669\u0667 million", "digits its evidence does not write"),
+    ],
+)
+def test_a_line_that_turns_a_reported_figure_into_another_is_not_grounded(line: str, why: str) -> None:
+    verdict = ground_line(line, QUARTER)
+    assert not verdict.grounded and why in (verdict.reason or ""), verdict
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("The rent of KSH 285,000 per month is waived", "waived"),
+        ("The Tenant is exempt from rent of KSH 285,000 per month", "exempt"),
+        ("The Tenant shall receive rent of KSH 285,000 per month", "receive"),
+        ("The Tenant shall pay rent of up to KSH 285,000 per month", "up to"),
+        ("The Tenant shall pay rent of at least KSH 285,000 per month", "at least"),
+    ],
+)
+def test_a_line_that_waives_reverses_or_bounds_what_its_evidence_says_is_not_grounded(line: str, why: str) -> None:
+    verdict = ground_line(line, LEASE)
+    assert not verdict.grounded and why in (verdict.reason or ""), verdict
+
+
+@pytest.mark.parametrize(
+    ("line", "evidence"),
+    [
+        ("-$81,797 million", ["Net change in cash -$81,797 million."]),
+        ("Total net sales fell by $5 million", ["Total net sales fell by $5 million compared with 2022."]),
+        ("$81,797 million for the quarter", ["Total net sales were $81,797 million for the quarter."]),
+        ("Revenue - $81,797 million", ["Revenue - $81,797 million"]),  # a dash apart from the figure is no sign
+        ("The deposit is refundable up to KSH 570,000", ["The deposit is refundable up to KSH 570,000."]),
+        ("KSH \u0662\u0668\u0665,\u0660\u0660\u0660", ["rent of KSH \u0662\u0668\u0665,\u0660\u0660\u0660"]),
+    ],
+)
+def test_the_same_words_in_its_evidence_keep_such_a_line_grounded(line: str, evidence: list[str]) -> None:
+    assert ground_line(line, evidence).grounded
+    assert ground_line("Revenue - $81,797 million", ["Revenue $81,797 million"]).grounded

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from pipeline.intake.analysis import analyse_question
-from pipeline.intake.contract import Comparison, read_contract, section_kind
+from pipeline.intake.contract import Comparison, entity_comparison, read_contract, section_kind
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_question
 from pipeline.intake.scope import NO_SCOPE
@@ -225,3 +225,44 @@ def test_a_quoted_value_in_a_clause_that_says_nothing_is_missing_stays_in_the_qu
     contract = read_contract("Does the policy say 'pets allowed'? Reply 'yes' in that case.")
     assert "pets allowed" in contract.question
     assert contract.absent is None
+
+
+# -- entities named without quotes compare as quoted companies do (issue 47, E5) ---------------------------------
+
+BANDA = [("Banda Lane", "14 Banda Lane"), ("Banda Road", "7 Banda Road")]
+
+
+@pytest.mark.parametrize(
+    ("question", "extreme", "metric"),
+    [
+        ("Which is higher, the monthly rent at Banda Lane or at Banda Road?", "highest", "monthly rent"),
+        ("Which property has the higher deposit, Banda Lane or Banda Road?", "highest", "deposit"),
+        ("Which of Banda Lane and Banda Road has the lowest deposit?", "lowest", "deposit"),
+        ("Which has a smaller rent per month: 14 Banda Lane or 7 Banda Road?", "lowest", "rent per month"),
+    ],
+)
+def test_a_question_asking_which_named_entity_ranks_first_is_a_comparison(
+    question: str, extreme: str, metric: str
+) -> None:
+    found = entity_comparison(question, BANDA, frozenset({"property"}))
+    assert found is not None and (found.extreme, found.metric, found.names) == (
+        extreme,
+        metric,
+        ("Banda Lane", "Banda Road"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "entities"),
+    [
+        ("What is the monthly rent at Banda Lane and the deposit at Banda Road?", BANDA),  # no comparative
+        ("Which firm valued Banda Lane and Banda Road?", BANDA),
+        ("Is the rent at Banda Lane higher than at Banda Road?", BANDA),  # a yes/no question, not "which"
+        ("Which is higher, the monthly rent at Banda Lane or the deposit?", BANDA[:1]),  # one entity
+        ("Which lease is longer, the one of Banda Lane or of Banda Road?", BANDA),  # nothing left to compare by
+        # quoted names are the quoted comparison's (a comparative there is not read: issue 47 keeps it so)
+        ('Which company had a higher deposit: "Banda Lane" or "Banda Road", in 2023?', BANDA),
+    ],
+)
+def test_other_questions_naming_entities_are_no_comparison(question: str, entities: list[tuple[str, str]]) -> None:
+    assert entity_comparison(question, entities, frozenset({"lease", "property"})) is None

@@ -242,3 +242,65 @@ def test_a_line_resting_on_a_sentence_that_does_not_state_what_is_asked_abstains
     # a question the cited sentence states is answered from it, the heading's words counting
     done, _ = _ask(store, "Within how many days must materials be returned?", FLOORS)
     assert done.sections[0].status == "answered" and done.sections[0].answer == "fifteen (15) days"
+
+
+# -- D1's leftover (issue 47): one clause number as both operands of a sum ----------------------------------------
+
+LEASE_CLAUSES = (
+    "2. Deposit 2.1 On signing, the Tenant pays a deposit of KSH 570,000, equal to 2 months' rent.\n\n"
+    "1. Rent 1.2 The Tenant shall pay rent of KSH 285,000 per month.\n"
+)
+DEPOSIT_AND_RENT = "What is the sum of the deposit and the monthly rent?"
+
+
+@pytest.mark.parametrize(
+    ("figures", "why"),
+    [
+        ((("2. Deposit", "2.1"), ("2. Deposit", "2.1")), "a clause or section number"),
+        ((("2. Deposit", "570,000"), ("2. Deposit", "570,000")), "the same figure as operand a"),
+    ],
+)
+def test_one_figure_of_a_sentence_is_never_two_operands_nor_is_a_clause_number_one(
+    tmp_path: Path, figures: tuple[tuple[str, str], ...], why: str
+) -> None:
+    store = store_of(tmp_path, {"lease.md": LEASE_CLAUSES})
+    done, prompts = _ask(store, DEPOSIT_AND_RENT, LM_COMPUTES, _computes("a + b", *figures))
+    assert len(prompts) == 1 and done.trace is not None
+    (fallback,) = [f for f in done.trace.fallbacks if f.guard == "compute"]
+    assert why in fallback.reason
+    (section,) = done.sections
+    assert "4.2" not in section.answer and "1,140,000" not in section.answer
+
+
+# -- the probe's finding E2 (issue 47): a currency asked for is never a rename -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the monthly rent for Banda Lane? Answer in USD millions.",
+        "What is the monthly rent for Banda Lane (in EUR thousands)?",
+    ],
+)
+def test_a_currency_the_evidence_is_not_in_is_never_written_beside_its_figure(demo_store: Store, question: str) -> None:
+    done, prompts = _ask(demo_store, question, FLOORS, property_ref="Banda Lane")
+    (section,) = done.sections
+    asked = "USD" if "USD" in question else "EUR"
+    assert prompts == [] and section.status == "answered"
+    assert asked not in section.answer.replace(f"not the {asked} asked for", ""), section.answer
+    assert "KSH 285,000" in section.answer and f"reported in KSH, not the {asked} asked for" in section.answer
+    value = done.value
+    assert value is not None and value.absent and value.value is None, value
+    assert value.note == f"reported in KSH, not the {asked} asked for"
+
+
+def test_a_currency_the_evidence_is_in_is_applied_with_the_scale_asked(demo_store: Store) -> None:
+    done, _ = _ask(
+        demo_store,
+        "What is the monthly rent for Banda Lane? Answer in KSH thousands.",
+        FLOORS,
+        property_ref="Banda Lane",
+    )
+    (section,) = done.sections
+    assert section.answer.startswith("KSH 285 thousand (as reported: KSH 285,000 per month"), section.answer
+    assert done.value is not None and not done.value.absent and done.value.value == 285

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.intake.scope import NO_SCOPE
-from pipeline.program.answer_file import AnswerFileError, AnswerWriter, read_answer_file
+from pipeline.program.answer_file import AnswerFile, AnswerFileError, AnswerWriter, read_answer_file
 from pipeline.program.batch import answer_record, ask_each
 from pipeline.program.events import Completed, Failed, Section
 from pipeline.program.question_file import (
@@ -145,8 +145,22 @@ def test_scopes_resolve_against_the_catalog_and_unknown_ones_are_named_by_line(
 # -- the answer file ------------------------------------------------------------------------------------------
 
 
+def _record(key: str, phase: str = "completed", question: str = "q") -> dict[str, object]:
+    """An answer line as `ask --questions` writes it (answer_record of an event)."""
+    asked = Asked(key, 1, question, NO_SCOPE)
+    if phase == "error":
+        return answer_record(asked, Failed(message="language model failed: answer: Timeout"), None)
+    done = Completed(answer="...", sections=(), lm_calls=0, tokens=0, seconds=0.1)
+    return answer_record(asked, done, None)
+
+
 def _line(key: str, phase: str = "completed") -> str:
-    return json.dumps({"id": key, "question": "q", "phase": phase}) + "\n"
+    return json.dumps(_record(key, phase)) + "\n"
+
+
+def _writer(path: Path) -> tuple[AnswerFile, AnswerWriter]:
+    answers = AnswerFile(path)
+    return answers, answers.writer(answers.read())
 
 
 def test_a_missing_answer_file_holds_nothing_and_whole_lines_are_answers(tmp_path: Path) -> None:
@@ -155,17 +169,20 @@ def test_a_missing_answer_file_holds_nothing_and_whole_lines_are_answers(tmp_pat
     resumed = read_answer_file(path)
     assert resumed.phases == {"a": "completed", "b": "error", "c": "completed"}
     assert resumed.answered == {"a", "c"}  # a failed question is asked again
+    assert resumed.questions == {"a": "q", "b": "q", "c": "q"}
     assert (resumed.cut_line, resumed.keep_bytes) == (None, path.stat().st_size)
 
 
 def test_a_line_cut_by_a_stop_is_found_and_written_again_from_its_start(tmp_path: Path) -> None:
     whole = _line("a") + _line("b")
     path = _write(tmp_path / "a.jsonl", whole + '{"id": "c", "question": "q", "pha')
-    resumed = read_answer_file(path)
+    answers = AnswerFile(path)
+    resumed = answers.read()
     assert (resumed.cut_line, resumed.keep_bytes, resumed.answered) == (3, len(whole.encode()), {"a", "b"})
-    writer = AnswerWriter(path, resumed.keep_bytes)
-    assert writer.write({"id": "c", "question": "q", "phase": "completed"})
+    writer = answers.writer(resumed)
+    assert writer.write(_record("c"))
     writer.close()
+    answers.close()
     assert path.read_text() == whole + _line("c")
 
 
@@ -173,9 +190,9 @@ def test_a_whole_last_line_without_its_line_end_is_kept_and_ended(tmp_path: Path
     path = _write(tmp_path / "a.jsonl", _line("a") + _line("b").rstrip("\n"))
     resumed = read_answer_file(path)
     assert (resumed.cut_line, resumed.answered) == (None, {"a", "b"})
-    writer = AnswerWriter(path, resumed.keep_bytes)
-    writer.write({"id": "c", "question": "q", "phase": "completed"})
-    writer.close()
+    answers, writer = _writer(path)
+    writer.write(_record("c"))
+    answers.close()
     assert read_answer_file(path).answered == {"a", "b", "c"}
     assert path.read_text().count("\n") == 3
 
@@ -188,11 +205,56 @@ def test_a_file_of_other_lines_is_left_as_it_is(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"api_key": "keep-me"}',  # one line of another file, no line end (json.dump, echo -n)
+        '{"id": "a", "question": "q", "pha',  # cut like an answer, but no whole answer before it
+        _line("a") + '{"api_key": "keep-me"}',  # a whole answer, then a last line that does not start like one
+        _line("a") + "plain text",
+    ],
+)
+def test_a_last_line_is_cut_only_when_it_starts_as_an_answer_after_a_whole_answer(tmp_path: Path, text: str) -> None:
+    path = _write(tmp_path / "config.json", text)
+    with pytest.raises(AnswerFileError, match=r"nor one a stop cut short: it was left as it is"):
+        AnswerFile(path).read()
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"id": "a", "question": "q", "phase": "completed"},  # no answer, sections or cost: not what a run writes
+        {**_record("a"), "sections": "forged"},
+        {**_record("a"), "extra": 1},
+        {**_record("a", "error"), "history_id": 7},
+        {**_record("a"), "id": ""},
+    ],
+)
+def test_a_line_not_shaped_as_an_answer_is_no_answer(tmp_path: Path, record: dict[str, object]) -> None:
+    path = _write(tmp_path / "a.jsonl", json.dumps(record) + "\n")
+    with pytest.raises(AnswerFileError, match=r"line 1 is not an answer"):
+        read_answer_file(path)
+
+
+def test_one_run_holds_the_answer_file_and_a_second_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    first = AnswerFile(path)
+    with pytest.raises(AnswerFileError, match=r"another `scoperag ask --questions` is writing to"):
+        AnswerFile(path)
+    first.close()
+    assert not path.exists()  # created by the first, nothing written: removed
+    with AnswerFile(path) as again:
+        again.writer(again.read()).write(_record("a"))
+    assert read_answer_file(path).answered == {"a"}
+
+
 def test_a_closed_writer_writes_nothing_more(tmp_path: Path) -> None:
-    writer = AnswerWriter(tmp_path / "new" / "a.jsonl", 0)
-    assert writer.write({"id": "a", "question": "q", "phase": "completed"})
+    answers, writer = _writer(tmp_path / "new" / "a.jsonl")
+    assert writer.write(_record("a"))
     writer.close()
-    assert not writer.write({"id": "b", "question": "q", "phase": "completed"})
+    assert not writer.write(_record("b"))
+    answers.close()
     assert (writer.written, read_answer_file(tmp_path / "new" / "a.jsonl").answered) == (1, {"a"})
 
 

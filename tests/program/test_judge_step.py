@@ -71,10 +71,12 @@ ACME = """<html><body>
 <tr><td>Dividends declared on common stock</td><td>$40</td><td>$35</td></tr>
 </table>
 </body></html>"""
-# The sentence holds half the event's words but not its verb: the floor does not take it, the judge is asked.
+# The sentence holds the event's verb and object but only half its words (not "common stock"): the floor does not
+# take it, the judge is asked. (A sentence without the verb, "approved a special dividend", is no yes whatever the
+# judge says: pipeline.guards.yes_answers.)
 BETA = """<html><body>
 <p>Beta Tools Corporation Annual Report 2023</p>
-<p>In June 2023 the Board of Beta Tools Corporation approved a special dividend on its common stock.</p>
+<p>In June 2023 the Board of Beta Tools Corporation declared a special dividend to its shareholders.</p>
 </body></html>"""
 
 Respond = Callable[[str], Any]
@@ -187,3 +189,62 @@ def test_ask_names_the_judge_step_with_the_others(reports: Store) -> None:
     assert judged.trace is not None and floor.trace is not None
     assert steps_line(judged.trace.steps).endswith("hyde: floor none, judge: LM, choose: floor span")
     assert steps_line(floor.trace.steps).endswith("judge: floor claims, choose: floor span")
+
+
+# -- the probe's finding E3 (issue 47): the judge's "yes" is checked ---------------------------------------------
+
+# Yes/no questions over the demo lease that no sentence of it answers yes (subletting and alterations are
+# forbidden without consent, the deposit bears no interest, termination needs notice, pets are not mentioned).
+NOT_YES = (
+    "Can the landlord terminate the lease without notice?",
+    "Is the tenant allowed to sublet the premises?",
+    "Is subletting allowed?",
+    "Does the deposit bear interest?",
+    "Can the tenant make structural alterations?",
+    "Is the tenant allowed to keep pets?",
+)
+
+
+@pytest.mark.parametrize("question", NOT_YES)
+@pytest.mark.parametrize("steps", [JUDGED, FLOORS], ids=["lm-always-yes", "claims-floor"])
+def test_a_yes_never_stands_on_a_sentence_that_does_not_state_the_event(
+    demo_store: Store, question: str, steps: StepChoices
+) -> None:
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=steps)))
+    with dspy.context(lm=scripted_lm(lambda prompt: {"verdict": "yes"})):
+        *_, done = program.stream(question, resolve_scope(demo_store, property_ref="Banda Lane"))
+    assert isinstance(done, Completed) and done.value is not None
+    assert done.value.kind == "boolean" and done.value.value is not True, (done.sections[0].answer, done.value)
+
+
+def test_a_yes_still_stands_on_a_sentence_stating_the_event(demo_store: Store) -> None:
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=JUDGED)))
+    with dspy.context(lm=scripted_lm(lambda prompt: {"verdict": "yes"})):
+        *_, done = program.stream(
+            "Does the landlord pay the county rates?", resolve_scope(demo_store, property_ref="Banda Lane")
+        )
+    assert isinstance(done, Completed) and done.value is not None and done.value.value is True
+    assert "county rates" in done.sections[0].evidence[0].text
+
+
+def test_an_answer_line_says_yes_only_where_its_sentence_states_the_event(demo_store: Store) -> None:
+    # with the answer step on the LM and the judge on its floor, a yes/no question's line is the LM's: a line
+    # copied from "Allow the Tenant quiet enjoyment of the Premises" was True for subletting
+    def quotes_quiet_enjoyment(prompt: str) -> Any:
+        contexts = field(prompt, "sections_context")
+        answers = []
+        for context in contexts:
+            quiet = [s for s in context["sentences"] if "quiet enjoyment" in s["text"]]
+            line = "Allow the Tenant quiet enjoyment of the Premises" if quiet else ""
+            ids = [s["sentence_id"] for s in quiet[:1]]
+            answers.append({"sub_question_index": context["sub_question_index"], "sentence_ids": ids, "answer": line})
+        return {"answers": answers}
+
+    steps = FLOORS.model_copy(update={"answer": "lm"})
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=steps)))
+    with dspy.context(lm=scripted_lm(quotes_quiet_enjoyment)):
+        *_, done = program.stream(
+            "Is the tenant allowed to sublet the premises?", resolve_scope(demo_store, property_ref="Banda Lane")
+        )
+    assert isinstance(done, Completed) and done.value is not None
+    assert done.value.value is not True, (done.sections[0].answer, done.value)

@@ -183,8 +183,21 @@ def test_a_balance_at_a_day_reads_that_days_column(reports: Store) -> None:
 def test_a_currency_the_report_does_not_use_is_absent_with_a_note(reports: Store) -> None:
     done = ask(reports, "What was the total revenue of Acme (in EUR)? If data is not available, return 'N/A'.")
     value = done.value
-    assert value is not None and value.absent and value.value == "N/A"
+    assert value is not None and value.absent and (value.value, value.absent_value) == (None, "N/A")
     assert value.note is not None and "USD" in value.note
+
+
+def test_the_questions_own_absent_value_never_changes_the_type_of_the_field(reports: Store) -> None:
+    # E10: "return 'Yes'" gave value: "Yes" in a yes/no field, 'N/A' a string in a number's field
+    yes = ask(reports, "Did Gamma repurchase any shares of its common stock? If there is no mention, return 'Yes'.")
+    assert yes.value is not None and yes.value.kind == "boolean" and yes.value.absent
+    assert (yes.value.value, yes.value.absent_value, yes.value.display) == (None, "Yes", "Yes")
+    number = ask(reports, "What was the total revenue of Acme (in EUR)? If data is not available, return 'N/A'.")
+    assert number.value is not None and number.value.kind == "number"
+    assert (number.value.value, number.value.absent_value, number.value.display) == (None, "N/A", "N/A")
+    # an absent value of the field's own type is its value too
+    false = ask(reports, "Did Gamma repurchase any shares of its common stock? If there is no mention, return False.")
+    assert false.value is not None and (false.value.value, false.value.absent_value) == (False, False)
 
 
 def test_yes_no_rests_on_a_sentence_stating_or_denying_the_event(reports: Store) -> None:
@@ -254,7 +267,7 @@ def test_a_quoted_company_no_document_mentions_is_not_stated_and_nothing_is_read
     done = ask(
         reports, "What was the total revenue of \"Delta Holdings AG\" in 2023? If data is not available, return 'N/A'."
     )
-    assert done.value is not None and done.value.absent and done.value.value == "N/A"
+    assert done.value is not None and done.value.absent and done.value.absent_value == "N/A"
     assert [s.status for s in done.sections] == ["not_found"]
     assert '"Delta Holdings AG"' in done.answer
     assert done.trace is not None and not done.trace.sub_questions  # nothing retrieved, nothing cited
@@ -270,3 +283,17 @@ def test_a_figure_of_another_year_than_the_one_asked_is_not_stated(reports: Stor
     assert done.sections[0].status == "not_found"
     asked = ask(reports, "What was the total revenue of Acme in the fiscal year 2023?")
     assert asked.value is not None and asked.value.value == 3_210_000_000
+
+
+def test_a_line_that_is_its_evidence_sentence_types_its_value_by_the_kind_asked(demo_store: Store) -> None:
+    # E4: the sentence floor's line "1.2 The Tenant shall pay rent of KSH 285,000 ..." gave value 1.2, a name question
+    # the whole sentence
+    steps = FLOORS.model_copy(update={"answer": "sentence"})
+    program = ScopedQA(demo_store, Settings(program=ProgramSettings(steps=steps)))
+    for question, wanted in (("What is the monthly rent?", 285_000), ("What is the deposit?", 570_000)):
+        *_, done = program.stream(question, resolve_scope(demo_store, property_ref="Banda Lane"))
+        assert isinstance(done, Completed) and done.value is not None, done
+        assert done.value.value == wanted, (done.sections[0].answer, done.value)
+    *_, done = program.stream("Who is the tenant?", resolve_scope(demo_store, property_ref="Banda Lane"))
+    assert isinstance(done, Completed) and done.value is not None
+    assert done.sections[0].basis == "sentence" and done.value.absent and done.value.value is None, done.value

@@ -391,7 +391,9 @@ def test_typed_values_and_titled_citations_are_shown_as_text(page: Any, serve: S
     other = SourceRef(document_id="d-2", filename="primary-document.html", page=7, title="Beta Corp. 10-K")
     sales = TypedValue(kind="number", value=406100000, currency="USD", period="2023-07-01", pages=(cover, statement))
     beta = TypedValue(kind="number", value=12.5, unit="%", pages=(other,))
-    absent = TypedValue(kind="number", value="N/A", absent=True, note="<b>reported in GBP</b>, not the EUR asked for")
+    absent = TypedValue(
+        kind="number", absent=True, absent_value="N/A", note="<b>reported in GBP</b>, not the EUR asked for"
+    )
     winner = TypedValue(kind="name", value=f"{hostile} Inc.", pages=(cover, other))
 
     def section(index: int, value: TypedValue, status: str = "answered") -> dict[str, Any]:

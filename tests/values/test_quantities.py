@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from pipeline.evaluation.metrics import fact_present
-from pipeline.values.quantities import find_days, find_quantities, missing_values, same_figure
+from pipeline.values.quantities import find_days, find_quantities, missing_values, reference_kind, same_figure
 
 
 def _figure(text: str) -> tuple[str, str, bool]:
@@ -65,3 +65,21 @@ def test_missing_values_names_what_the_support_does_not_state() -> None:
     support = "Rent of KSH 285,000 per month from 1 March 2023 on L.R. NO: 1160/88."
     assert missing_values("KSH 285,000 from 1 March 2023", support) == []
     assert missing_values("KSH 258,000 from 2 March 2023 on 1160/89", support) == ["2 March 2023", "258,000", "1160/89"]
+
+
+@pytest.mark.parametrize(
+    ("text", "figure", "kind"),
+    [
+        ("2. Deposit 2.1 On signing, the Tenant pays a deposit", "2.1", "a clause or section number"),
+        ("Term and rent 1.1 The term is 3 years", "1.1", "a clause or section number"),
+        ("Earnings per share 2.15 Diluted 2.10", "2.15", None),  # the next cell of a row, not a clause
+        ("Basic 1.27 1.20 Diluted 1.26", "1.20", None),
+        ("Net income per share 1.27 Basic 1.20", "1.27", None),
+        ("The deposit, 2.5 Times the rent, is paid on signing", "2.5", None),  # no heading before it
+    ],
+)
+def test_a_dotted_number_between_a_heading_and_its_clause_is_a_clause_number(
+    text: str, figure: str, kind: str | None
+) -> None:
+    quantity = next(q for q in find_quantities(text) if q.text == figure)
+    assert reference_kind(text, quantity) == kind

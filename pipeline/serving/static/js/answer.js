@@ -54,6 +54,9 @@ export function valueText(value) {
   } else {
     shown = value.value === null || value.value === undefined ? "" : String(value.value === true ? "True" : value.value === false ? "False" : value.value);
   }
+  if (value.absent && !shown && value.absent_value !== null && value.absent_value !== undefined) {
+    shown = String(value.absent_value);  // the question's own absent value, which the field could not hold ("N/A")
+  }
   if (value.absent) return `${shown || "none"} (absent: ${value.note || "not stated in the documents in scope"})`;
   const details = [value.kind];
   if (value.period) details.push(`period ${value.period}`);

@@ -5,7 +5,7 @@ import { append, byId, clear, clockTime, el, formatSeconds, localTime, rounded }
 import { renderAnswer } from "./answer.js";
 import { attach } from "./ask.js";
 
-const STATUS_TEXT = { done: "answered", failed: "failed", cancelled: "cancelled", running: "running", interrupted: "interrupted" };
+const STATUS_TEXT = { done: "answered", failed: "failed", cancelled: "cancelled", stopped: "stopped at its time bound", running: "running", interrupted: "interrupted" };
 
 function table(caption, headers, rows) {
   return el("table", { class: "table" },
