@@ -13,6 +13,7 @@ from typing import Literal
 from pipeline.answering.abbreviations import expand_abbreviations, line_items
 from pipeline.intake.parts import AUXILIARIES
 from pipeline.text import normalise
+from pipeline.values.money import CODES, money_spans
 
 AnswerKind = Literal["amount", "percent", "date", "duration", "count", "name", "yes_no", "text"]
 Operation = Literal["ratio", "share", "margin", "difference", "change", "percent_change", "sum", "average"]
@@ -35,7 +36,7 @@ _SCALE_WORDS: dict[str, Scale] = {
 _FORMAT_SENTENCE = re.compile(
     r"(?:^|(?<=[.?!])\s+)(?:please\s+)?(?:answer|round|express|give|provide|report|state|present|write|show)\b"
     r"[^.?!]*?\b(?:round(?:ed|ing)?|decimal|places?|units?|percents?|percentages?|thousands?|millions?|billions?|"
-    r"whole\s+numbers?|integers?|dollars?|(?-i:[A-Z]{3}))\b[^.?!]*(?:[.!]|$)",
+    rf"whole\s+numbers?|integers?|dollars?|(?-i:{'|'.join(sorted(CODES))}))\b[^.?!]*(?:[.!]|$)",
     re.IGNORECASE,
 )
 # The same instruction as a trailing clause: "..., rounded to one decimal place?", "(in EUR millions)".
@@ -67,6 +68,48 @@ class FormatRequest:
     currency: str | None = None
 
 
+# A piece of a question (between commas, semicolons, brackets or sentence ends) that says only in which
+# currency and scale to answer, whatever its words: what is left once its currencies (pipeline.values.money),
+# scales and these connecting words are taken off is nothing ("stated in millions of Swiss francs", "in US
+# dollars", "State the amount in millions of US dollars", "In Japanese yen (millions)").
+_FORMAT_PIECE = re.compile(r"[^,;.?!()]+")
+_FORMAT_CONNECTIVES = frozenset(
+    """in of as a an the and its your answer answers amount amounts figure figures value values number numbers
+    state stated express expressed give given provide provided report reported present presented write written
+    show shown put quote quoted please it them units terms denominated measured""".split()
+)
+_SCALE_WORD = re.compile(r"\b(?:thousands?|millions?|billions?)\b", re.IGNORECASE)
+
+
+def format_piece(piece: str) -> bool:
+    """Whether `piece` only says which currency and scale the answer is in (see _FORMAT_PIECE)."""
+    spans = money_spans(piece)
+    if not spans and not _SCALE_WORD.search(piece):
+        return False
+    rest = list(piece)
+    for start, end, _ in spans:
+        rest[start:end] = " " * (end - start)
+    words = re.findall(r"[a-z]+", _SCALE_WORD.sub(" ", "".join(rest)).casefold())
+    return bool(spans or words != re.findall(r"[a-z]+", piece.casefold())) and all(
+        w in _FORMAT_CONNECTIVES for w in words
+    )
+
+
+def _format_pieces(body: str, found: list[str]) -> str:
+    """`body` without its pieces that only name a currency and scale (appended to `found`)."""
+    out, last = [], 0
+    for m in _FORMAT_PIECE.finditer(body):
+        if m.group(0).strip() and format_piece(m.group(0)):
+            found.append(m.group(0).strip())
+            out.append(body[last : m.start()])
+            last = m.end()
+    out.append(body[last:])
+    text = "".join(out)
+    text = re.sub(r"\(\s*\)|,\s*(?=[,.?!;])|^[\s,;.]+", "", text)
+    text = re.sub(r"([?!])\s*\.|\.\s*\.", r"\1", re.sub(r"\s+([,.?!;])", r"\1", " ".join(text.split())))
+    return text.replace("..", ".")
+
+
 def split_format(question: str) -> tuple[str, FormatRequest | None]:
     """The question without its format instructions, and what they ask (None when it has none)."""
     found: list[str] = []
@@ -75,9 +118,11 @@ def split_format(question: str) -> tuple[str, FormatRequest | None]:
         found.append(match.group(0).strip(" ,"))
         return ""
 
-    body = _FORMAT_SENTENCE.sub(take, question)
+    body = _format_pieces(" ".join(question.split()), found)
+    body = _FORMAT_SENTENCE.sub(take, body)
     body = _FORMAT_CLAUSE.sub(take, body)
-    body = " ".join(body.split())
+    # what taking them off left behind: "Banda Lane?, rounded ..." -> "Banda Lane?"
+    body = re.sub(r"([?!.])(?:\s*[.,;])+(?=\s|$)", r"\1", " ".join(body.split()))
     if not found or not body.strip(" ?.!"):
         return question, None
     if body[-1] not in "?.!":
@@ -105,6 +150,7 @@ def read_format(text: str) -> FormatRequest:
             decimals = 0
     scale = _SCALE.search(text)
     currency = next((c for c in _CURRENCY.findall(text) if c.isupper()), None)
+    currency = currency or next((code for _, _, code in money_spans(text) if code), None)
     return FormatRequest(
         text=text,
         scale=_SCALE_WORDS[scale.group(1).casefold()] if scale else None,

@@ -37,12 +37,11 @@ def plain_number(value: Decimal) -> int | float:
 
 def absent(kind: ValueKind, contract: Contract | None, note: str | None = None) -> TypedValue:
     """An absent value of `kind`: the question's own absent value ('N/A', False) as its own field, and as the value
-    only when it is of the kind's type (never 'N/A' in a number's field or 'Yes' in a yes/no field); for a yes/no
-    question with no absent value of its own, False (nothing in scope states that it happened)."""
+    only when it is of the kind's type (never 'N/A' in a number's field or 'Yes' in a yes/no field). A yes/no
+    question that names no absent value of its own is not stated (None), never "No": nothing in scope says
+    whether it happened."""
     own: Plain = contract.absent if contract is not None else None
     value: Plain = own if fits(kind, own) else None
-    if own is None and kind == "boolean":
-        value = False
     return TypedValue(kind=kind, value=value, absent=True, absent_value=own, note=note)
 
 

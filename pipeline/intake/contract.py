@@ -21,7 +21,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pipeline.answering.asks import FormatRequest, answer_kind, asks_amount, over_time, split_format
+from pipeline.answering.asks import FormatRequest, answer_kind, asks_amount, format_piece, over_time, split_format
 from pipeline.values.money import CODES, currency_of
 from pipeline.values.typed import Plain, Scale, ValueKind
 
@@ -49,16 +49,18 @@ _ABSENT_PATTERNS = (
         re.IGNORECASE,
     ),
 )
-# Any other clause telling what to answer when the value is missing, in whatever words: an answering verb with
-# a quoted value, in a clause that says the value may be missing ("where it is not reported, say 'N/A'", "reply
-# 'N/A' if the report doesn't give what is needed") or whose value is itself an absent value ('N/A', 'None').
+# Any other clause telling what to answer when the value is missing, in whatever words: an answering verb (or
+# "or" opening the clause) with a quoted value or an unquoted N/A, False or None, in a clause that says the value
+# may be missing ("where it is not reported, say 'N/A'", "answer False if the filing says nothing about it"), or
+# with a quoted absent value ('N/A', 'None').
 _QUOTED_ANSWER = re.compile(
-    rf"(?:^|(?<=[.?!;])\s+|[;,]\s*)(?P<clause>[^.?!;]{{0,120}}?\b{_RETURN}\s*:?\s*"
-    r"(?P<value>'[^']{1,20}'|\"[^\"]{1,20}\"|“[^”]{1,20}”|‘[^’]{1,20}’)[^.?!;]{0,120}?)\s*(?:[.!;]|$)",
+    rf"(?:^|(?<=[.?!;])\s+|[;,]\s*)(?P<clause>(?:[^.?!;]{{0,120}}?\b{_RETURN}|or)\s*:?\s*"
+    r"(?P<value>'[^']{1,20}'|\"[^\"]{1,20}\"|“[^”]{1,20}”|‘[^’]{1,20}’|(?i:n/a|false|none|null)\b)"
+    r"[^.?!;]{0,120}?)\s*(?:[.!;]|$)",
     re.IGNORECASE,
 )
 _MISSING_CUE = re.compile(
-    r"\b(?:not|no|none|missing|unavailable|absent|lacks?|silent|without)\b|n['’]t\b", re.IGNORECASE
+    r"\b(?:not|no|none|nothing|missing|unavailable|absent|lacks?|silent|without)\b|n['’]t\b", re.IGNORECASE
 )
 _ABSENT_WORDS = frozenset({"n/a", "na", "none", "null", "nil", "not available", "unknown", "false"})
 # "If data for the company is not available, exclude it from the comparison."
@@ -249,7 +251,11 @@ def read_contract(text: str) -> Contract:
             _PREAMBLE.match(sentence) and not _asks(sentence)
         ):
             context.append(sentence)
-        elif (asked := _KIND_INSTRUCTION.match(sentence)) is not None and not sentence.endswith("?"):
+        elif (
+            (asked := _KIND_INSTRUCTION.match(sentence)) is not None
+            and not sentence.endswith("?")
+            and not format_piece(sentence.rstrip(".!"))
+        ):
             taken.append(sentence)
             # "Give every symbol.": all of them, a list
             kind_words.append(f"list {asked.group('what')}" if asked.group("every") else asked.group("what"))
@@ -349,8 +355,9 @@ def _cut_quoted_answers(text: str) -> tuple[str, list[str], Plain]:
     def take(m: re.Match[str]) -> str:
         nonlocal absent
         value = _absent_value(m.group("value"))
-        said = str(value).casefold()
-        if not _MISSING_CUE.search(m.group("clause")) and said not in _ABSENT_WORDS:
+        quoted = m.group("value")[:1] in "'\"“‘"
+        # an unquoted N/A or False is an instruction only in a clause saying the value may be missing
+        if not _MISSING_CUE.search(m.group("clause")) and not (quoted and str(value).casefold() in _ABSENT_WORDS):
             return m.group(0)
         found.append(m.group("clause").strip(" ,;"))
         absent = value
@@ -462,6 +469,21 @@ def entity_comparison(
     return None
 
 
+# "Give ...", "Tell me ...", "State ...": a question asked as a request (what a list asks is read as it is).
+_IMPERATIVE = re.compile(
+    r"^\s*(?:please\s+)?(?:tell\s+me|give(?:\s+me)?|state|provide|report|show(?:\s+me)?|find|identify|indicate|"
+    r"specify|get|i\s+(?:need|want)(?:\s+to\s+know)?)\s+(?!(?:me\s+)?(?:all|every|each|the\s+list)\b)",
+    re.IGNORECASE,
+)
+
+
+def _as_asked(match: re.Match[str]) -> str:
+    """A request's lead as the question it stands for: an embedded question ("Tell me who ...") is that
+    question; anything else ("Give the total ...") is what the thing is."""
+    rest = match.string[match.end() :]
+    return "" if re.match(r"(?:who|whom|whose|what|which|when|where|why|how|whether|if)\b", rest, re.I) else "What is "
+
+
 def _kind(
     question: str,
     absent: Plain,
@@ -470,7 +492,9 @@ def _kind(
     currency: str | None,
     kind_words: list[str],
 ) -> ValueKind:
-    """The kind of value the question asks for, from its instructions and its question words."""
+    """The kind of value the question asks for, from its instructions and its question words (an imperative
+    read as the question it stands for: "Tell me the auditor" as "What is the auditor")."""
+    question = _IMPERATIVE.sub(_as_asked, question, count=1)
     if comparison is not None:
         return "name"
     if isinstance(absent, bool):

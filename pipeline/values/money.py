@@ -61,7 +61,27 @@ _WORDS: dict[str, str] = {
     "rmb": "CNY",
     "yuan": "CNY",
     "swiss francs": "CHF",
+    "swiss franc": "CHF",
     "francs": "CHF",
+    "us dollar": "USD",
+    "u.s. dollar": "USD",
+    "united states dollars": "USD",
+    "japanese yen": "JPY",
+    "british pounds": "GBP",
+    "chinese yuan": "CNY",
+    "canadian dollars": "CAD",
+    "australian dollars": "AUD",
+    "hong kong dollars": "HKD",
+    "singapore dollars": "SGD",
+    "new zealand dollars": "NZD",
+    "indian rupees": "INR",
+    "swedish kronor": "SEK",
+    "norwegian kroner": "NOK",
+    "danish kroner": "DKK",
+    "brazilian reais": "BRL",
+    "mexican pesos": "MXN",
+    "south african rand": "ZAR",
+    "korean won": "KRW",
     "rupees": "INR",
     "won": "KRW",
     "kronor": "SEK",
@@ -122,6 +142,11 @@ _PREFIX_SCALES.update({"mio": "million", "mrd": "billion"})
 def currency_sign(code: str | None) -> str:
     """The sign reports write for a currency ("€" for EUR), "" when it has none of its own."""
     return next((sign for sign, c in _SIGNS if c == code and len(sign) == 1), "")
+
+
+def money_spans(text: str) -> list[tuple[int, int, str | None]]:
+    """(start, end, ISO code) of every currency `text` names by sign, code or word."""
+    return [(m.start(), m.end(), _code(m.group(0))) for m in re.finditer(_MONEY, text, re.IGNORECASE)]
 
 
 def currency_of(text: str) -> str | None:

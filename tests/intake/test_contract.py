@@ -266,3 +266,71 @@ def test_a_question_asking_which_named_entity_ranks_first_is_a_comparison(
 )
 def test_other_questions_naming_entities_are_no_comparison(question: str, entities: list[tuple[str, str]]) -> None:
     assert entity_comparison(question, entities, frozenset({"lease", "property"})) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "proper", "currency", "scale"),
+    [
+        (
+            "Give the PP&E of Acme at December 31, 2023, stated in millions of Swiss francs.",
+            "Give the PP&E of Acme at December 31, 2023.",
+            "CHF",
+            "million",
+        ),
+        (
+            "In Japanese yen (millions), how much goodwill did Acme report?",
+            "How much goodwill did Acme report?",
+            "JPY",
+            "million",
+        ),
+        (
+            "What were Acme's short-term liabilities at year end, in US dollars?",
+            "What were Acme's short-term liabilities at year end?",
+            "USD",
+            None,
+        ),
+        (
+            "What were Acme's earnings? State the amount in millions of US dollars.",
+            "What were Acme's earnings?",
+            "USD",
+            "million",
+        ),
+    ],
+)
+def test_a_piece_naming_only_a_currency_and_scale_is_a_format_instruction_in_any_words(
+    question: str, proper: str, currency: str, scale: str | None
+) -> None:
+    c = read_contract(question)
+    assert (c.question, c.currency, c.scale) == (proper, currency, scale)
+
+
+def test_a_currency_that_is_the_subject_of_the_question_stays_in_it() -> None:
+    c = read_contract("How much revenue did Acme earn in euros and in dollars?")
+    assert "euros" in c.question and c.currency is None
+
+
+@pytest.mark.parametrize(
+    ("question", "absent"),
+    [
+        ("How much goodwill did Acme report? If the filing has no such figure, answer N/A.", "N/A"),
+        ("Did Acme buy other companies? Answer False if the filing says nothing about it.", False),
+        ("What was Acme's goodwill? State it in USD millions, or 'N/A' when the filing does not report it.", "N/A"),
+    ],
+)
+def test_an_unquoted_absent_value_in_a_clause_saying_the_value_may_be_missing_is_an_instruction(
+    question: str, absent: object
+) -> None:
+    c = read_contract(question)
+    assert c.absent == absent and "N/A" not in c.question and "False" not in c.question
+
+
+def test_true_or_false_leading_a_statement_is_no_absent_value_of_its_own() -> None:
+    c = read_contract(
+        "True or False: Acme paid dividends in the period. If the report is silent on this, answer False."
+    )
+    assert c.kind == "boolean" and c.absent is False and c.question.strip()
+
+
+def test_a_request_is_read_as_the_question_it_stands_for() -> None:
+    assert read_contract("Give Acme's total assets at the end of 2023.").kind == "number"
+    assert read_contract("Tell me who audited Acme's statements.").kind == "name"
