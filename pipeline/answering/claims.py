@@ -67,6 +67,8 @@ _NO_BEFORE = re.compile(r"\bno\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
 # A table cell as the sentences carry it: a figure or a dash, and the caption of its column in brackets
 # ("| — (Total Number of Shares Purchased)", "| (8) (Common Stock Outstanding Shares)").
 _CELL = re.compile(r"^\s*(?:[-−–—]+|[$€£]?\s*\(?[-−–]?\s*[$€£]?\d[\d,./]*\)?%?)\s*(?:\([^)]*\)?)?")
+# Two words joined by "or": alternatives, either of which names the event.
+_OR_PAIR = re.compile(r"\b([a-z][\w-]+)\s+or\s+([a-z][\w-]+)\b", re.IGNORECASE)
 # Best-ranked sentences read.
 READ = 24
 
@@ -87,7 +89,14 @@ def claim_terms(asked: str, generic: AbstractSet[str] = frozenset()) -> tuple[st
     repurchase)."""
     event = _BUY_BACK.sub("repurchase", _WHEN.split(asked, maxsplit=1)[0])
     framing = framing_stems(generic)
-    return tuple(t for t in metric_terms(event, frozenset(generic)) if t not in _FRAMING and t not in framing)
+    terms = [t for t in metric_terms(event, frozenset(generic)) if t not in _FRAMING and t not in framing]
+    # "mergers or acquisitions": either one states it, so the two are one term ("merger|acquisit")
+    for first, second in _OR_PAIR.findall(event):
+        a, b = next(iter(bm25_tokens(first)), ""), next(iter(bm25_tokens(second)), "")
+        if a in terms and b in terms and a != b:
+            terms[terms.index(a)] = f"{a}|{b}"
+            terms.remove(b)
+    return tuple(terms)
 
 
 def event_verbs(asked: str) -> frozenset[str]:
@@ -155,19 +164,33 @@ def negated(text: str, terms: Sequence[str] = ()) -> bool:
     return any(held_terms(m.group(1), frozenset(terms)) for m in _NO_BEFORE.finditer(text))
 
 
+def held_share(text: str, terms: Sequence[str]) -> float:
+    """The share of `terms` that `text` holds; a term of alternatives ("merger|acquisit") is held when one is."""
+    if not terms:
+        return 0.0
+    words = frozenset(w for t in terms for w in t.split("|"))
+    held = held_terms(text, words)
+    return sum(1 for t in terms if any(w in held for w in t.split("|"))) / len(terms)
+
+
+def plain_terms(terms: Sequence[str]) -> list[str]:
+    """`terms` with each term of alternatives ("merger|acquisit") as its words."""
+    return [w for t in terms for w in t.split("|")]
+
+
 def states(text: str, terms: Sequence[str]) -> float:
     """The share of `terms` that `text` holds, when it says them as a fact (0 when negated or hypothetical)."""
-    if not terms or negated(text, terms) or _HYPOTHETICAL.search(text):
+    if not terms or negated(text, plain_terms(terms)) or _HYPOTHETICAL.search(text):
         return 0.0
-    return len(held_terms(text, frozenset(terms))) / len(terms)
+    return held_share(text, terms)
 
 
 def denies(text: str, terms: Sequence[str]) -> float:
     """The share of `terms` that `text` holds when it says, as a fact, that the event did not happen ("the
     energiser has not been replaced"); 0 otherwise."""
-    if not terms or not negated(text, terms) or _HYPOTHETICAL.search(text):
+    if not terms or not negated(text, plain_terms(terms)) or _HYPOTHETICAL.search(text):
         return 0.0
-    return len(held_terms(text, frozenset(terms))) / len(terms)
+    return held_share(text, terms)
 
 
 def stated_claim(

@@ -50,6 +50,12 @@ _CONJUNCTIONS = frozenset({"and", "or", "but", "nor"})
 _FRAMES = frozenset(
     "allowed permitted able entitled free required obliged obligated bound expected supposed going".split()
 )
+# Verbs that say a report speaks of the event ("Did Acme mention any mergers?", "announce a buyback plan"): what
+# the report calls the event is its object, and a statement of the event need not write the verb.
+_REPORTING = frozenset(
+    "mention mentioned report reported announce announced disclose disclosed state stated note noted say said"
+    " describe described discuss discussed indicate indicated reveal revealed highlight highlighted".split()
+)
 # A predicate that only says whether its subject may happen ("Is subletting allowed?"): the subject is the event.
 _PERMISSION_PREDICATES = frozenset({"allowed", "permitted", "possible", "permissible", "prohibited", "forbidden"})
 _NEGATORS = frozenset({"not", "no", "never", "none", "neither", "nor", "without", "cannot", "nothing"})
@@ -85,6 +91,8 @@ class AskedEvent:
     negated: bool = False
     possible: bool = False
     conditional: bool = False
+    # other heads the object names as alternatives ("mergers or acquisitions": merger beside acquisit)
+    alternatives: tuple[str, ...] = ()
 
 
 def _stem(word: str) -> str | None:
@@ -113,7 +121,15 @@ def asked_event(question: str) -> AskedEvent:
     if start is None:
         return AskedEvent(None, None, absent, negated, possible, conditional)
     verb, head = _verb_and_object(words, lower, start)
-    return AskedEvent(verb, head, absent, negated, possible, conditional)
+    after = lower.index(lower[start]) if start is not None else 0
+    alternatives = tuple(
+        stem
+        for i, w in enumerate(lower[after:-1], start=after)
+        if lower[i + 1] == "or" and _content(w) and (stem := _stem(w)) is not None and stem not in (head, verb)
+    )
+    # a compound's other words name the event too ("a share buyback plan": the buyback, not only the plan)
+    alternatives += tuple(s for s in _compound(lower, head) if s not in alternatives)
+    return AskedEvent(verb, head, absent, negated, possible, conditional, alternatives=alternatives)
 
 
 def _next_content(lower: Sequence[str], i: int) -> str | None:
@@ -140,6 +156,8 @@ def _verb_and_object(words: Sequence[str], lower: Sequence[str], start: int) -> 
         return (_stem(predicate) if _content(predicate) else None), _stem(subject or "")
     if i >= len(lower) or not _content(lower[i]) or lower[i] in _PREPOSITIONS:
         return None, None
+    if lower[i] in _REPORTING:  # "did Acme mention any mergers": the mergers are the event
+        return None, _stem(_noun_head(lower, i + 1) or "")
     verb = _stem(lower[i])
     i += 1
     if i < len(lower) and lower[i] in _PREPOSITIONS and lower[i] not in ("without", "to"):  # "pay for electricity"
@@ -169,6 +187,31 @@ def _subject(words: Sequence[str], lower: Sequence[str], i: int) -> tuple[int, s
     return i, head
 
 
+def _compound(lower: Sequence[str], head: str | None) -> tuple[str, ...]:
+    """The stems of the content words just before the object's head in the question ("share buyback" before
+    "plan"), up to a determiner, a preposition or an auxiliary."""
+    if head is None:
+        return ()
+    at = next((i for i, w in enumerate(lower) if _stem(w) == head), None)
+    found: list[str] = []
+    i = (at or 0) - 1
+    while at is not None and i >= 0 and _content(lower[i]) and lower[i] not in _PREPOSITIONS | _AUXILIARIES:
+        if (stem := _stem(lower[i])) is not None and lower[i] not in _CONJUNCTIONS and lower[i] not in _REPORTING:
+            found.append(stem)
+        i -= 1
+    # "changes to its dividend policy", "new ESG initiatives in ...": what the head is of names the event too
+    j = (at or 0) + 1
+    if at is not None and j < len(lower) and lower[j] in ("to", "of", "in"):
+        j += 1
+        while j < len(lower) and lower[j] in _DETERMINERS:
+            j += 1
+        while j < len(lower) and _content(lower[j]) and lower[j] not in _PREPOSITIONS | _CONJUNCTIONS:
+            if (stem := _stem(lower[j])) is not None:
+                found.append(stem)
+            j += 1
+    return tuple(found)
+
+
 def _noun_head(lower: Sequence[str], i: int) -> str | None:
     """The last content word of the noun phrase from `i` (past its determiners), up to a preposition: "any share
     buybacks during" -> "buybacks", "audit or inspection rights in" -> "rights"; None when none."""
@@ -187,9 +230,10 @@ def yes_refused(question: str, statement: str) -> str | None:
     event = asked_event(question)
     words = [w.casefold() for w in _WORD.findall(statement)]
     text = " ".join(words)
-    for part, stem in (("verb", event.verb), ("object", event.object)):
-        if stem is not None and not held_terms(text, frozenset({stem})):
-            return f"the statement does not hold the event's {part} ({stem})"
+    for part, stems in (("verb", (event.verb,)), ("object", (event.object, *event.alternatives))):
+        wanted = frozenset(s for s in stems if s is not None)
+        if stems[0] is not None and not held_terms(text, wanted):
+            return f"the statement does not hold the event's {part} ({stems[0]})"
     for stem in event.absent:
         if not _negated_at(words, stem):
             return f"the question asks for it without {stem}; the statement does not say so"

@@ -48,6 +48,7 @@ from pipeline.answering.lines import (
 )
 from pipeline.answering.sentences import OfferedSentence, numbered, table_rows
 from pipeline.answering.spans import scale_note
+from pipeline.answering.titles import asks_titles
 from pipeline.answering.typed_answers import line_currency, states_figure
 from pipeline.errors import ArithmeticRefused, LMFailure
 from pipeline.guards.citations import CitedSource
@@ -173,7 +174,9 @@ class AnswerStep:
             elif kind in ("names", "name", "text"):
                 avoid = frozenset(re.findall(r"[0-9a-z]+", normalise(item.sub_question)))
                 query = queries[item.index]
-                if kind == "names":
+                if asks_titles(item.sub_question, contract.instructions if contract else ()):
+                    read = typed.titles(item, contract, hits, kept[item.index], scopes[item.index])
+                elif kind == "names":
                     read = typed.names(item, contract, hits, kept[item.index], scopes[item.index], query, avoid)
                 else:
                     read = typed.one_name(

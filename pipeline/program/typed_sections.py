@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from pipeline.answering.claims import READ, claim_terms, event_nouns, event_verbs, stated_claim
+from pipeline.answering.claims import READ, claim_terms, event_nouns, event_verbs, plain_terms, stated_claim
 from pipeline.answering.compute import MARGIN_FROM_COSTS, computed_figure, expression_for, margin_from_costs
 from pipeline.answering.figure_answers import (
     FIRST_ID,
@@ -38,6 +38,7 @@ from pipeline.answering.name_lists import (
 )
 from pipeline.answering.sentences import OfferedSentence, offered_sentences
 from pipeline.answering.spans import scale_note
+from pipeline.answering.titles import changed_titles
 from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
@@ -46,6 +47,13 @@ from pipeline.intake.contract import Contract
 from pipeline.program.trace import LineTrace
 from pipeline.types import ChunkHit, SourceRef
 from pipeline.values.typed import Plain, TypedValue, ValueKind
+
+# What a search for statements of a change of office looks for, and how many chunks it reads.
+TITLES_QUERY = (
+    "appointed named elected promoted joined resigned retired stepped down succeeded as Chief Executive Officer "
+    "Chief Financial Officer President Chairman Director"
+)
+TITLES_CHUNKS = 12
 
 Read = tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]]
 # How well a row's label must name a yes/no question's event (its verb held): "Dividends declared" for "were
@@ -171,7 +179,7 @@ class TypedSections:
         row = self._event_row(item, asked, contract, hits, kept, allowed)
         shown = None if row is None else row_statement(row[0].row.label, row[0].cell.text, row[0].cell.header)
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
-        offered = candidates(shown, sentences, claim_terms(asked, self.generic))
+        offered = candidates(shown, sentences, plain_terms(claim_terms(asked, self.generic)))
         decision = judge(offered, ask)
         traced = _traced("judge:lm", decision.summary(offered))
         if decision.floor is not None:
@@ -207,7 +215,7 @@ class TypedSections:
     ) -> tuple[Figure, GuardedSection] | None:
         """The table row whose label names a yes/no question's event (its verb held), with its section as the
         guards let it through; None when no row names it or the guards refuse it."""
-        terms = claim_terms(asked, self.generic)
+        terms = tuple(plain_terms(claim_terms(asked, self.generic)))
         if self.tables is None or not terms or not hits:
             return None
         ask = replace(
@@ -247,6 +255,35 @@ class TypedSections:
                 return read
         reason = f"no name found in the {min(len(sentences), NAMES_READ)} sentences read"
         return not_found(reason), absent("names", contract, reason), _traced("names:none", None)
+
+    def titles(
+        self,
+        item: SectionInputs,
+        contract: Contract | None,
+        hits: Sequence[ChunkHit],
+        kept: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+    ) -> Read:
+        """Which positions changed (pipeline.answering.titles): the titles of the statements of appointment and
+        departure in scope, each resting on its sentence; the question's absent value when none is found."""
+        searched = list(hits)
+        if self.tables is not None and hasattr(self.tables, "search_chunks"):
+            documents = sorted(allowed) if allowed is not None else None
+            searched += self.tables.search_chunks(TITLES_QUERY, k=TITLES_CHUNKS, document_ids=documents)
+        sentences = offered_sentences(searched, self.max_chunk_chars, TITLES_QUERY)
+        owners = [
+            n for h in searched[:1] for n in (self.tables.owner_names(h.chunk.document_id) if self.tables else ())
+        ]
+        found = changed_titles(sentences, owners)
+        if found:
+            evidence = list({id(f.sentence): f.sentence for f in found}.values())[:3]
+            names = [f.title for f in found if f.sentence in evidence]
+            draft = Draft("; ".join(names), tuple(s.sentence_id for s in evidence), "extracted")
+            read = self._read(item, draft, evidence, [*kept, *searched], allowed, "names", names, "titles:sentences")
+            if read is not None:
+                return read
+        reason = "no statement of an appointment or a departure names a title"
+        return not_found(reason), absent("names", contract, reason), _traced("titles:none", None)
 
     def computed(
         self,
