@@ -437,12 +437,23 @@ def print_table(report: list[dict[str, Any]], sides: list[Side]) -> None:
 
 
 def markdown(report: list[dict[str, Any]]) -> str:
-    lines = ["| set | metric | n | head | base | head - base [95% CI] |", "| --- | --- | --- | --- | --- | --- |"]
-    for line in report:
-        name = f"**{line['metric']}**" if line["main"] else line["metric"]
+    """One row per set: its main metric (head, base, head - base with its CI), then false abstention, abstention
+    and invented answers on absent cases, wrong-entity citations and seconds per question, each head (base)."""
+    columns = ("false_abstention", "abstained_when_absent", "invented", "wrong_property_citations", "seconds")
+    lines = [
+        "| set (n) | main metric | head | base | head - base [95% CI] | false abstention | abstention when absent "
+        "| invented when absent | wrong-entity citations | s / question |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name in dict.fromkeys(r["set"] for r in report):
+        rows = {r["metric"]: r for r in report if r["set"] == name}
+        main = next(r for r in rows.values() if r["main"])
+        cells = [
+            f"{_number(rows[c]['head'], c)} ({_number(rows[c].get('base'), c)})" if c in rows else "-" for c in columns
+        ]
         lines.append(
-            f"| {line['set']} | {name} | {line['n']} | {_number(line['head'], line['metric'])} | "
-            f"{_number(line.get('base'), line['metric'])} | {_interval(line)} |"
+            f"| {name} ({main['n']}) | {main['metric']} | {_number(main['head'], '')} | "
+            f"{_number(main.get('base'), '')} | {_interval(main)} | {' | '.join(cells)} |"
         )
     return "\n".join(lines)
 

@@ -131,6 +131,11 @@ RULES = [
         "each on the scratch port, one at a time: a test never listens beyond 127.0.0.1",
         replace=((r"--host 0\.0\.0\.0", "--host 127.0.0.1"),),
     ),
+    Rule(
+        r"benchmarks/(?:scoreboard|paraphrases)\.py",
+        "skip",
+        "answers every set's held-out split (5-15 minutes on 2 cores); its parts are tested in tests/benchmarks",
+    ),
     Rule(r"^curl ", "shell"),
     Rule(r"scoperag evaluate .*--limit", reason="a sample of 4 examples", replace=((r"--limit \d+", "--limit 4"),)),
     Rule(r"scoperag evaluate ", reason="a sample of 4 examples", extra=("--limit", "4")),
