@@ -121,7 +121,7 @@ def split_format(question: str) -> tuple[str, FormatRequest | None]:
     body = _format_pieces(" ".join(question.split()), found)
     body = _FORMAT_SENTENCE.sub(take, body)
     body = _FORMAT_CLAUSE.sub(take, body)
-    # what taking them off left behind: "Banda Lane?, rounded ..." -> "Banda Lane?"
+    # what taking them off left behind: "the rent?, rounded ..." -> "the rent?"
     body = re.sub(r"([?!.])(?:\s*[.,;])+(?=\s|$)", r"\1", " ".join(body.split()))
     if not found or not body.strip(" ?.!"):
         return question, None
