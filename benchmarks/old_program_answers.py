@@ -15,9 +15,9 @@ stopped run goes on where it stopped. Two examples run at once (the embedded mod
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,12 @@ from pipeline.store import open_store
 
 
 def main() -> None:
-    index, traces, out = (Path(a) for a in sys.argv[1:4])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("index", type=Path, help="the demo index built by that version")
+    parser.add_argument("traces", type=Path, help="the labelled examples (JSONL) to answer")
+    parser.add_argument("out", type=Path, help="the JSONL file answers are appended to")
+    args = parser.parse_args()
+    index, traces, out = args.index, args.traces, args.out
     configure_dspy()
     store = open_store(index)
     fields = set(LabelledExample.model_fields)

@@ -31,7 +31,7 @@ from measure import log, table  # noqa: E402
 
 from pipeline.evaluation.examples import LabelledExample, load_example_set  # noqa: E402
 from pipeline.evaluation.labels import resolve_example  # noqa: E402
-from pipeline.intake.scope import allowed_document_ids  # noqa: E402
+from pipeline.intake.scope import question_scope  # noqa: E402
 from pipeline.program.events import Completed  # noqa: E402
 from pipeline.program.module import ScopedQA  # noqa: E402
 from pipeline.store import Store, open_store  # noqa: E402
@@ -59,6 +59,7 @@ def ask(store: Store, example: LabelledExample) -> dict[str, Any]:
     """One question through the whole program: seconds, LM calls, prompt tokens read, chunks shown, scope size."""
     program = ScopedQA(store)
     resolved = resolve_example(example, store)
+    allowed = question_scope(resolved.scope, store).allowed or frozenset(store.catalog.documents)
     read_before = READ["tokens"]
     started = time.perf_counter()
     last = None
@@ -74,11 +75,8 @@ def ask(store: Store, example: LabelledExample) -> dict[str, Any]:
         "lm_calls": trace.lm_calls,
         "prompt_tokens": READ["tokens"] - read_before,
         "chunks_shown": sum(len(sq.chunks) for sq in trace.sub_questions),
-        "scope_documents": len(allowed_document_ids(resolved.scope, store.entity_document_ids) or ()),
-        "scope_pages": sum(
-            store.catalog.documents[d].page_count
-            for d in allowed_document_ids(resolved.scope, store.entity_document_ids) or ()
-        ),
+        "scope_documents": len(allowed),
+        "scope_pages": sum(store.catalog.documents[d].page_count for d in allowed),
     }
 
 

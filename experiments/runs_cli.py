@@ -27,7 +27,8 @@ def register(commands: Commands) -> None:
         "--compare",
         nargs=2,
         metavar=("RUN_A", "RUN_B"),
-        help="B's compiled program minus A's, paired per example, with a 95%% bootstrap CI per case",
+        help="B's compiled program minus A's, paired per example, with a 95%% bootstrap CI per case (a run by its id "
+        "or a unique prefix, its name, or its config's name when one run has it)",
     )
     p.set_defaults(func=cmd_runs)
 
@@ -68,7 +69,9 @@ def register(commands: Commands) -> None:
         parents=[mlruns_option()],
         help="make these runs the reference runs shipped in the repository (mlruns/reference/), replacing the set",
     )
-    p.add_argument("run_ids", nargs="+", metavar="RUN", help="run ids or unique prefixes, as `scoperag runs` prints")
+    p.add_argument(
+        "run_ids", nargs="+", metavar="RUN", help="run ids or unique prefixes, as `scoperag runs` prints, or run names"
+    )
     p.add_argument("--out", help="where the set is written (default: reference/ under --mlruns)")
     p.set_defaults(func=cmd_reference)
 

@@ -262,35 +262,64 @@ RUN_ID_DIGITS = 32
 AMBIGUOUS_SHOWN = 10
 
 
+# A run name as jobs give them (`<config>-<config hash>-<UTC time>`) or a config's name: searched for as it is, so
+# nothing that could change the filter's meaning (a quote, a space) is accepted.
+RUN_NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,249}"
+
+
 def resolve_run_id(tracker: Tracker, ref: str) -> str:
-    """The full id of the one run whose id starts with `ref` (a whole id, or the 8 digits `scoperag runs`
-    prints); TrackingError when `ref` is no hex id, when no run matches, or naming every run an ambiguous
-    prefix matches."""
-    text = ref.strip().lower()
-    if not re.fullmatch(r"[0-9a-f]{1,32}", text):
-        raise TrackingError(f"{ref!r} is not a run id: give the hex digits `scoperag runs` prints (or more of them)")
-    if len(text) == RUN_ID_DIGITS:
-        return text
-    ids = find_experiment_ids(tracker)
-    found = (
-        list(
-            tracker.client.search_runs(
-                ids, filter_string=f"attributes.run_id LIKE '{text}%'", max_results=AMBIGUOUS_SHOWN + 1
-            )
-        )
-        if ids
-        else []
-    )
-    if not found:
+    """The full id of the one run `ref` names: its id or a unique prefix of it (the 8 digits `scoperag runs`
+    prints), else its name (`quick-decompose-sec-0fc2fc2a-20261128-023022`) or the name of its config when one run
+    has it (`quick-decompose-sec`, as the README names the reference runs); TrackingError when `ref` is neither, when
+    nothing matches, or naming every run an ambiguous prefix or name matches."""
+    text = ref.strip()
+    hex_id = text.lower()
+    is_hex = re.fullmatch(r"[0-9a-f]{1,32}", hex_id) is not None
+    if is_hex:
+        if len(hex_id) == RUN_ID_DIGITS:
+            return hex_id
+        found = _search(tracker, f"attributes.run_id LIKE '{hex_id}%'")
+        if len(found) > 1:
+            raise TrackingError(f"run id prefix {hex_id!r} matches several runs: {_listed(found)}; give more digits")
+        if found:
+            return str(found[0].info.run_id)
+    elif not re.fullmatch(RUN_NAME_PATTERN, text):
         raise TrackingError(
-            f"no run id starts with {text!r} in {tracker.uri}; list runs with `scoperag runs` "
-            "(or pass the right --mlruns or --tracking-uri)"
+            f"{ref!r} is not a run id or name: give the hex digits `scoperag runs` prints (or more of them), a run's "
+            "name or its config's"
         )
-    if len(found) > 1:
-        shown = "; ".join(f"{r.info.run_id} ({r.info.run_name})" for r in found[:AMBIGUOUS_SHOWN])
-        more = " and more" if len(found) > AMBIGUOUS_SHOWN else ""
-        raise TrackingError(f"run id prefix {text!r} matches several runs: {shown}{more}; give more digits")
-    return str(found[0].info.run_id)
+    for condition, words in (
+        (f"attributes.run_name = '{text}'", "named"),
+        (f"tags.`{TAG_CONFIG_NAME}` = '{text}'", "of config"),
+    ):
+        named = _search(tracker, condition)
+        if len(named) > 1:
+            raise TrackingError(f"{len(named)} runs {words} {text!r}: {_listed(named)}; give one's id")
+        if named:
+            return str(named[0].info.run_id)
+    missing = f"no run id starts with {hex_id!r} and no run or config is named so" if is_hex else ""
+    raise TrackingError(
+        f"{missing or f'no run or config is named {text!r}'} in {tracker.uri}; list runs with `scoperag runs` "
+        "(or pass the right --mlruns or --tracking-uri)"
+    )
+
+
+def _search(tracker: Tracker, filter_string: str) -> list[Any]:
+    """The runs of every experiment matching `filter_string` (at most AMBIGUOUS_SHOWN + 1, newest first)."""
+    ids = find_experiment_ids(tracker)
+    if not ids:
+        return []
+    return list(
+        tracker.client.search_runs(
+            ids, filter_string=filter_string, max_results=AMBIGUOUS_SHOWN + 1, order_by=["attributes.start_time DESC"]
+        )
+    )
+
+
+def _listed(runs: list[Any]) -> str:
+    """The runs an ambiguous name or prefix matches, by id and name."""
+    shown = "; ".join(f"{r.info.run_id} ({r.info.run_name})" for r in runs[:AMBIGUOUS_SHOWN])
+    return shown + (" and more" if len(runs) > AMBIGUOUS_SHOWN else "")
 
 
 def get_run(tracker: Tracker, run_id: str) -> Any:

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import functools
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,7 +138,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             finished = _evaluate_here(args, examples, store, program, lm, mode, settings.core, notices, eta, plan)
             if isinstance(finished, WorkStopped):
                 done = [finished.finished[i] for i in sorted(finished.finished)]
-                _show(args, examples, mode, done, stopped=True)  # type: ignore[arg-type]
+                try:
+                    _show(args, examples, mode, done, stopped=True)  # type: ignore[arg-type]
+                except (SystemExit, BrokenPipeError):  # Ctrl-C stopped `| tee` too: the files are written first
+                    stdout_to_devnull()
                 notices.print(
                     styled(
                         (f"stopped: {len(done)} of {finished.total} examples finished", "yellow"),
@@ -148,6 +152,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 return 130
             _show(args, examples, mode, finished)
     return 0
+
+
+def stdout_to_devnull() -> None:
+    """Whatever is printed from now on is dropped: the reader of stdout is gone (rich does the same on a broken
+    pipe; a plain print does not), so the interpreter's last flush does not fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def evaluation_eta(
@@ -330,6 +344,23 @@ def _show(
 
     frame = results_frame(results)
     table = per_case_table(frame)
+    # written before anything is printed: a terminal or pipe that is gone (Ctrl-C reached `| tee` too) loses no file
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out / f"examples-{mode}.csv", index=False)
+        table.to_csv(out / f"cases-{mode}.csv")
+        (out / f"cases-{mode}.json").write_text(table.to_json(orient="index", indent=2))
+        status = {
+            "mode": mode,
+            "complete": not stopped,
+            "examples_finished": len(results),
+            "examples_total": len(examples),
+            "note": f"partial: stopped by the user (Ctrl-C) after {len(results)} of {len(examples)} examples"
+            if stopped
+            else "every example",
+        }
+        (out / f"status-{mode}.json").write_text(json.dumps(status, indent=2) + "\n")
     count = f"{len(results)} of {len(examples)}" if stopped else str(len(examples))
     source = f" ({count} examples from {args.traces}{_split_words(args)}{'; partial: stopped' if stopped else ''})"
     output().print(styled("\n", (mode, "bold"), source), soft_wrap=True)
@@ -348,19 +379,3 @@ def _show(
     if len(failures):
         listed = ", ".join(f"{r.id}({r.case})" for r in failures.itertuples())
         output().print(styled((f"{len(failures)} failed:", "yellow"), f" {listed}"))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(out / f"examples-{mode}.csv", index=False)
-        table.to_csv(out / f"cases-{mode}.csv")
-        (out / f"cases-{mode}.json").write_text(table.to_json(orient="index", indent=2))
-        status = {
-            "mode": mode,
-            "complete": not stopped,
-            "examples_finished": len(results),
-            "examples_total": len(examples),
-            "note": f"partial: stopped by the user (Ctrl-C) after {len(results)} of {len(examples)} examples"
-            if stopped
-            else "every example",
-        }
-        (out / f"status-{mode}.json").write_text(json.dumps(status, indent=2) + "\n")

@@ -103,10 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """The console script: `main`, then exit without a garbage collection over every object the imported
     libraries made (LiteLLM, DSPy, pandas: ~1-4 s on a busy machine, so a command that said it stopped or
-    finished would linger). Objects are still finalised and atexit handlers still run, unless work stopped by
-    the user is still inside a call: the interpreter is then left at once (finalising it around the embedded
-    model's running C code crashes it), the same when the command failed; what finished was written and is
-    flushed first."""
+    finished would linger). Whichever way the command ends (done, failed, stopped by Ctrl-C, its output's reader
+    gone), an embedded model it loaded is shut down first, while the interpreter is whole: a process that exits
+    with llama.cpp still decoding crashes in its C++ teardown (exit 139). Objects are still finalised and atexit
+    handlers still run, unless work stopped by the user is still inside a call: the interpreter is then left at
+    once, the same when the command failed; what finished was written and is flushed first."""
     import gc
     import os
     import threading
@@ -119,18 +120,45 @@ def run() -> None:
 
     try:
         code = main()
-    except Exception:
+    except BaseException as exc:  # also argparse's and rich's SystemExit (the reader of stdout gone) and Ctrl-C
+        shut_down_models(quiet=abandoned())
         if not abandoned():
             raise
-        # A failure while stopped work is still inside a call: reported, then the same quick exit as below.
-        traceback.print_exc()
-        code = 1
+        # Ended while stopped work is still inside a call: reported, then the same quick exit as below.
+        if isinstance(exc, SystemExit):
+            code = exc.code if isinstance(exc.code, int) else 1
+        elif isinstance(exc, KeyboardInterrupt):
+            code = 130
+        else:
+            traceback.print_exc()
+            code = 1
+    shut_down_models(quiet=abandoned())
     if abandoned():
-        sys.stdout.flush()
-        sys.stderr.flush()
+        flush_quietly()
         os._exit(code)
     gc.freeze()
     sys.exit(code)
+
+
+def shut_down_models(*, quiet: bool = False) -> None:
+    """Every embedded model this process loaded, shut down (pipeline.program.lm.engine.release_models); a
+    process that never imported the engine loaded none and imports nothing here. `quiet`: the work was stopped
+    and said so, and the calls the shutdown cuts would only log their failure after it."""
+    engine = sys.modules.get("pipeline.program.lm.engine")
+    if engine is None:
+        return
+    if quiet:
+        logging.disable(logging.CRITICAL)
+    engine.release_models()
+
+
+def flush_quietly() -> None:
+    """stdout and stderr flushed, whatever their reader did (a pipe whose reader is gone raises)."""
+    import contextlib
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe; a stream already closed
+            stream.flush()
 
 
 if __name__ == "__main__":

@@ -97,9 +97,23 @@ def register(commands: Commands) -> None:
         "--key-file",
         default=".scoperag/lm-serve.key",
         help="where the API key is written for clients, readable by you alone (default: %(default)s; "
-        "$SCOPERAG_LM_KEY sets the key)",
+        "$SCOPERAG_LM_KEY sets the key); the clients' settings (the embedded model's time bounds) beside it, .toml",
     )
     p.set_defaults(func=cmd_lm_serve)
+
+
+# What `lm-serve` writes beside its key for its clients (`--settings`): the embedded model's time bounds, the ones
+# experiments/settings/lm-steps.toml sets, since a question through it takes minutes on 2 cores (docs/results.md)
+# and the default bound of 120 s stopped the README's own example. Steps are left to the program that runs.
+CLIENT_SETTINGS = """\
+# Written by `scoperag lm-serve` for its clients (scoperag ask --settings THIS_FILE --lm URL): the embedded model
+# takes minutes per question on 2 cores (docs/results.md), longer than the default bound of 120 s.
+[question]
+seconds = 900
+
+[lm_requests]
+timeout_seconds = 900
+"""
 
 
 def served_model(text: str) -> LMSpec:
@@ -187,7 +201,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_lm_serve(args: argparse.Namespace) -> int:
-    """The embedded model on llama.cpp's own OpenAI-compatible server until Ctrl-C; its key written to a file."""
+    """The embedded model on llama.cpp's own OpenAI-compatible server until Ctrl-C; its key written to a file, and
+    beside it (same name, .toml) the settings its clients pass for the embedded model's time bounds."""
     import os
     import secrets
     import threading
@@ -202,6 +217,8 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
     key_file = Path(args.key_file)
     write_file_atomic(key_file, key.encode())
     key_file.chmod(0o600)
+    client_settings = key_file.with_suffix(".toml")
+    write_file_atomic(client_settings, CLIENT_SETTINGS.encode())
     if args.host not in LOOPBACK_NAMES:
         print(
             f"warning: {args.host} is reachable from other machines: anyone holding the key may use the model",
@@ -224,7 +241,8 @@ def cmd_lm_serve(args: argparse.Namespace) -> int:
     runs = client_program(spec.value)
     print(
         f"serving {lm_words(spec.value)} on {url} (OpenAI-compatible, {args.parallel} requests at once); its key is "
-        f'in {key_file}\nclients: {variable}=$(cat {key_file}) scoperag ask "..." --lm {url}{runs}   '
+        f'in {key_file}\nclients: {variable}=$(cat {key_file}) scoperag ask "..." --settings {client_settings} '
+        f"--lm {url}{runs}   "
         "(Ctrl-C stops it)",
         file=sys.stderr,
         flush=True,

@@ -77,7 +77,10 @@ def save_export(
             "lm": lm_name,
         },
         "config": {
-            "settings": settings.model_dump(mode="json"),
+            # The program's own settings are recorded once, under "program": the ones it runs (which way each step
+            # runs, thresholds, sizes). A job's settings may say otherwise (a stage job runs its stage's step by
+            # the LM to compile it, and the export may then run the floor that won): two records disagreed.
+            "settings": settings.model_dump(mode="json", exclude={"program"}),
             "program": program.settings.program.model_dump(mode="json"),
             "experiment": dict(experiment_config),
         },

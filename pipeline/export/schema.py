@@ -74,8 +74,10 @@ class Versions(StrictJson):
 
 
 class ExportConfig(StrictJson):
-    """The full configuration the program was compiled under, as recorded. Each section is also held to its
-    own schema (`validate.validate_manifest`): Settings, ProgramSettings and the ExperimentRecord."""
+    """The full configuration the program was compiled under, as recorded: the settings without their program
+    section (an export written before it was left out holds one, which nothing reads), the program's own
+    settings, recorded once and the ones it runs, and the job. Each section is also held to its own schema
+    (`validate.validate_manifest`): Settings, ProgramSettings and the ExperimentRecord."""
 
     settings: dict[str, JsonValue]
     program: dict[str, JsonValue]

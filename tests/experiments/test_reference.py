@@ -225,6 +225,16 @@ def test_the_reference_runs_in_the_repository_list_compare_and_export_from_a_fre
         runs = exported_way(record.tags)
         assert f"{side}: {record.tags[TAG_CONFIG_NAME]}: scored its compiled candidate" in said
         assert f"its exported program runs {runs}" in said
+    # as the README writes it: the pair by its configs' names, and a run by its own name
+    names = {r.tags[TAG_CONFIG_NAME]: r for r in records}
+    assert (
+        main(["runs", "--compare", "quick-decompose-sec", "quick-decompose-sec-2demos", "--mlruns", str(mlruns)]) == 0
+    )
+    said = " ".join(capsys.readouterr().err.split())
+    first, second = names["quick-decompose-sec"], names["quick-decompose-sec-2demos"]
+    assert f"run {second.run_id} (B) - run {first.run_id} (A)" in said
+    assert main(["runs", "--compare", first.run_name, second.run_id[:8], "--mlruns", str(mlruns)]) == 0
+    capsys.readouterr()
     other = next(r for r in measures if measures[r][0] != measures[a][0])
     assert main(["runs", "--compare", a[:8], other[:8], "--mlruns", str(mlruns)]) == 2
     said = " ".join(capsys.readouterr().err.split())

@@ -1,5 +1,6 @@
 """Run ids as `scoperag runs` prints them (8 digits) work wherever a run is named: a unique prefix resolves to
-its run; an ambiguous one names every run it matches; anything else says what to give. (Export, compare and
+its run; an ambiguous one names every run it matches; a run's name or its config's name (when one run has it) does
+too; anything else says what to give. (Export, compare and
 champion by a short id: tests/experiments/test_experiments.py.)"""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.tracking import experiment_id, open_tracker, resolve_run_id, start_run
+from experiments.tracking import TAG_CONFIG_NAME, experiment_id, open_tracker, resolve_run_id, start_run
 from pipeline.errors import TrackingError
 from tests.experiments.test_experiments import fresh_mlruns
 
@@ -34,5 +35,25 @@ def test_a_unique_prefix_resolves_and_an_ambiguous_one_names_its_runs(tmp_path: 
     assert "give more digits" in said
     with pytest.raises(TrackingError, match="no run id starts with"):
         resolve_run_id(tracker, next(d for d in "0123456789abcdef" if not any(i.startswith(d) for i in ids)))
-    with pytest.raises(TrackingError, match="is not a run id"):
+    with pytest.raises(TrackingError, match="is not a run id or name"):
         resolve_run_id(tracker, "d58e82ac' OR 1=1")
+
+
+def test_a_run_is_named_by_its_name_or_its_configs_and_a_name_two_runs_share_lists_them(
+    tmp_path: Path, mlflow_template: Path
+) -> None:
+    tracker = open_tracker(fresh_mlruns(mlflow_template, tmp_path / "mlruns"))
+    experiment = experiment_id(tracker, "names")
+    once = start_run(tracker, experiment, "quick-score-1a2b3c4d-20261128-023022", {TAG_CONFIG_NAME: "quick-score"})
+    twice = [start_run(tracker, experiment, f"quick-answer-{i}", {TAG_CONFIG_NAME: "quick-answer"}) for i in range(2)]
+    assert resolve_run_id(tracker, "quick-score-1a2b3c4d-20261128-023022") == once
+    assert resolve_run_id(tracker, "quick-score") == once
+    assert resolve_run_id(tracker, " quick-answer-1 ") == twice[1]
+    with pytest.raises(TrackingError, match="2 runs of config 'quick-answer'") as info:
+        resolve_run_id(tracker, "quick-answer")
+    assert all(run_id in str(info.value) for run_id in twice) and "give one's id" in str(info.value)
+    with pytest.raises(TrackingError, match="no run or config is named 'quick-decompose'"):
+        resolve_run_id(tracker, "quick-decompose")
+    for hostile in ("quick-score' OR 1=1", "a b", "-x", "x" * 251):
+        with pytest.raises(TrackingError, match="is not a run id or name"):
+            resolve_run_id(tracker, hostile)

@@ -219,7 +219,7 @@ def test_output_budgets_for_steps_that_do_not_exist_are_refused() -> None:
 def test_every_number_of_the_manifest_has_bounds() -> None:
     manifest = _manifest()
     places = list(_numbers(manifest))
-    assert len(places) >= 100  # settings, program settings, the experiment record, scores, file sizes
+    assert len(places) >= 80  # settings, program settings, the experiment record, scores, file sizes
     for place in places:
         for outside in (-(10**15), 10**15):
             edited = copy.deepcopy(manifest)

@@ -3,6 +3,7 @@ else the shipped one, else uncompiled (a test per branch), and the first line th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dspy
@@ -335,6 +336,37 @@ def test_the_shipped_program_loads_strictly_and_was_compiled_for_the_embedded_mo
     # a step the export records no choice for (the judge came later) runs its default, the floor
     defaults = {"judge": "claims", "choose": "span"}
     assert choice.program.settings.program.steps.model_dump() == {**defaults, **manifest_steps}
+
+
+def _steps_records(value: object) -> list[object]:
+    """Every "steps" object anywhere in a manifest."""
+    if isinstance(value, dict):
+        found = [value["steps"]] if "steps" in value else []
+        return found + [r for v in value.values() for r in _steps_records(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _steps_records(v)]
+    return []
+
+
+@pytest.mark.parametrize("shipped", [SHIPPED_PROGRAM, SHIPPED_PROGRAMS["1.5b"]], ids=["0.5b", "1.5b"])
+def test_a_shipped_manifest_records_its_steps_once_the_way_the_program_runs_them(
+    demo_store: Store, shipped: Path
+) -> None:
+    # It also held the job's settings, whose steps (answer, abstain, compute by the LM) the program never ran.
+    manifest = json.loads((shipped / "manifest.json").read_text(encoding="utf-8"))
+    assert _steps_records(manifest) == [manifest["config"]["program"]["steps"]]
+    choice = choose_program(demo_store, None, None, shipped=shipped)
+    runs = choice.program.settings.program.steps.model_dump()
+    assert {step: runs[step] for step in manifest["config"]["program"]["steps"]} == manifest["config"]["program"][
+        "steps"
+    ]
+
+
+def test_a_routed_export_records_its_steps_once(demo_store: Store, tmp_path: Path) -> None:
+    write_routed(SHIPPED_PROGRAM, demo_store, {"choose": "lm"}, tmp_path / "r", lm_name="embedded:1.5b", measured="x")
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text(encoding="utf-8"))
+    assert _steps_records(manifest) == [manifest["config"]["program"]["steps"]]
+    assert manifest["config"]["program"]["steps"]["choose"] == "lm"
 
 
 @pytest.mark.parametrize(

@@ -134,7 +134,8 @@ def test_manifest_records_versions_config_scores_and_hashes(export_dir: Path) ->
     assert manifest["format"] == "scoperag-program/v3"
     assert manifest["versions"]["dspy"] == dspy.__version__
     assert manifest["versions"]["lm"] == "embedded:qwen2.5-coder-0.5b"
-    assert manifest["config"]["settings"] == Settings().model_dump(mode="json")
+    # the program's settings once, under "program" (the ones it runs), not also inside the job's settings
+    assert manifest["config"]["settings"] == Settings().model_dump(mode="json", exclude={"program"})
     assert manifest["config"]["experiment"] == {"optimizer": "labeled_few_shot", "seed": 2}
     assert manifest["config"]["program"]["relevance_threshold"] == 5.0
     assert manifest["scores"] == SCORES

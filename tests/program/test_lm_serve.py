@@ -16,6 +16,7 @@ import pytest
 
 from pipeline.errors import ModelError
 from pipeline.program.lm.engine import LoadOptions, server_params
+from pipeline.settings import Settings, load_settings
 from pipeline.store import Store
 from tests.support.compromised_server import CooperativeLM, openai_compatible_server
 from tests.support.serve_process import free_port, scoperag_command, stop_process
@@ -189,6 +190,12 @@ def test_lm_serve_writes_its_key_for_clients_alone_and_says_how_to_use_it(
     said = " ".join(capsys.readouterr().err.split())
     assert "serving the embedded model on http://127.0.0.1:8123/v1" in said
     assert f"SCOPERAG_LM_KEY=$(cat {key_file}) scoperag ask" in said and "stopped" in said
+    # the clients' settings beside the key: the embedded model's bounds, not the default 120 s, and no step changed
+    client_settings = key_file.with_suffix(".toml")
+    assert f'scoperag ask "..." --settings {client_settings} --lm http://127.0.0.1:8123/v1' in said
+    settings = load_settings(client_settings)
+    assert settings.question.seconds == 900 and settings.lm_requests.timeout_seconds == 900
+    assert settings.program.steps == Settings().program.steps
     monkeypatch.setenv("SCOPERAG_LM_KEY", "chosen")
     assert main(["lm-serve", "--port", "8124", "--key-file", str(key_file), "--host", "0.0.0.0"]) == 0
     assert key_file.read_text() == "chosen" == started["key"]

@@ -352,6 +352,20 @@ def test_the_committed_set_is_valid_and_its_test_split_holds_enough_answerable_q
         assert answers[True] == answers[False] > 0
 
 
+def test_an_exchange_dei_names_nasdaq_is_right_as_the_cover_prints_it(committed: list[LabelledExample]) -> None:
+    # MARA's and RIOT's covers print "The Nasdaq Capital Market" where their dei:SecurityExchangeName says NASDAQ
+    from pipeline.evaluation.value_metrics import value_correct
+    from pipeline.values.typed import TypedValue
+
+    assert "The Nasdaq Capital Market" in questions_module.name_aliases("Nasdaq")
+    nasdaq = [e for e in committed if e.expected_value is not None and e.expected_value.value == ["Nasdaq"]]
+    assert {c for e in nasdaq for c in _companies(e)} == {"MARA", "RIOT"}
+    for example in nasdaq:
+        for printed in ("The Nasdaq Capital Market", "Nasdaq Capital Market", "Nasdaq"):
+            assert value_correct(example.expected_value, TypedValue(kind="names", value=[printed])) == 1.0  # type: ignore[arg-type]
+        assert value_correct(example.expected_value, TypedValue(kind="names", value=["NYSE"])) == 0.0  # type: ignore[arg-type]
+
+
 def test_no_company_is_in_two_splits_and_a_comparison_stays_in_its_own(committed: list[LabelledExample]) -> None:
     seen: dict[str, set[str]] = {s: set() for s in SPLITS}
     splits = edgar.split_of_groups()

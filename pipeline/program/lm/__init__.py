@@ -1,6 +1,14 @@
 """The LM behind DSPy programs: an embedded llama.cpp model shipped in Python packages, or any remote one."""
 
-from pipeline.program.lm.engine import AsyncEmbeddedEngine, EmbeddedEngine, LoadOptions, LocalModel, load_local_model
+from pipeline.program.lm.engine import (
+    AsyncEmbeddedEngine,
+    EmbeddedEngine,
+    LoadOptions,
+    LocalModel,
+    ModelClosed,
+    load_local_model,
+    release_models,
+)
 from pipeline.program.lm.factory import (
     DeferredModel,
     LMSpec,
@@ -39,6 +47,7 @@ __all__ = [
     "LoadNotice",
     "LoadOptions",
     "LocalModel",
+    "ModelClosed",
     "ShippedModel",
     "assemble",
     "cached_file_is_valid",
@@ -54,6 +63,7 @@ __all__ = [
     "make_embedded_lm",
     "make_lm",
     "parse_lm_spec",
+    "release_models",
     "response_from_llama",
     "serve_embedded_model",
 ]

@@ -5,10 +5,15 @@ DSPy 3.4 calls a custom engine as `engine.complete(dspy.lm15.Request) -> dspy.lm
 when a caller streams. DSPy owns its response cache, retries and history around the engine; it
 reads adapter capability hints (`supports_response_schema`, `supported_params`) from the engine.
 
-A call made under a question's time bound (pipeline.deadline.call_seconds) does not run in-process, where
-nothing could stop it: it goes to the model's own llama.cpp HTTP listener (loopback, key-guarded) with that
-many seconds as its timeout, and llama.cpp stops the generation and frees its slot when the request's
-connection closes. Calls with no bound (stage jobs, benchmarks) stay in-process.
+Every call goes to the model's own llama.cpp HTTP listener (loopback, key-guarded), never straight into its C++
+code, where nothing could stop it: a call made under a question's time bound (pipeline.deadline.call_seconds) has
+that many seconds as its timeout, and llama.cpp stops the generation and frees its slot when the request's
+connection closes. So a loaded model can be shut down at any moment (`LocalModel.close`, `release_models`): the
+connections of the calls under way are cut, then the native server stops its threads and frees the model. That
+happens before the interpreter exits (the CLI's exit path, and an atexit hook for every other program): a process
+that exits while llama.cpp still decodes has its C++ runtime torn down under the decoding threads and dies of a
+segmentation fault (exit 139), typically after a question stopped at its time bound or a Ctrl-C left a call
+running.
 
 A loaded model has `parallel` llama.cpp slots sharing one KV cache: up to that many generations
 run at once (continuous batching), callers beyond them wait. On a CPU, batching two sequences
@@ -19,10 +24,13 @@ after the other (benchmarks/lm_throughput.py).
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import http.client
 import json
 import logging
 import secrets
+import socket
 import threading
 import time
 import urllib.parse
@@ -70,42 +78,51 @@ class LocalModel:
     """A loaded chat model plus a semaphore letting `parallel` generations run at once.
 
     `address` ("http://host:port" as xllamacpp gives it, or "host:port") and `key` reach the model's own HTTP
-    listener, where a call given a time limit runs; without them every call is in-process.
+    listener, where every call runs; without them (a fake server in tests) calls are in-process.
     """
 
     def __init__(
         self, server: ChatServer, name: str, parallel: int = 1, *, address: str | None = None, key: str | None = None
     ) -> None:
-        self.server = server
+        self.server: ChatServer | None = server
         self.name = name
         self.parallel = parallel
         self.address = address
         self.key = key
         self._slots = threading.BoundedSemaphore(parallel)
+        # The connections of the calls under way, cut by `close`; `_state` guards them and `_closed`.
+        self._state = threading.Lock()
+        self._connections: set[http.client.HTTPConnection] = set()
+        self._closed = False
 
     def chat(self, body: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
         """The raw llama.cpp chat completion for `body`; waits while every slot is busy. Given `seconds`, the
         wait and the call together take at most that long (LMTimeout past it, the generation stopped)."""
-        if seconds is not None and self.address and self.key:
+        if self.address and self.key:
             return self._chat_over_http(body, seconds)
         with self._slots:
+            server = self._open_server()
             try:
-                return self.server.handle_chat_completions(body)
+                return server.handle_chat_completions(body)
             except ValueError as exc:
                 # xllamacpp raises ValueError for requests it cannot plan (e.g. a schema it cannot compile).
                 raise InvalidRequestError(f"embedded LM: {exc}", provider=PROVIDER) from exc
 
-    def _chat_over_http(self, body: dict[str, Any], seconds: float) -> dict[str, Any]:
-        """`body` sent to the model's HTTP listener within `seconds`: closing the connection at the timeout is
-        what makes llama.cpp stop generating and free the slot."""
-        ends = time.monotonic() + seconds
-        if not self._slots.acquire(timeout=max(0.0, seconds)):
+    def _open_server(self) -> ChatServer:
+        """The loaded server; ModelError once the model was shut down."""
+        server = self.server
+        if self._closed or server is None:
+            raise ModelClosed()
+        return server
+
+    def _chat_over_http(self, body: dict[str, Any], seconds: float | None) -> dict[str, Any]:
+        """`body` sent to the model's HTTP listener, within `seconds` when given: closing the connection at the
+        timeout is what makes llama.cpp stop generating and free the slot."""
+        ends = None if seconds is None else time.monotonic() + seconds
+        if not self._slots.acquire(timeout=None if seconds is None else max(0.0, seconds)):
             raise LMTimeout(f"embedded LM: no free slot within {seconds:.1f} s")
         try:
-            address = self.address or ""
-            where = urllib.parse.urlsplit(address if "//" in address else f"//{address}")
-            left = max(0.01, ends - time.monotonic())
-            connection = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port or 80, timeout=left)
+            connection = self._connect(None if ends is None else max(0.01, ends - time.monotonic()))
             try:
                 connection.request(
                     "POST",
@@ -117,7 +134,13 @@ class LocalModel:
                 data = reply.read()
             except TimeoutError as exc:
                 raise LMTimeout(f"embedded LM: no answer within {seconds:.1f} s (generation stopped)") from exc
+            except OSError as exc:
+                if self._closed:  # cut by `close`: the process is shutting the model down
+                    raise ModelClosed() from exc
+                raise
             finally:
+                with self._state:
+                    self._connections.discard(connection)
                 connection.close()
         finally:
             self._slots.release()
@@ -126,9 +149,52 @@ class LocalModel:
         answer: dict[str, Any] = json.loads(data)
         return answer
 
+    def _connect(self, timeout: float | None) -> http.client.HTTPConnection:
+        """A connection to the model's listener, open and registered for `close` to cut (refused once closed:
+        connected under the lock, so `close` never misses one that is about to send)."""
+        address = self.address or ""
+        where = urllib.parse.urlsplit(address if "//" in address else f"//{address}")
+        with self._state:
+            if self._closed:
+                raise ModelClosed()
+            connection = http.client.HTTPConnection(where.hostname or "127.0.0.1", where.port or 80, timeout=timeout)
+            connection.connect()
+            self._connections.add(connection)
+        return connection
+
+    def close(self) -> None:
+        """Shut the model down: no call starts any more, the connections of the calls under way are cut (their
+        callers get ModelError, llama.cpp stops their generations) and the native server is released, which stops
+        its threads and frees the weights. Idempotent."""
+        with self._state:
+            self._closed = True
+            cut = list(self._connections)
+        for connection in cut:
+            sock = connection.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):  # already closed by its caller
+                    sock.shutdown(socket.SHUT_RDWR)
+        # The last reference: xllamacpp's Server frees itself here (its C++ destructor stops the HTTP listener and
+        # the decoding loop and joins their threads), while the interpreter and the C++ runtime are intact.
+        self.server = None
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close` shut the model down."""
+        return self._closed
+
     def __deepcopy__(self, memo: dict[int, Any]) -> LocalModel:
         # Optimizers deep-copy programs; the loaded weights are shared, never copied.
         return self
+
+
+class ModelClosed(ModelError):
+    """A call to an embedded model that was shut down (the process is exiting)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the embedded LM was shut down (the command is ending)", "Run the command again to load it anew"
+        )
 
 
 _loaded: dict[tuple[Path, LoadOptions], LocalModel] = {}
@@ -136,17 +202,33 @@ _loading = threading.Lock()
 
 
 def load_local_model(model_path: Path, name: str, options: LoadOptions) -> LocalModel:
-    """The model at `model_path` loaded once per process and options (later calls share it)."""
+    """The model at `model_path` loaded once per process and options (later calls share it); shut down by
+    `release_models` before the interpreter exits."""
     key = (model_path.resolve(), options)
     with _loading:
         if key not in _loaded:
             # xllamacpp always opens an HTTP listener while loaded: bound to loopback on a random port and
-            # guarded by a key only this process knows. In-process calls bypass it; calls with a time limit use it.
+            # guarded by a key only this process knows. Every call goes through it (see the module's docstring).
             secret = secrets.token_urlsafe(24)
             server = start_model_server(model_path, options, host="127.0.0.1", port=0, key=secret)
             address = str(getattr(server, "listening_address", "") or "") or None
+            if not _loaded:
+                atexit.register(release_models)
             _loaded[key] = LocalModel(server, name, options.parallel, address=address, key=secret)
         return _loaded[key]
+
+
+def release_models() -> int:
+    """Shut down every model this process loaded (`LocalModel.close`), so that none is decoding when the
+    interpreter exits; returns how many. Called by the CLI on its way out, and at exit for every other program."""
+    with _loading:
+        models = list(_loaded.values())
+        _loaded.clear()
+    for model in models:
+        model.close()
+    if models:
+        log.info("embedded LM shut down (%d model(s))", len(models))
+    return len(models)
 
 
 def start_model_server(model_path: Path, options: LoadOptions, *, host: str, port: int, key: str) -> Any:
@@ -232,7 +314,7 @@ class EmbeddedEngine:
         return iter(response_to_events(self.complete(request)))
 
     def close(self) -> None:
-        """Nothing to release per engine: the loaded model lives for the process."""
+        """Nothing to release per engine: the loaded model lives until `release_models`."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> EmbeddedEngine:
         return self

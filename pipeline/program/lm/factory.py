@@ -112,6 +112,15 @@ class DeferredModel(LocalModel):
         loads the model."""
         return self._ready().chat(body, seconds)
 
+    def close(self) -> None:
+        """Shut the loaded model down (LocalModel.close); nothing to do before the first chat."""
+        if self._model is not None:
+            self._model.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._model is not None and self._model.closed
+
     def _ready(self) -> LocalModel:
         with self._loading:
             if self._model is None:
