@@ -67,6 +67,8 @@ _NO_BEFORE = re.compile(r"\bno\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.IGNORECASE)
 # A table cell as the sentences carry it: a figure or a dash, and the caption of its column in brackets
 # ("| — (Total Number of Shares Purchased)", "| (8) (Common Stock Outstanding Shares)").
 _CELL = re.compile(r"^\s*(?:[-−–—]+|[$€£]?\s*\(?[-−–]?\s*[$€£]?\d[\d,./]*\)?%?)\s*(?:\([^)]*\)?)?")
+# Modals that say something may be done: the answer to a question asking whether it may.
+_PERMISSION_MODALS = frozenset({"may", "might", "could"})
 # Two words joined by "or": alternatives, either of which names the event.
 _OR_PAIR = re.compile(r"\b([a-z][\w-]+)\s+or\s+([a-z][\w-]+)\b", re.IGNORECASE)
 # Best-ranked sentences read.
@@ -178,26 +180,39 @@ def plain_terms(terms: Sequence[str]) -> list[str]:
     return [w for t in terms for w in t.split("|")]
 
 
-def states(text: str, terms: Sequence[str]) -> float:
+def hypothetical(text: str, permission: bool = False) -> bool:
+    """Whether `text` says something only as a possibility, a plan, a risk or a condition; for a question asking
+    whether something may be done (`permission`), "may" and "could" state that it may."""
+    found = _HYPOTHETICAL.findall(text)
+    if permission:
+        found = [w for w in found if w.casefold() not in _PERMISSION_MODALS]
+    return bool(found)
+
+
+def states(text: str, terms: Sequence[str], permission: bool = False) -> float:
     """The share of `terms` that `text` holds, when it says them as a fact (0 when negated or hypothetical)."""
-    if not terms or negated(text, plain_terms(terms)) or _HYPOTHETICAL.search(text):
+    if not terms or negated(text, plain_terms(terms)) or hypothetical(text, permission):
         return 0.0
     return held_share(text, terms)
 
 
-def denies(text: str, terms: Sequence[str]) -> float:
+def denies(text: str, terms: Sequence[str], permission: bool = False) -> float:
     """The share of `terms` that `text` holds when it says, as a fact, that the event did not happen ("the
     energiser has not been replaced"); 0 otherwise."""
-    if not terms or not negated(text, plain_terms(terms)) or _HYPOTHETICAL.search(text):
+    if not terms or not negated(text, plain_terms(terms)) or hypothetical(text, permission):
         return 0.0
     return held_share(text, terms)
 
 
 def stated_claim(
-    sentences: Sequence[OfferedSentence], terms: Sequence[str], verbs: AbstractSet[str] = frozenset()
+    sentences: Sequence[OfferedSentence],
+    terms: Sequence[str],
+    verbs: AbstractSet[str] = frozenset(),
+    permission: bool = False,
 ) -> Claim | None:
     """The best-ranked sentence that states the event (see the module docstring); else the best that states it
-    did not happen (`happened` false); else None. A sentence must hold one of the event's `verbs` when given."""
+    did not happen (`happened` false); else None. A sentence must hold one of the event's `verbs` when given;
+    `permission`: the question asks whether something may be done ("Can either party terminate ...?")."""
     need = 1.0 if len(terms) <= ALL_TERMS else MIN_SHARE
     best: Claim | None = None
     denied: Claim | None = None
@@ -205,10 +220,10 @@ def stated_claim(
         text = stated_text(sentence.text)
         if verbs and not held_terms(text, verbs):
             continue
-        share = states(text, terms)
+        share = states(text, terms, permission)
         if share >= need and (best is None or share > best.share):
             best = Claim(sentence, share)
-        against = denies(text, terms)
+        against = denies(text, terms, permission)
         if against >= need and (denied is None or against > denied.share):
             denied = Claim(sentence, against, happened=False)
     return best or denied

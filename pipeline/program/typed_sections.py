@@ -42,7 +42,7 @@ from pipeline.answering.titles import changed_titles
 from pipeline.answering.typed_answers import absent, figure_value, line_value, plain_number
 from pipeline.errors import ArithmeticRefused
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
-from pipeline.guards.yes_answers import yes_refused
+from pipeline.guards.yes_answers import asked_event, yes_refused
 from pipeline.intake.contract import Contract
 from pipeline.program.trace import LineTrace
 from pipeline.types import ChunkHit, SourceRef
@@ -147,12 +147,13 @@ class TypedSections:
             figure, section = row
             return _row_read(figure, section, _traced("claim:rows", f"{figure.row.label} = {figure.cell.text}"))
         sentences = offered_sentences(hits, self.max_chunk_chars, query)
-        claim = stated_claim(sentences, terms, event_verbs(asked))
+        permission = asked_event(item.sub_question).possible
+        claim = stated_claim(sentences, terms, event_verbs(asked), permission)
         # a yes stands only on a sentence stating the event (pipeline.guards.yes_answers): one that does not is
         # set aside, and the floor reads the others
         while claim is not None and claim.happened and yes_refused(item.sub_question, claim.sentence.text):
             sentences = [s for s in sentences if s is not claim.sentence]
-            claim = stated_claim(sentences, terms, event_verbs(asked))
+            claim = stated_claim(sentences, terms, event_verbs(asked), permission)
         if claim is not None:
             draft = Draft(first_words(claim.sentence.text), (claim.sentence.sentence_id,), "sentence")
             step = "claim:sentence" if claim.happened else "claim:denied"

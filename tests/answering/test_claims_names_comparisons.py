@@ -265,3 +265,11 @@ def test_a_comparison_names_what_it_compares_in_the_plural() -> None:
     assert outcome_line(none, "highest", "monthly rent", "properties").startswith(
         "None of the properties has a comparable monthly rent"
     )
+
+
+def test_a_may_states_what_a_question_asking_permission_asks() -> None:
+    clause = "Either party may terminate this Agreement for convenience upon thirty days written notice."
+    terms = claim_terms("Can either party terminate this agreement for convenience?")
+    assert states(clause, terms, permission=True) == 1.0
+    assert states(clause, terms) == 0.0  # a report's "may" is a possibility, not a fact
+    assert states("If Acme breaches, either party may terminate for convenience.", terms, permission=True) == 0.0
