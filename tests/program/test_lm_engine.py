@@ -16,11 +16,7 @@ import dspy
 import pytest
 from dspy.clients.cache import Cache
 
-from pipeline.program.lm import (
-    LocalModel,
-    default_model_cache_dir,
-    make_lm,
-)
+from pipeline.program.lm import LocalModel, default_model_cache_dir, make_lm
 from tests.support.fakes import QA, fake_lm, fake_server
 
 

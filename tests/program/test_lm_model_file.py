@@ -13,13 +13,7 @@ import pytest
 
 import pipeline.program.lm.model_file as model_file
 from pipeline.errors import ModelError
-from pipeline.program.lm import (
-    ShippedModel,
-    assemble,
-    cached_file_is_valid,
-    ensure_model_file,
-    locate_parts,
-)
+from pipeline.program.lm import ShippedModel, assemble, cached_file_is_valid, ensure_model_file, locate_parts
 
 PART_BYTES = (b"GGUF-part-one-", b"part-two-", b"part-three")
 WHOLE = b"".join(PART_BYTES)

@@ -6,18 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dspy.lm15 import (
-    ContextLengthError,
-    InvalidRequestError,
-    UnsupportedFeatureError,
-    request_from_openai_chat,
-)
+from dspy.lm15 import ContextLengthError, InvalidRequestError, UnsupportedFeatureError, request_from_openai_chat
 
-from pipeline.program.lm import (
-    llama_chat_body,
-    llama_response_format,
-    response_from_llama,
-)
+from pipeline.program.lm import llama_chat_body, llama_response_format, response_from_llama
 from tests.support.fakes import llama_completion
 
 SCHEMA = {
