@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pipeline.answering.typed_answers import absent
 from pipeline.entities import scan_entity_mentions
 from pipeline.intake.analysis import find_partial_entities
-from pipeline.intake.contract import Contract, Extreme
+from pipeline.intake.comparison import Extreme
+from pipeline.intake.contract import Contract
 from pipeline.types import Entity
 from pipeline.values.typed import TypedValue
 from pipeline.vocabulary import Vocabulary

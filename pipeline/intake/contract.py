@@ -16,16 +16,17 @@ Pure functions over English question forms.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pipeline.answering.asks import FormatRequest, answer_kind, asks_amount, format_piece, over_time, split_format
+from pipeline.intake.comparison import QUOTED_NAME, quoted_comparison
+
+# re-exported: the program reads both kinds of comparison where it reads the contract
+from pipeline.intake.comparison import Comparison as Comparison
+from pipeline.intake.comparison import entity_comparison as entity_comparison
 from pipeline.values.money import CODES, currency_of
 from pipeline.values.typed import Plain, Scale, ValueKind
-
-Extreme = Literal["lowest", "highest"]
 
 # "If data is not available, return 'N/A'", "If there is no mention, return False", "If not mentioned,
 # answer None", "Return 'N/A' if the data is not disclosed."
@@ -134,19 +135,6 @@ _UNIT_WORDS = re.compile(
     r"(?:square\s+)?(?:feet|metres|meters|kilometres|kilometers|miles)|litres|liters|barrels|boe|"
     r"(?:kilo|mega|giga|tera)?(?:watts?|watt-hours|bytes))$"
 )
-# The extreme a comparison asks for, and the metric after it ("the lowest total assets").
-_EXTREME = re.compile(
-    r"\b(?P<extreme>lowest|highest|largest|smallest|biggest|greatest|most|least|fewest|maximum|minimum)\b"
-    r"(?P<metric>[^?:\"“]*)",
-    re.IGNORECASE,
-)
-# Where a comparison's metric ends: its currency, period or the list of entities.
-_METRIC_END = re.compile(
-    r"\s+(?:in|at|as\s+of|within|according|among|for|during|of\s+(?:these|those|the)\s+\w+)\b|[,(;]",
-    re.IGNORECASE,
-)
-_QUOTED_NAME = re.compile(r"[\"“]([^\"”]{1,120})[\"”]")
-_LOW = frozenset({"lowest", "smallest", "least", "fewest", "minimum", "bottom"})
 _NAMES_ASK = re.compile(
     r"\b(?:names?\s+of\s+(?:all\s+|the\s+)?|list\s+(?:of\s+)?(?:all\s+|the\s+)?|which\s+(?:\w+\s+){0,3}?"
     r"(?:positions|products|executives|members|directors|officers|subsidiaries|people|persons|individuals|roles|"
@@ -171,16 +159,6 @@ MAX_TOPIC_WORDS = 6
 # "On which exchange(s) ...", "Which subsidiaries ...": several names asked for.
 _PLURAL_ASK = re.compile(r"^(?:on\s+|in\s+|at\s+)?(?:which|what)\s+(?:\w+\s+){0,2}\w+\(s\)", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"“(])")
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """A question comparing entities by one figure: which of `names` (as the question quotes them) has the
-    lowest or highest `metric`; entities without the figure are left out of the comparison and named."""
-
-    extreme: Extreme
-    metric: str
-    names: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -239,7 +217,7 @@ def read_contract(text: str) -> Contract:
         if colon and rest.strip() and _PREAMBLE.match(lead.strip()) and not _asks(rest):
             context.append(sentence)
             continue
-        long_lead = len(lead.split()) > MAX_TOPIC_WORDS and not _QUOTED_NAME.search(lead)
+        long_lead = len(lead.split()) > MAX_TOPIC_WORDS and not QUOTED_NAME.search(lead)
         if (
             colon
             and rest.strip()
@@ -291,7 +269,7 @@ def read_contract(text: str) -> Contract:
         if found_currency or found_scale:
             currency = currency or found_currency
             scale = scale or found_scale
-        elif _UNIT_WORDS.match(inner) and not _QUOTED_NAME.search(inner):
+        elif _UNIT_WORDS.match(inner) and not QUOTED_NAME.search(inner):
             unit = unit or ("%" if inner in ("%", "percent", "per cent", "percentage") else inner)
         else:
             kept_brackets.append(m.group(0))
@@ -301,7 +279,7 @@ def read_contract(text: str) -> Contract:
 
     text = _BRACKET_UNIT.sub(bracket, text)
     question = _tidy(text)
-    comparison = _comparison(question)
+    comparison = quoted_comparison(question)
     kind = _kind(question, absent, comparison, unit, currency, kind_words)
     if kind != "number" and comparison is None:
         # a currency or scale only means something for a figure; a unit may name the kind of a name ("title")
@@ -406,67 +384,6 @@ def _tidy(text: str) -> str:
     if text and text[0].islower():
         text = text[0].upper() + text[1:]
     return text
-
-
-def _comparison(question: str) -> Comparison | None:
-    """The comparison `question` asks for: two or more entities in quotes and an extreme ("the lowest X")."""
-    names = tuple(dict.fromkeys(n.strip() for n in _QUOTED_NAME.findall(question) if n.strip()))
-    m = _EXTREME.search(question)
-    if len(names) < 2 or m is None:
-        return None
-    metric = _METRIC_END.split(m.group("metric"), maxsplit=1)[0]
-    metric = " ".join(metric.split()).strip(" ,:") or "value"
-    extreme: Extreme = "lowest" if m.group("extreme").casefold() in _LOW else "highest"
-    return Comparison(extreme, metric, names)
-
-
-# A comparative that asks which of two or more named entities ranks first ("Which is higher, ..."): the extreme
-# it asks for.
-_COMPARATIVE = re.compile(
-    r"\b(?P<high>higher|larger|bigger|greater|more|longer|highest|largest|biggest|greatest|most|longest|maximum)\b"
-    r"|\b(?P<low>lower|smaller|less|fewer|shorter|cheaper|lowest|smallest|least|fewest|shortest|cheapest|minimum)\b",
-    re.IGNORECASE,
-)
-_WHICH = re.compile(r"^\s*(?:which|who|whose|what)\b", re.IGNORECASE)
-# Words around a comparison's metric that are not the metric: the question's lead, "than", articles.
-_NOT_METRIC = frozenset(
-    "which who whose what one ones of is are was were has have had does do did pays pay charges charge the a an its "
-    "their than between among at in for on or and".split()
-)
-
-
-def entity_comparison(
-    question: str, entities: Sequence[Sequence[str]], generic: AbstractSet[str] = frozenset()
-) -> Comparison | None:
-    """The comparison a question asking which of two or more entities it names (each given by all its names, the
-    first its own) ranks first, without quotes: "Which is higher, the monthly rent at Elm Court or at Oak
-    Court?" -> highest "monthly rent" of Elm Court, Oak Court. None unless it asks "which", names two entities
-    or more (not in quotes: a question quoting them is `read_contract`'s to read) and a comparative or
-    superlative, and a metric remains once the names are taken off (`generic` words, which name a kind of
-    thing, are no metric)."""
-    if len(entities) < 2 or not _WHICH.match(question) or len(_QUOTED_NAME.findall(question)) >= 2:
-        return None  # names in quotes are the quoted comparison's to read (`read_contract`)
-    written = sorted({n for names in entities for n in names if n.strip()}, key=len, reverse=True)
-    rest = question
-    for name in written:
-        rest = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " | ", rest, flags=re.IGNORECASE)
-    if rest.count("|") < 2:
-        return None
-    extreme_at = _COMPARATIVE.search(rest)
-    if extreme_at is None:
-        return None
-    extreme: Extreme = "highest" if extreme_at.group("high") else "lowest"
-    before, after = rest[: extreme_at.start()], rest[extreme_at.end() :]
-    pieces = [*re.split(r"[|,:;?!.]", after), *reversed(re.split(r"[|,:;?!.]", before))]
-    for piece in pieces:
-        words = re.findall(r"[A-Za-z][A-Za-z'’-]*", piece)
-        while words and (words[0].casefold() in _NOT_METRIC or words[0].casefold() in generic):
-            words.pop(0)
-        while words and (words[-1].casefold() in _NOT_METRIC or words[-1].casefold() in generic):
-            words.pop()
-        if words:
-            return Comparison(extreme, " ".join(words).casefold(), tuple(names[0] for names in entities))
-    return None
 
 
 # "Give ...", "Tell me ...", "State ...": a question asked as a request (what a list asks is read as it is).

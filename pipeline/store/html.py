@@ -6,7 +6,8 @@ Parsed with lexbor (selectolax), the fastest of the maintained parsers measured 
 screenfuls of SCREEN_CHARS characters at line ends, and says so. Hidden content (`display:none`, the
 inline XBRL header) is left out; tables become rows of text with their column headers
 (pipeline.store.tables); inline XBRL figures are kept as facts of the page they are printed on, and the
-cover page's facts give the title, summary and period attributes.
+cover page's facts give the title, summary and period attributes. Tags nested deeper than MAX_PARSE_DEPTH are
+taken out of the text before it is parsed (pipeline.store.html_nesting).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from pipeline.errors import FactRefused, InputFileError
+from pipeline.store.html_nesting import flatten_nesting
 from pipeline.store.tables import Cell, grid_rows, table_header_text, table_lines, table_title
 from pipeline.store.xbrl import (
     MAX_NAME_CHARS,
@@ -54,15 +56,6 @@ MAX_BYTES = 64 * 1024 * 1024
 MAX_PAGES = 5000
 # Seconds reading one file may take; past it the file is skipped and named (the EDGAR filings read in 1-3 s).
 MAX_READ_SECONDS = 60.0
-# Elements that have no content (never nest), and those whose end tag a document may leave out (the parser
-# closes them by itself, so they are not counted as nesting).
-_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
-_OPTIONAL_END = frozenset(
-    "p li dt dd tr td th option optgroup rb rt rtc rp colgroup caption thead tbody tfoot html head body".split()
-)
-_TAG_NAME = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:._-]*)")
-_RAW_TEXT_END = {name: re.compile(rf"</{name}", re.IGNORECASE) for name in ("script", "style")}
-
 _BLOCK = frozenset(
     "address article aside blockquote body br center dd div dl dt fieldset figcaption figure footer form h1 h2 h3 h4"
     " h5 h6 header hr li main nav ol p pre section table tbody td tfoot th thead tr ul".split()
@@ -206,60 +199,6 @@ def screenfuls(text: str, size: int) -> list[str]:
     if rest:
         pages.append(rest)
     return pages
-
-
-def flatten_nesting(text: str, limit: int) -> tuple[str, int]:
-    """(`text` with every tag nested deeper than `limit` taken out, their text kept; how many elements were),
-    in one pass over the tags. Void elements and those whose end tag may be left out do not count as nesting;
-    an end tag closes its element and any left open inside it; comments and script or style text are skipped."""
-    kept: list[str] = []
-    stack: list[str] = []
-    dropped: dict[str, int] = {}
-    flattened = 0
-    position = copied = 0
-    while True:
-        start = text.find("<", position)
-        if start < 0:
-            break
-        if text.startswith("<!--", start):
-            close = text.find("-->", start + 4)
-            position = len(text) if close < 0 else close + 3
-            continue
-        match = _TAG_NAME.match(text, start)
-        if match is None:
-            position = start + 1
-            continue
-        close = text.find(">", match.end())
-        if close < 0:
-            break
-        closing, name = match.group(1) == "/", match.group(2).lower()
-        end = close + 1
-        drop = False
-        if not closing and name not in _VOID and name not in _OPTIONAL_END and text[close - 1] != "/":
-            if len(stack) >= limit:
-                dropped[name] = dropped.get(name, 0) + 1
-                drop = True
-            else:
-                stack.append(name)
-                if name in ("script", "style"):
-                    raw_end = _RAW_TEXT_END[name].search(text, end)
-                    end = len(text) if raw_end is None else raw_end.start()
-        elif closing and dropped.get(name):
-            dropped[name] -= 1
-            drop = True
-        elif closing and name in stack:
-            while stack.pop() != name:
-                pass
-        if drop:
-            kept.append(text[copied:start])
-            kept.append(" ")
-            copied = end
-            flattened += not closing
-        position = end
-    if not flattened:
-        return text, 0
-    kept.append(text[copied:])
-    return "".join(kept), flattened
 
 
 def _resources(tree: LexborHTMLParser) -> tuple[dict[str, Context], dict[str, str]]:

@@ -18,8 +18,8 @@ from pipeline.cli.eta import Eta, Gauge, Work
 from pipeline.evaluation.examples import CASES
 from pipeline.program.lm.timings import EMBEDDED_SECONDS, OVERHEAD_SECONDS, load_rates, record_rates
 from pipeline.store import Store
-from tests.experiments.test_experiments import fresh_mlruns, write_config, write_data
 from tests.support.clock import Ticks
+from tests.support.experiments import fresh_mlruns, write_config, write_data
 from tests.support.fakes import cooperative, scripted_lm
 from tests.support.paths import ROOT
 

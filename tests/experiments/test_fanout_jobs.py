@@ -10,7 +10,7 @@ from experiments.runner import run_experiment
 from experiments.sweep import TAG_SWEEP, run_sweep
 from experiments.tracking import TAG_PARENT, open_tracker
 from pipeline.store import Store
-from tests.experiments.test_experiments import fresh_mlruns, run, write_config, write_data
+from tests.support.experiments import fresh_mlruns, run, write_config, write_data
 from tests.support.fakes import cooperative, scripted_lm
 
 pytestmark = pytest.mark.usefixtures("local_ray")

@@ -28,7 +28,7 @@ from experiments.tracking import TAG_STOP, open_tracker
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, load_export, program_state
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
-from tests.experiments.test_experiments import fresh_mlruns, run, write_config, write_data
+from tests.support.experiments import fresh_mlruns, run, write_config, write_data
 from tests.support.fault_job import computed_log, disk_cache, phases_log, read_lines, run_job
 from tests.support.paths import ROOT
 

@@ -29,7 +29,7 @@ from pipeline.errors import TrackingError
 from pipeline.export import load_export, program_state
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
-from tests.experiments.test_experiments import fresh_mlruns, run, write_config, write_data
+from tests.support.experiments import fresh_mlruns, run, write_config, write_data
 from tests.support.paths import ROOT
 
 

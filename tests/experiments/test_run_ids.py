@@ -1,7 +1,7 @@
 """Run ids as `scoperag runs` prints them (8 digits) work wherever a run is named: a unique prefix resolves to
 its run; an ambiguous one names every run it matches; a run's name or its config's name (when one run has it) does
 too; anything else says what to give. (Export, compare and
-champion by a short id: tests/experiments/test_experiments.py.)"""
+champion by a short id: tests/experiments/test_optimize_job.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from experiments.tracking import TAG_CONFIG_NAME, experiment_id, open_tracker, resolve_run_id, start_run
 from pipeline.errors import TrackingError
-from tests.experiments.test_experiments import fresh_mlruns
+from tests.support.experiments import fresh_mlruns
 
 # 17 runs: two of them share their first hex digit whatever ids MLflow draws (16 digits).
 RUNS = 17

@@ -18,13 +18,7 @@ from pipeline.export import load_export, program_state
 from pipeline.export.prompts import outline
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
-from tests.experiments.test_experiments import (  # noqa: F401 (fixtures)
-    finished,
-    fresh_mlruns,
-    run,
-    write_config,
-    write_data,
-)
+from tests.support.experiments import fresh_mlruns, run, write_config, write_data
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +39,7 @@ def rejected(
 
 
 def test_the_runs_table_fits_80_columns_with_counts_interval_and_what_each_export_runs(
-    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
     rejected: tuple[RunSummary, Path, list[ProgressEvent]],
 ) -> None:
     for summary, mlruns, _ in (finished, rejected):
@@ -96,7 +90,7 @@ def test_a_stage_run_whose_export_runs_the_floor_is_not_called_selected() -> Non
 
 
 def test_config_names_are_shown_whole_and_a_sweep_row_shows_the_metric_a_job_selects_by(
-    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
 ) -> None:
     from experiments.cli import sweep_row
 
@@ -188,7 +182,7 @@ def test_a_rejected_run_exports_only_when_the_baseline_is_asked_for(
 
 
 def test_exporting_a_selected_run_says_it_wrote_the_compiled_candidate(
-    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -235,7 +229,7 @@ def test_a_job_with_enough_validation_examples_does_not_warn(
 
 
 def test_runs_are_named_by_config_hash_and_time_and_log_headline_metrics(
-    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
 ) -> None:
     summary, mlruns, _ = finished
     logged = open_tracker(mlruns).client.get_run(summary.run_id)
@@ -261,7 +255,7 @@ def test_a_rejected_candidates_prompts_are_titled_and_tagged_as_candidates(
 
 
 def test_an_identical_prompt_is_not_registered_again(
-    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
 ) -> None:
     summary, mlruns, _ = finished
     tracker = open_tracker(mlruns)
@@ -277,7 +271,7 @@ def test_an_identical_prompt_is_not_registered_again(
 
 
 def test_demos_in_the_prompt_registry_read_as_outlines_not_json(
-    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
 ) -> None:
     summary, mlruns, _ = finished
     client = open_tracker(mlruns).client
@@ -312,7 +306,7 @@ def test_every_lm_call_of_an_evaluation_is_a_progress_heartbeat(
 
 
 def test_a_prompt_created_meanwhile_by_another_job_gets_the_new_version(
-    finished: tuple[RunSummary, Path, list[ProgressEvent]],  # noqa: F811
+    finished: tuple[RunSummary, Path, list[ProgressEvent]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Two jobs of a sweep creating the same new prompt at once: the loser adds its version to the winner's."""

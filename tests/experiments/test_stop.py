@@ -19,11 +19,7 @@ from experiments.tracking import experiment_id, open_tracker
 from pipeline.errors import JobInterrupted
 from pipeline.program.calls import StopSignal
 from pipeline.store import Store
-from tests.experiments.test_experiments import (
-    fresh_mlruns,
-    write_config,
-    write_data,
-)
+from tests.support.experiments import fresh_mlruns, write_config, write_data
 from tests.support.fakes import cooperative, scripted_lm
 from tests.support.paths import ROOT
 

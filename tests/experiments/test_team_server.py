@@ -16,7 +16,7 @@ from pipeline.cli.main import main
 from pipeline.export import load_export
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
-from tests.experiments.test_experiments import write_config, write_data
+from tests.support.experiments import write_config, write_data
 from tests.support.fakes import cooperative, scripted_lm
 from tests.support.team_server import TeamServer, team_server, why_not
 

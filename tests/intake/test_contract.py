@@ -8,7 +8,8 @@ import json
 import pytest
 
 from pipeline.intake.analysis import analyse_question
-from pipeline.intake.contract import Comparison, entity_comparison, read_contract, section_kind
+from pipeline.intake.comparison import Comparison, entity_comparison
+from pipeline.intake.contract import read_contract, section_kind
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_question
 from pipeline.intake.scope import NO_SCOPE

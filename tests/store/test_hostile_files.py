@@ -23,11 +23,11 @@ from pipeline.store.html import (
     MAX_PARSE_DEPTH,
     SCREEN_CHARS,
     ReadingBound,
-    flatten_nesting,
     parse_html,
     read_html,
     screenfuls,
 )
+from pipeline.store.html_nesting import flatten_nesting
 from pipeline.store.reading import read_or_error
 from pipeline.store.xbrl import MAX_SCALE, MAX_VALUE_DIGITS, fact_value
 from tests.support.hostile_files import PROBE_DEPTH, nested_divs, one_line, write_hostile, xbrl_scale

