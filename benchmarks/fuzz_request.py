@@ -30,6 +30,7 @@ from pipeline.guards.sanitise import MAX_QUESTION_CHARS
 from pipeline.intake.scope import resolve_scope
 from pipeline.program.module import ScopedQA
 from pipeline.serving import create_app, parse_sse
+from pipeline.serving.hosts import AllowedHost
 from pipeline.serving.limits import DEFAULT_MAX_BODY_BYTES
 from pipeline.serving.schemas import MAX_DOCUMENT_IDS, MAX_PROPERTY_CHARS, QueryRequest
 from pipeline.store import Store
@@ -178,7 +179,12 @@ class RequestTarget:
             properties=tuple(n for e in entities for n in (e.name, e.slug, e.entity_id)),
         )
         app = create_app(
-            store=self.store, program=ScopedQA(self.store), lm=scripted_lm(cooperative()), adapter=dspy.ChatAdapter()
+            store=self.store,
+            program=ScopedQA(self.store),
+            lm=scripted_lm(cooperative()),
+            adapter=dspy.ChatAdapter(),
+            # the in-process client names this host; the server answers only hosts it was started for
+            allowed_hosts=(AllowedHost("fuzz"),),
         )
         self.runner = asyncio.Runner()
         self.client = httpx.AsyncClient(
