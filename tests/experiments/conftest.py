@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.tracking import open_tracker
+from experiments.store import open_tracker
 from pipeline.store import Store, open_store
 from pipeline.store.embedders import HashEmbedder
 

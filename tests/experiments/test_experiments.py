@@ -19,6 +19,7 @@ from dspy.clients.cache import Cache
 from experiments.config import ExperimentConfig, load_config, parse_config
 from experiments.runner import ProgressEvent, RunSummary, run_experiment
 from experiments.runs import champion, compare_runs, export_run, list_runs
+from experiments.store import open_tracker
 from experiments.tracking import (
     TAG_HOST,
     TAG_PID,
@@ -27,7 +28,6 @@ from experiments.tracking import (
     TAG_STOP,
     Tracker,
     experiment_id,
-    open_tracker,
     prompt_name,
     reap_stale_runs,
     set_tags,
