@@ -7,7 +7,7 @@ tags, every logged metric value, the prompt versions it registered) and `artifac
 each listed with its sha256). Plain JSON and the run's own files: nothing is pickled, a reviewer reads the
 diff, and a run of a few hundred kilobytes keeps the repository small (the set is capped at `MAX_SET_BYTES`).
 
-`install_reference` runs whenever the project's own store is opened (experiments.tracking.open_tracker): a
+`install_reference` runs whenever the project's own store is opened (experiments.store.open_tracker): a
 reference run the store does not hold yet is added under its own id, with its params, tags and metrics as
 logged, its artifacts copied beside the store's others and its prompts registered (an identical prompt
 reuses the store's version). Each run is validated whole (strict schema, sizes, file hashes, no path outside

@@ -41,6 +41,7 @@ from experiments.job import (
     log_inputs,
 )
 from experiments.stage_job import run_stage_job
+from experiments.store import open_tracker
 from experiments.tracking import (
     TAG_CONFIG_HASH,
     TAG_CONFIG_NAME,
@@ -52,7 +53,6 @@ from experiments.tracking import (
     experiment_id,
     finish_run,
     log_metrics,
-    open_tracker,
     reap_stale_runs,
     register_prompts,
     set_tags,

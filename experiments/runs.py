@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.reference import reference_dir
+from experiments.store import open_tracker
 from experiments.tracking import (
     TAG_CHAMPION_RUN,
     TAG_CONFIG_HASH,
@@ -24,7 +25,6 @@ from experiments.tracking import (
     find_experiment_ids,
     get_run,
     is_local_store,
-    open_tracker,
     resolve_run_id,
     run_prompt_versions,
     set_champion,

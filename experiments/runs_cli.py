@@ -167,7 +167,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     import signal
     import subprocess
 
-    from experiments.tracking import is_local_store, open_tracker
+    from experiments.store import open_tracker
+    from experiments.tracking import is_local_store
     from experiments.ui import runs_links, server_environment, ui_command, wait_until_listening
 
     quiet_environment()  # LiteLLM's price list, MLflow telemetry: fetched at start-up unless switched off

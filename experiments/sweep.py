@@ -15,16 +15,8 @@ from experiments.config import load_config
 from experiments.job import LMFactory, ParentRun, RunSummary
 from experiments.runner import run_experiment
 from experiments.runs import compare_runs
-from experiments.tracking import (
-    TAG,
-    experiment_id,
-    finish_run,
-    log_metrics,
-    log_params,
-    log_text,
-    open_tracker,
-    start_run,
-)
+from experiments.store import open_tracker
+from experiments.tracking import TAG, experiment_id, finish_run, log_metrics, log_params, log_text, start_run
 from pipeline.cluster import map_tasks, ray_session
 
 log = logging.getLogger(__name__)

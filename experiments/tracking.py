@@ -106,20 +106,6 @@ class Tracker:
         return is_local_store(self.uri, self.root)
 
 
-def open_tracker(root: Path, uri: str | None = None) -> Tracker:
-    """A Tracker on `uri` (default: `<root>/mlflow.db`, created on first use, holding the reference runs shipped
-    in `<root>/reference/`: experiments.reference); `root` is made for scratch files."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    uri = uri or tracking_uri(root)
-    tracker = Tracker(root=root.resolve(), client=MlflowClient(tracking_uri=uri, registry_uri=uri), uri=uri)
-    if tracker.local:  # the reference runs shipped under <root>/reference/ join the project's own store
-        from experiments.reference import install_reference
-
-        install_reference(tracker)
-    return tracker
-
-
 # -- experiments and runs ------------------------------------------------------------------------
 
 

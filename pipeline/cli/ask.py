@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipeline.cli.answer_view import section_lines, steps_line
 from pipeline.cli.common import (
     CASES,
     SPLITS,
@@ -28,10 +29,7 @@ from pipeline.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from rich.text import Text
-
     from pipeline.evaluation.history import HistoryEntry
-    from pipeline.program.events import Section
 
 
 def register(commands: Commands) -> None:
@@ -228,29 +226,6 @@ STAGE_WORDS = {
     "filtering": "scoring the chunks",
     "generating": "answering",
 }
-
-
-def steps_line(steps: dict[str, str]) -> str:
-    """Which way each learned step ran: "decompose: LM, score: floor keep_all, ..."."""
-    return "steps: " + ", ".join(f"{name}: {'LM' if way == 'lm' else f'floor {way}'}" for name, way in steps.items())
-
-
-def section_lines(section: Section, indent: str) -> list[Text]:
-    """One answer section as terminal lines: heading, answer line, typed value, formula, evidence quotes."""
-    from pipeline.program.events import value_text
-
-    lines = [styled((f"{section.index + 1}. {section.sub_question}", "bold"))]
-    if section.status == "error":
-        return [*lines, styled(indent, (section.error or "", "red"))]
-    value = [styled(indent, ("value: ", "dim"), value_text(section.value))] if section.value is not None else []
-    if section.status == "not_found":
-        return [*lines, styled(indent, (section.answer, "yellow")), *value]
-    lines.append(styled(indent, (section.cited_answer, "bold green")))
-    lines.extend(value)
-    if section.formula:
-        lines.append(styled(indent, ("computed: ", "dim"), section.formula))
-    lines.extend(styled(indent + "  ", ("> ", "dim"), quote) for quote in section.cited_evidence)
-    return lines
 
 
 def cost_line(lm_calls: int, cached: int, tokens: int, seconds: float) -> str:

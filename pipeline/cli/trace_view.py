@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from pipeline.cli.ask import section_lines, steps_line
+from pipeline.cli.answer_view import section_lines, steps_line
 from pipeline.cli.common import styled
 from pipeline.program.events import Section, value_text
 from pipeline.program.trace import Intervention, LineTrace, QuestionTrace, SubQuestionTrace

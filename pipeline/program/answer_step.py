@@ -15,25 +15,12 @@ import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
 from typing import Any
 
 import dspy
 
-from pipeline.answering.asks import FormatRequest
 from pipeline.answering.choose import MAX_CANDIDATES, choose
-from pipeline.answering.compute import (
-    NAMES,
-    Computation,
-    Operand,
-    check_expression,
-    compute,
-    digit_figures,
-    format_figure,
-    operand_count,
-    operand_figures,
-    operand_label,
-)
+from pipeline.answering.compute import Computation
 from pipeline.answering.figure_answers import TableSource
 from pipeline.answering.floors import Draft, draft_support, span_choices
 from pipeline.answering.judge import Statement, Verdict
@@ -46,23 +33,24 @@ from pipeline.answering.lines import (
     section_inputs,
     support_of,
 )
-from pipeline.answering.sentences import OfferedSentence, numbered, table_rows
-from pipeline.answering.spans import scale_note
+from pipeline.answering.sentences import OfferedSentence, numbered
 from pipeline.answering.titles import asks_titles
-from pipeline.answering.typed_answers import line_currency, states_figure
-from pipeline.errors import ArithmeticRefused, LMFailure
+from pipeline.answering.typed_answers import states_figure
+from pipeline.errors import LMFailure
 from pipeline.guards.citations import CitedSource
 from pipeline.guards.periods import period_problem
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract, section_kind
 from pipeline.program.events import Evidence, Section
+from pipeline.program.formatted_lines import formatted_line
+from pipeline.program.lm_computations import lm_computation
 from pipeline.program.trace import Intervention, LineTrace, record_line
 from pipeline.program.typed_sections import TypedSections, line_typed_value
 from pipeline.settings import ProgramSettings
 from pipeline.text import normalise
 from pipeline.types import ChunkHit, SourceRef
 from pipeline.values.periods import find_periods
-from pipeline.values.quantities import figures_outside_dates, find_quantities, reference_kind, same_figure
+from pipeline.values.quantities import figures_outside_dates
 from pipeline.values.typed import TypedValue
 from signatures.models import AnswerLine, FigureComputation, LineSentences
 from signatures.shapes import exact_computations_type, exact_lines_type
@@ -70,8 +58,6 @@ from signatures.shapes import exact_computations_type, exact_lines_type
 log = logging.getLogger(__name__)
 
 Call = Callable[..., "dspy.Prediction | None"]
-# A currency written beside a figure ("EUR 285,000", "$5"): a figure in prose, in units.
-_MONEY_WORD = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])|[$€£¥]")
 # Sentences (table rows) a compute call is shown per section: a statement's rows need more than prose.
 COMPUTE_SENTENCES = 16
 
@@ -247,7 +233,7 @@ class AnswerStep:
             ):
                 reason = f"the line states no figure of what is asked ({section.line[:80]!r})"
                 section = not_found(reason)
-            guarded[item.index] = self._formatted(section, run.format_request, item)
+            guarded[item.index] = formatted_line(section, run.format_request, item)
         for item in items:
             if kinds[item.index] == "number" and guarded[item.index].status == "answered":
                 problem = self._period_problem(item.sub_question, guarded[item.index])
@@ -377,50 +363,6 @@ class AnswerStep:
         copied = any(normalise(text) in normalise(offered[i].text) for i in ids)
         return Draft(text, ids, "extracted" if copied else "written")
 
-    def _formatted(self, section: GuardedSection, request: FormatRequest | None, item: SectionInputs) -> GuardedSection:
-        """A one-figure line written as the question's format instructions ask ("in EUR billions"), the figure
-        as reported kept beside it; other lines unchanged."""
-        if request is None or section.status != "answered" or section.basis == "computed":
-            return section
-        if request.scale is None and request.decimals is None and not request.percent:
-            return section
-        figures = figures_outside_dates(section.line)
-        if len(figures) != 1:
-            return section
-        figure = figures[0]
-        if request.percent and not figure.percent:
-            return section
-        if request.currency and not figure.percent:
-            found = line_currency(section.line, figure)
-            if found is not None and found != request.currency:
-                # a currency asked for is never a rename: the figure stays as reported, in the evidence's currency
-                said = f"reported in {found}, not the {request.currency} asked for"
-                written = ("format", f"not written as asked ({request.text}): {said}")
-                return replace(
-                    section, line=f"{section.line} ({said})", interventions=(*section.interventions, written)
-                )
-            if found is None:  # no currency beside the figure: none is named for it
-                request = replace(request, currency=None)
-                if request.scale is None and request.decimals is None:
-                    return section
-        scale = None
-        if not figure.scaled:
-            quoted = next((s for s in item.sentences if s.text and section.line in s.text), None)
-            scale = scale_note(quoted.hit.chunk.text) if quoted else None
-            in_table = quoted is not None and (" | " in quoted.text or len(table_rows(quoted.text)) > 1)
-            # a figure with its currency in prose is in units; in a table row, its scale is the table's note
-            unknown = scale is None and (in_table or not _MONEY_WORD.search(section.line))
-            if unknown and request.scale is not None and not figure.percent:
-                return section  # a bare figure of no known scale is not rescaled by guess: shown as reported
-        value = figure.value if figure.scaled else figure.mantissa
-        text = format_figure(value, figure.percent, request, scale)
-        if normalise(text) == normalise(section.line):
-            return section
-        written = ("format", f"written as asked: {request.text}")
-        return replace(
-            section, line=f"{text} (as reported: {section.line})", interventions=(*section.interventions, written)
-        )
-
     # -- computed figures ---------------------------------------------------------------------
 
     def _computations(self, run: Any, items: Sequence[SectionInputs]) -> dict[int, Computation]:
@@ -449,7 +391,7 @@ class AnswerStep:
                 given[entry.sub_question_index] = entry
         out: dict[int, Computation] = {}
         for item in items:
-            computed = self._lm_computation(item, shown[item.index], given.get(item.index), request)
+            computed = lm_computation(item, shown[item.index], given.get(item.index), request)
             if isinstance(computed, Computation):
                 out[item.index] = computed
                 continue
@@ -460,54 +402,6 @@ class AnswerStep:
             if floor is not None:
                 out[item.index] = floor
         return out
-
-    def _lm_computation(
-        self,
-        item: SectionInputs,
-        shown: Sequence[OfferedSentence],
-        given: FigureComputation | None,
-        request: FormatRequest | None,
-    ) -> Computation | str:
-        """The LM's operands and expression worked out by code, or why they cannot be used: an operand that is not
-        an amount of its sentence (a year, a clause or note number, a figure it does not hold), a repeated name,
-        too few or too many operands, or an expression that is not the asked operation's (pipeline.answering.
-        compute.check_expression)."""
-        asked = item.request
-        if given is None or not given.operands or not given.expression.strip() or asked is None:
-            return "it named no operands or no expression"
-        offered = {s.sentence_id: s for s in shown}
-        operands: list[Operand] = []
-        for choice in given.operands:
-            sentence = offered.get(choice.sentence_id)
-            wanted = find_quantities(choice.figure)
-            if sentence is None or not wanted:
-                return f"operand {choice.name!r} is no figure of an offered sentence"
-            if choice.name not in NAMES or choice.name in {o.name for o in operands}:
-                return f"operand name {choice.name!r} is not one of a-h or repeats"
-            figure = next((q for q in operand_figures(sentence.text) if same_figure(wanted[0], q)), None)
-            if figure is None:
-                written = next((q for q in digit_figures(sentence.text) if same_figure(wanted[0], q)), None)
-                kind = reference_kind(sentence.text, written) if written else None
-                return f"operand {choice.name} ({choice.figure[:40]}) is {kind or 'not a figure of its sentence'}"
-            twice = next((o for o in operands if o.sentence is sentence and o.figure.start == figure.start), None)
-            if twice is not None:  # one figure of one sentence counted twice ("2.1" as both terms of a sum)
-                return f"operand {choice.name} ({choice.figure[:40]}) is the same figure as operand {twice.name}"
-            operands.append(Operand(choice.name, operand_label(sentence, figure), figure, sentence))
-        fewest, most = operand_count(asked)
-        if not fewest <= len(operands) <= most:
-            return f"{len(operands)} operands given; a {asked.operation} takes {fewest}" + (
-                f" to {most}" if most != fewest else ""
-            )
-        operands.sort(key=lambda o: o.name)
-        if [o.name for o in operands] != list(NAMES[: len(operands)]):
-            return "its operands are not named a, b, c, ... in turn"
-        percent = asked.percent or bool(request and request.percent)
-        expression = given.expression.strip()
-        try:
-            check_expression(expression, asked.operation, len(operands), percent)
-            return compute(asked.operation, expression, operands, percent, request)
-        except ArithmeticRefused as refused:
-            return refused.reason
 
 
 def _with_retrieved(kept: Sequence[ChunkHit], retrieved: Sequence[ChunkHit]) -> list[ChunkHit]:

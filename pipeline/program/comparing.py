@@ -10,20 +10,46 @@ own citation check.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pipeline.answering.comparisons import Compared, compare, named_entity, outcome_line, outcome_value, plural
-from pipeline.execution.rounds import QuestionRetrieval
+from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.intake.contract import Comparison
 from pipeline.intake.planner import plan_in_scope
 from pipeline.intake.scope import QuestionScope, Scope
 from pipeline.program.events import Section
+from pipeline.program.question_run import QuestionRun
 from pipeline.program.trace import record_retrieval, record_tool_loop
+from pipeline.settings import Settings
+from pipeline.store import Store
 from pipeline.types import ChunkHit
 
-if TYPE_CHECKING:
-    from pipeline.program.module import QuestionRun, ScopedQA
+
+class Program(Protocol):
+    """What a comparison needs of the program (pipeline.program.module.ScopedQA): its store, settings and
+    clock, and its scoring and answer steps, run once per entity."""
+
+    store: Store
+    settings: Settings
+    clock: Clock
+
+    @property
+    def doc_types(self) -> frozenset[str]: ...
+
+    def score_step(
+        self, run: QuestionRun, sub_questions: Sequence[str], groups: list[list[ChunkHit]]
+    ) -> list[list[ChunkHit]]: ...
+
+    def answer_sections(
+        self,
+        run: QuestionRun,
+        sub_questions: Sequence[str],
+        kept: list[list[ChunkHit]],
+        retrieved: Sequence[Sequence[ChunkHit]] | None = None,
+        section_allowed: Sequence[Collection[str] | None] | None = None,
+    ) -> list[Section]: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +62,7 @@ class Part:
     document_ids: tuple[str, ...]
 
 
-def comparison_parts(program: ScopedQA, comparison: Comparison, scope: QuestionScope) -> list[Part]:
+def comparison_parts(program: Program, comparison: Comparison, scope: QuestionScope) -> list[Part]:
     """The parts of a comparison: each quoted name resolved to an entity and that entity's documents inside
     the question's scope (the whole catalog when it has none)."""
     catalog = program.store.catalog
@@ -55,7 +81,7 @@ def comparison_parts(program: ScopedQA, comparison: Comparison, scope: QuestionS
     return parts
 
 
-def named_part(program: ScopedQA, sub_question: str, scope: QuestionScope) -> Part | None:
+def named_part(program: Program, sub_question: str, scope: QuestionScope) -> Part | None:
     """The one entity of a scope holding several entities' documents that `sub_question` names, with its documents
     in the scope: that sub-question is retrieved and answered inside them only. None when the scope holds one
     entity's documents, or the sub-question names none of its entities or several."""
@@ -76,7 +102,7 @@ def named_part(program: ScopedQA, sub_question: str, scope: QuestionScope) -> Pa
     return Part(catalog.entities[entity_id].name, entity_id, sub_question, documents) if documents else None
 
 
-def part_retrieval(program: ScopedQA, run: QuestionRun, part: Part, arrived: float) -> QuestionRetrieval:
+def part_retrieval(program: Program, run: QuestionRun, part: Part, arrived: float) -> QuestionRetrieval:
     """The retrieval of one part: planned and run inside its entity's documents only (a chip of them)."""
     chip = Scope(kind="chip", document_ids=part.document_ids, entity_id=part.entity_id)
     config = program.settings.core
@@ -87,7 +113,7 @@ def part_retrieval(program: ScopedQA, run: QuestionRun, part: Part, arrived: flo
 
 
 def compared_sections(
-    program: ScopedQA, run: QuestionRun, comparison: Comparison, arrived: float
+    program: Program, run: QuestionRun, comparison: Comparison, arrived: float
 ) -> tuple[list[str], list[Section]]:
     """The sub-questions and sections of a comparison: one section per entity with documents in scope, each
     answered inside them, then the comparison's own section (its line and typed value)."""

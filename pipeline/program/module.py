@@ -7,19 +7,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Collection, Generator, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import dspy
 
-from pipeline.answering.asks import FormatRequest
 from pipeline.answering.typed_answers import absent
-from pipeline.deadline import Deadline, DeadlinePassed, unbounded
+from pipeline.deadline import Deadline, DeadlinePassed
 from pipeline.entities import without_mentions
 from pipeline.errors import LMFailure
 from pipeline.escapes import citation_label, defuse_field_markers, valid_text
 from pipeline.execution.acceptance import missing_sub_questions, name_terms
-from pipeline.execution.direct import direct_answer
 from pipeline.execution.rounds import Clock, QuestionRetrieval
 from pipeline.execution.tools import query_within
 from pipeline.guards.citations import citation_name
@@ -34,14 +32,14 @@ from pipeline.guards.sanitise import (
     sanitised_text,
 )
 from pipeline.guards.sub_questions import check_sub_questions
-from pipeline.intake.contract import Comparison, Contract, contract_record, entity_comparison, read_contract
+from pipeline.intake.contract import Comparison, contract_record, entity_comparison, read_contract
 from pipeline.intake.parts import question_parts
 from pipeline.intake.planner import plan_in_scope, plan_scope_note
-from pipeline.intake.planner_state import PlannerState
 from pipeline.intake.scope import QuestionScope, Scope, ScopeNote
 from pipeline.program.answer_step import AnswerStep
 from pipeline.program.calls import call_once
 from pipeline.program.comparing import compared_sections, comparison_of, named_part, part_retrieval
+from pipeline.program.endings import answer_stopped, answer_unknown_names, answer_without_retrieval
 from pipeline.program.events import (
     Completed,
     Decomposed,
@@ -57,13 +55,13 @@ from pipeline.program.events import (
     render_markdown,
     with_titles,
 )
+from pipeline.program.question_run import QuestionRun
 from pipeline.program.trace import (
     Intervention,
     QuestionTrace,
     fit_trace,
     record_attempts,
     record_call,
-    record_direct_answer,
     record_question,
     record_retrieval,
     record_sanitised,
@@ -80,28 +78,7 @@ from signatures.shapes import exact_scores_type
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MAX_SUB_QUESTIONS", "QuestionRun", "ScopedQA"]
-
-
-@dataclass
-class QuestionRun:
-    """One question's plan and record, passed between the steps (the program itself is shared)."""
-
-    plan: PlannerState
-    trace: QuestionTrace
-    # The documents the question may read, derived once at intake: every step below reads this one value.
-    scope: QuestionScope
-    # The question asks for reasoning only (arithmetic on given numbers): answered without documents.
-    reasoning_only: bool = False
-    # How the question asks its answer to be written ("Answer in EUR billions."), taken out of the plan's goal.
-    format_request: FormatRequest | None = None
-    # What the question's instructions ask of the answer, read before planning (never searched for).
-    contract: Contract | None = None
-    # The question's time bound, checked by every stage (a step run alone, as stage jobs do, has none).
-    deadline: Deadline = field(default_factory=unbounded)
-    # Names the question quotes that no entity is called and no document in scope writes ("What was the net
-    # income of "Acme Holdings"?" over a collection without Acme): the documents hold nothing about them.
-    unknown_names: tuple[str, ...] = ()
+__all__ = ["MAX_SUB_QUESTIONS", "ScopedQA"]
 
 
 class ScopedQA(dspy.Module):
@@ -153,11 +130,11 @@ class ScopedQA(dspy.Module):
         plan = run.plan
         scoped = run.scope
         if plan.strategy != "retrieve_then_answer":
-            yield self._without_retrieval(plan, run.reasoning_only, trace, started)
+            yield answer_without_retrieval(plan, run.reasoning_only, trace, started)
             return
         comparison = comparison_of(run)
         if comparison is None and run.unknown_names:
-            yield self._unknown(run, started)
+            yield answer_unknown_names(run, started)
             return
         note = self.scope_note(run) if comparison is None else None
         steps = self.settings.program.steps
@@ -172,7 +149,7 @@ class ScopedQA(dspy.Module):
             else:
                 sections_out, notice = yield from self._answered(run, arrived, hyde, asked)
         except DeadlinePassed as stop:
-            yield self._stopped(run, asked, stop, started)
+            yield answer_stopped(run, asked, stop, started)
             return
         except LMFailure as exc:
             trace.timings["total"] = time.perf_counter() - started
@@ -290,64 +267,6 @@ class ScopedQA(dspy.Module):
         document = self.store.catalog.documents.get(document_id)
         return "" if document is None else citation_name(document, self.store.catalog.entities)
 
-    def _stopped(
-        self, run: QuestionRun, sub_questions: Sequence[str], stop: DeadlinePassed, started: float
-    ) -> Completed:
-        """The question ended at its time bound: what it has (the plan, what retrieval found, the calls made, all
-        in its trace) and one error section per sub-question (the question itself before it had any) naming the
-        stage it stopped in."""
-        trace = run.trace
-        trace.timings["total"] = time.perf_counter() - started
-        trace.fallbacks.append(Intervention(guard="deadline", target=stop.stage, reason=str(stop)))
-        log.warning("question stopped: %s", stop)
-        message = f"Not answered: {stop}."
-        asked = list(sub_questions) or [run.plan.goal]
-        sections = [
-            Section(index=i, sub_question=sq, status="error", error=str(stop), answer=message)
-            for i, sq in enumerate(asked)
-        ]
-        answer = render_markdown(sections)
-        trace.answer = answer
-        trace.sections = [s.model_dump(mode="json") for s in sections]
-        fit_trace(trace)
-        return Completed(
-            answer=answer,
-            sections=tuple(sections),
-            lm_calls=trace.lm_calls,
-            cached_calls=trace.cached_calls,
-            tokens=trace.tokens,
-            seconds=round(trace.timings["total"], 3),
-            strategy=run.plan.strategy,
-            notice=message,
-            trace=trace,
-        )
-
-    def _unknown(self, run: QuestionRun, started: float) -> Completed:
-        """The answer to a question about a name the documents in scope never write: one section saying so,
-        nothing read or cited, the question's absent value."""
-        trace = run.trace
-        names = ", ".join(f'"{n}"' for n in run.unknown_names)
-        message = f"No document in scope mentions {names}: the documents do not state this."
-        trace.interventions.append(Intervention(guard="scope", target="unknown_name", reason=message))
-        kind = run.contract.kind if run.contract is not None else "text"
-        value = absent(kind, run.contract, message)
-        section = Section(index=0, sub_question=run.plan.goal, answer=message, status="not_found", value=value)
-        trace.timings["total"] = time.perf_counter() - started
-        trace.answer = message
-        trace.sections = [section.model_dump(mode="json")]
-        trace.value = value
-        fit_trace(trace)
-        return Completed(
-            answer=message,
-            sections=(section,),
-            value=value,
-            lm_calls=trace.lm_calls,
-            tokens=trace.tokens,
-            seconds=round(trace.timings["total"], 3),
-            strategy=run.plan.strategy,
-            trace=trace,
-        )
-
     def unknown_names(self, quoted: Sequence[str], scope: QuestionScope) -> tuple[str, ...]:
         """The quoted names (a capital letter among them) that no document in `scope` writes, in a collection of
         named entities (a quoted entity's own name is no literal term: it never gets here)."""
@@ -359,32 +278,6 @@ class ScopedQA(dspy.Module):
     def scope_note(self, run: QuestionRun) -> ScopeNote | None:
         """What the answer must say about whose documents the scope selected."""
         return plan_scope_note(run.plan, run.scope, self.store)
-
-    def _without_retrieval(
-        self, plan: PlannerState, arithmetic: bool, trace: QuestionTrace, started: float
-    ) -> Completed:
-        """The answer when the planner reads nothing: ask back, refuse, or answer directly (no LM)."""
-        questions = tuple(q.question for q in plan.clarifying_questions)
-        if plan.strategy == "clarify_then_retrieve":
-            answer = "Before searching, please clarify:\n" + "\n".join(f"- {q}" for q in questions)
-        elif plan.strategy == "direct_answer":
-            direct = direct_answer(plan.goal, arithmetic)
-            record_direct_answer(trace, direct)
-            answer = direct.answer
-        else:
-            answer = "This request cannot be answered from the documents under the current safety settings."
-        trace.answer = answer
-        trace.timings["total"] = time.perf_counter() - started
-        return Completed(
-            answer=answer,
-            sections=(),
-            lm_calls=0,
-            tokens=0,
-            seconds=round(trace.timings["total"], 3),
-            strategy=plan.strategy,
-            clarifying_questions=questions,
-            trace=trace,
-        )
 
     # -- steps (each learned step is also run alone by stage-wise optimisation) ----------------
 

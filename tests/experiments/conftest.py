@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from experiments.runner import ProgressEvent, RunSummary
-from experiments.tracking import open_tracker
+from experiments.store import open_tracker
 from pipeline.store import Store, open_store
 from pipeline.store.embedders import HashEmbedder
 from tests.support.experiments import fresh_mlruns, run, write_config, write_data

@@ -13,7 +13,8 @@ import pytest
 from experiments.config import load_config
 from experiments.estimate import CALLS_PER_QUESTION, job_eta, plan_job
 from experiments.runner import ProgressEvent, run_experiment
-from experiments.tracking import experiment_id, open_tracker
+from experiments.store import open_tracker
+from experiments.tracking import experiment_id
 from pipeline.cli.eta import Eta, Gauge, Work
 from pipeline.evaluation.examples import CASES
 from pipeline.program.lm.timings import EMBEDDED_SECONDS, OVERHEAD_SECONDS, load_rates, record_rates

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from experiments.runner import run_experiment
+from experiments.store import open_tracker
 from experiments.sweep import TAG_SWEEP, run_sweep
-from experiments.tracking import TAG_PARENT, open_tracker
+from experiments.tracking import TAG_PARENT
 from pipeline.store import Store
 from tests.support.experiments import fresh_mlruns, run, write_config, write_data
 from tests.support.fakes import cooperative, scripted_lm

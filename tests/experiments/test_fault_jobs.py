@@ -24,7 +24,8 @@ import pytest
 
 from experiments.runner import RunSummary
 from experiments.runs import export_run
-from experiments.tracking import TAG_STOP, open_tracker
+from experiments.store import open_tracker
+from experiments.tracking import TAG_STOP
 from pipeline.export import MANIFEST, PROGRAM, PROMPTS, load_export, program_state
 from pipeline.program.module import ScopedQA
 from pipeline.store import Store

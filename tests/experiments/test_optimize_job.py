@@ -18,6 +18,7 @@ from dspy.clients.cache import Cache
 
 from experiments.runner import ProgressEvent, RunSummary, run_experiment
 from experiments.runs import champion, compare_runs, export_run, list_runs
+from experiments.store import open_tracker
 from experiments.tracking import (
     TAG_HOST,
     TAG_PID,
@@ -26,7 +27,6 @@ from experiments.tracking import (
     TAG_STOP,
     Tracker,
     experiment_id,
-    open_tracker,
     prompt_name,
     reap_stale_runs,
     set_tags,

@@ -24,7 +24,8 @@ from experiments.reference import (
 )
 from experiments.runner import RunSummary
 from experiments.runs import compare_runs, export_run, exported_way, list_runs
-from experiments.tracking import TAG_CONFIG_NAME, TAG_SELECTED, experiment_id, open_tracker, start_run
+from experiments.store import open_tracker
+from experiments.tracking import TAG_CONFIG_NAME, TAG_SELECTED, experiment_id, start_run
 from pipeline.errors import TrackingError
 from pipeline.export import load_export, program_state
 from pipeline.program.module import ScopedQA

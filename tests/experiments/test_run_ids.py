@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.tracking import TAG_CONFIG_NAME, experiment_id, open_tracker, resolve_run_id, start_run
+from experiments.store import open_tracker
+from experiments.tracking import TAG_CONFIG_NAME, experiment_id, resolve_run_id, start_run
 from pipeline.errors import TrackingError
 from tests.support.experiments import fresh_mlruns
 

@@ -11,7 +11,8 @@ import pytest
 
 from experiments.runner import ProgressEvent, RunSummary, run_name
 from experiments.runs import compact_lines, export_run, list_runs
-from experiments.tracking import open_tracker, prompt_name, register_prompts
+from experiments.store import open_tracker
+from experiments.tracking import prompt_name, register_prompts
 from pipeline.errors import TrackingError
 from pipeline.evaluation.examples import CASES
 from pipeline.export import load_export, program_state

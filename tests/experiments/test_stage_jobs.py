@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from experiments.runs import compare_runs, list_runs
-from experiments.tracking import open_tracker
+from experiments.store import open_tracker
 from pipeline.errors import ExperimentConfigError
 from pipeline.evaluation.examples import CASES, write_examples
 from pipeline.export import load_export

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from experiments.runner import run_experiment
-from experiments.tracking import experiment_id, open_tracker
+from experiments.store import open_tracker
+from experiments.tracking import experiment_id
 from pipeline.errors import JobInterrupted
 from pipeline.program.calls import StopSignal
 from pipeline.store import Store

@@ -11,7 +11,8 @@ import pytest
 
 from experiments.runner import run_experiment
 from experiments.runs import champion, compare_runs, export_run, list_runs
-from experiments.tracking import CHAMPION, open_tracker, prompt_name
+from experiments.store import open_tracker
+from experiments.tracking import CHAMPION, prompt_name
 from pipeline.cli.main import main
 from pipeline.export import load_export
 from pipeline.program.module import ScopedQA

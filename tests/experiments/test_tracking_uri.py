@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiments.tracking import is_local_store, open_tracker, resolve_tracking_uri, tracking_uri
+from experiments.store import open_tracker
+from experiments.tracking import is_local_store, resolve_tracking_uri, tracking_uri
 
 
 def test_the_flag_wins_over_the_environment(tmp_path: Path) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from experiments.tracking import experiment_id, finish_run, open_tracker, start_run
+from experiments.store import open_tracker
+from experiments.tracking import experiment_id, finish_run, start_run
 from tests.support.browser import chromium, skip_reason
 from tests.support.experiments import fresh_mlruns
 from tests.support.paths import ROOT

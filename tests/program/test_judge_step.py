@@ -182,7 +182,7 @@ def test_an_export_without_the_judge_loads_with_the_judge_on_its_floor(reports: 
 
 
 def test_ask_names_the_judge_step_with_the_others(reports: Store) -> None:
-    from pipeline.cli.ask import steps_line
+    from pipeline.cli.answer_view import steps_line
 
     judged = ask(reports, "Acme", JUDGED, judged_by(lambda s: "yes", []))
     floor = ask(reports, "Acme", FLOORS)

@@ -256,7 +256,7 @@ def test_labels_from_the_page_feed_a_quick_stage_job_that_runs_lists(
     [run] = json.loads(capsys.readouterr().out)
     assert run["status"] == "FINISHED" and run["config"] == "quick-decompose" and run["experiment"] == "scoperag-quick"
 
-    from experiments.tracking import open_tracker
+    from experiments.store import open_tracker
 
     client = open_tracker(mlruns).client
     splits = json.loads(Path(client.download_artifacts(run["run_id"], "data/splits.json", str(tmp_path))).read_text())
