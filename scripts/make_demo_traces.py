@@ -17,7 +17,6 @@ datasets/demo/traps.toml is exercised by a wrong_property example. Any failure s
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import re
 import sys
@@ -26,7 +25,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from pipeline.evaluation.examples import (
@@ -47,6 +45,7 @@ SCRIPTS = Path(__file__).resolve().parent
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))  # scripts/ is no package: its builders import each other by name
 
+import demo_facts  # noqa: E402
 from absence import index_chunks, marker_hits, require_absent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,20 +57,8 @@ SPLIT_SHARES = {"train": 0.6, "dev": 0.2, "test": 0.2}
 CYR_A, CYR_O = "\u0430", "\u043e"
 
 
-def _load_corpus_script() -> ModuleType:
-    """scripts/make_demo_corpus.py as a module: the property records it loads are the facts."""
-    spec = importlib.util.spec_from_file_location("make_demo_corpus", Path(__file__).with_name("make_demo_corpus.py"))
-    if spec is None or spec.loader is None:
-        raise SystemExit("cannot load scripts/make_demo_corpus.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_demo_corpus"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-FACTS = _load_corpus_script()
-P = FACTS.BY_SLUG  # slug -> Property
-d, ksh = FACTS.d, FACTS.ksh
+P = demo_facts.BY_SLUG  # slug -> Property
+d, ksh = demo_facts.d, demo_facts.ksh
 
 
 # ---------------------------------------------------------------------------------------
@@ -186,7 +173,7 @@ def spec(topic: str, slug: str, r: str) -> Spec:
     p = P[slug]
     # The Mellifera Court lease was renewed at a new rent: ask about the original lease.
     lease = "original 2023 lease" if slug == "mellifera-court" else "lease"
-    end = d(FACTS.lease_end(p))
+    end = d(demo_facts.lease_end(p))
     months = f"{p.notice_months} month{'s' if p.notice_months > 1 else ''}"
     severity = next(level for level in ("High", "Medium", "Low") if any(f.severity == level for f in p.findings))
     worst = tuple(_high_phrase(f.issue) for f in p.findings if f.severity == severity)

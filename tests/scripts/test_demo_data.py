@@ -39,7 +39,7 @@ def test_the_demo_traces_are_what_their_script_writes(tmp_path: Path) -> None:
 
 
 def test_a_bad_property_record_is_refused_naming_its_field(tmp_path: Path) -> None:
-    generator = load_script("make_demo_corpus")
+    generator = load_script("demo_facts")
     source = (ROOT / "scripts" / "demo_properties.toml").read_text(encoding="utf-8")
     bad = tmp_path / "facts.toml"
     bad.write_text(source.replace("rent = 285_000", 'rent = "285,000"', 1), encoding="utf-8")
@@ -49,3 +49,14 @@ def test_a_bad_property_record_is_refused_naming_its_field(tmp_path: Path) -> No
     with pytest.raises(ValueError, match=r"properties\[0\]: fields differ from Property: \['lr'\]"):
         generator.load_facts(bad)
     assert generator.load_facts(ROOT / "scripts" / "demo_properties.toml")[0] == generator.PROPERTIES
+
+
+def test_a_bad_template_is_refused_naming_its_file_and_field(tmp_path: Path) -> None:
+    templates = load_script("demo_templates")
+    for source in (ROOT / "scripts" / "demo_corpus").glob("*.toml"):
+        (tmp_path / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    lease = tmp_path / "lease.toml"
+    lease.write_text(lease.read_text(encoding="utf-8").replace('["h2", "Particulars"]', '["h3", "Particulars"]', 1))
+    with pytest.raises(ValueError, match=r"lease\.toml: \[lease\]\.pages\[0\]\[3\]: expected \[kind, \.\.\.\]"):
+        templates.load_templates(tmp_path)
+    assert templates.load_templates(ROOT / "scripts" / "demo_corpus") == templates.TEMPLATES
