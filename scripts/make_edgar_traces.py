@@ -151,7 +151,7 @@ def read_filings(folder: Path) -> list[Filing]:
         relpath = path.relative_to(folder).as_posix()
         ticker = relpath.split("/")[1]
         if ticker not in COMPANIES:
-            raise ExamplesError(f"{relpath}: company {ticker} is not in scripts/edgar_companies.py")
+            raise ExamplesError(f"{relpath}: company {ticker} is not in scripts/edgar_companies.toml")
         try:
             out.append(Filing(relpath, COMPANIES[ticker], read_source(path, relpath)))
         except InputFileError as exc:
