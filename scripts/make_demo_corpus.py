@@ -241,7 +241,8 @@ def render_card(corpus: Corpus) -> bytes:
         "## How it was generated",
         "",
         "Everything here is written by `scripts/make_demo_corpus.py` from the property records in"
-        " `scripts/demo_properties.toml`:",
+        " `scripts/demo_properties.toml` and the documents' texts in `scripts/demo_corpus/` (the document"
+        " templates, one file per document type, and the trap documents and records):",
         "",
         "```",
         "python scripts/make_demo_corpus.py        # from the repository root",
