@@ -29,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # scripts/ is no package: its builders import each other by name
 
+from data_tables import table  # noqa: E402
 from demo_facts import BY_SLUG, PROPERTIES, VALUATION_SUMMARY_EXTRA, d, ksh  # noqa: E402
 from demo_rendering import PAGE_BREAK, render_markdown, render_pdf  # noqa: E402
 from demo_templates import DOC_TYPES, TEMPLATES, TEMPLATES_DIR, Content, Doc, content  # noqa: E402
@@ -86,13 +87,6 @@ def base_path(prop_index: int, type_index: int, slug: str, stem: str) -> str:
     return f"{slug}/{stem}.{ext}"
 
 
-def _table(raw: Any, fields: set[str], required: set[str], where: str) -> dict[str, Any]:
-    """`raw` when it is a table with only `fields` and all of `required`; ValueError names what differs."""
-    if not isinstance(raw, dict) or set(raw) - fields or required - set(raw):
-        raise ValueError(f"{where}: expected fields {sorted(required)} (optional {sorted(fields - required)})")
-    return raw
-
-
 def _property(slug: str | None, where: str) -> Any:
     if slug is not None and slug not in BY_SLUG:
         raise ValueError(f"{where}: unknown property {slug!r}")
@@ -110,7 +104,7 @@ def build_corpus(documents_file: Path = DOCUMENTS_FILE) -> Corpus:
     data = tomllib.loads(documents_file.read_text(encoding="utf-8"))
     for i, raw in enumerate(data["documents"]):
         where = f"{documents_file.name}: documents[{i}]"
-        doc = _table(raw, DOCUMENT_FIELDS, {"path", "template", "entities", "note"}, where)
+        doc = table(raw, DOCUMENT_FIELDS, {"path", "template", "entities", "note"}, where)
         if doc["template"] not in TEMPLATES:
             raise ValueError(f"{where}.template: unknown template {doc['template']!r}")
         filled = content(
@@ -123,7 +117,7 @@ def build_corpus(documents_file: Path = DOCUMENTS_FILE) -> Corpus:
         )
         c.add(doc["path"], filled, doc["entities"], doc["note"])
     for i, raw in enumerate(data["traps"]):
-        t = _table(raw, TRAP_FIELDS, TRAP_FIELDS, f"{documents_file.name}: traps[{i}]")
+        t = table(raw, TRAP_FIELDS, TRAP_FIELDS, f"{documents_file.name}: traps[{i}]")
         c.trap(t["kind"], t["document"], t["asked_entity"], t["expected"], t["note"])
     return c
 
