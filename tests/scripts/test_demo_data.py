@@ -60,3 +60,27 @@ def test_a_bad_template_is_refused_naming_its_file_and_field(tmp_path: Path) -> 
     with pytest.raises(ValueError, match=r"lease\.toml: \[lease\]\.pages\[0\]\[3\]: expected \[kind, \.\.\.\]"):
         templates.load_templates(tmp_path)
     assert templates.load_templates(ROOT / "scripts" / "demo_corpus") == templates.TEMPLATES
+
+
+def test_a_bad_question_file_is_refused_naming_its_file_and_field(tmp_path: Path) -> None:
+    load_script("make_demo_traces")  # puts scripts/ on the import path its modules import each other by
+    questions = load_script("demo_questions")
+    source = ROOT / "scripts" / "demo_traces"
+    topics = tmp_path / "topics.toml"
+    topics.write_text(
+        (source / "topics.toml").read_text(encoding="utf-8").replace('types = ["lease"]', 'types = ["leese"]', 1)
+    )
+    with pytest.raises(ValueError, match=r"topics\.toml: \[topics\.rent\]\.types: expected one of"):
+        questions.load_topics(topics)
+    wrong = tmp_path / "wrong_property.toml"
+    text = (source / "wrong_property.toml").read_text(encoding="utf-8")
+    wrong.write_text(text.replace('scope = "chip"', 'scope = "folder"', 1), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"wrong_property\.toml: traps\[0\]\.scope: expected one of"):
+        questions.load_wrong_property(wrong)
+    asks = tmp_path / "absent_in_scope.toml"
+    asks.write_text(
+        (source / "absent_in_scope.toml").read_text(encoding="utf-8").replace("markers = [", "marker = [", 1)
+    )
+    with pytest.raises(ValueError, match=r"absent_in_scope\.toml: asks\[0\]: expected fields"):
+        questions.load_asks(asks)
+    assert questions.load_asks(source / "absent_in_scope.toml") == questions.ABSENT_ASKS
