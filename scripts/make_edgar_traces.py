@@ -18,81 +18,28 @@ appears in training. The output depends only on the filings: a rerun writes the 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
+import sys
 import tarfile
-import tomllib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, cast
 
-from pipeline.errors import ExamplesError, InputFileError
-from pipeline.evaluation.examples import GoldPage, LabelledExample, Split, counts_table, make_example, write_example_set
-from pipeline.store.reading import SourceFile, read_source
-from pipeline.store.xbrl import PageFact, written_date
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # scripts/ is no package: its builders import each other by name
+
+from edgar_catalog import COMPANIES, FAMILIES, GROUP_OF, GROUPS, Company, Family, split_of_groups, stable_hash  # noqa: E402
+
+from pipeline.errors import ExamplesError, InputFileError  # noqa: E402
+from pipeline.evaluation.examples import GoldPage, LabelledExample, Split, counts_table, make_example, write_example_set  # noqa: E402
+from pipeline.store.reading import SourceFile, read_source  # noqa: E402
+from pipeline.store.xbrl import PageFact, written_date  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class Company:
-    """A filer: its ticker (its folder's name), its name, the name a question uses, and other aliases."""
-
-    ticker: str
-    name: str
-    short: str
-    aliases: tuple[str, ...] = ()
-
-    @property
-    def slug(self) -> str:
-        return self.ticker.lower()
-
-
-@dataclass(frozen=True)
-class Family:
-    """A concept family: the concepts that report it (in order of preference), whether it is a balance
-    at a date, and its question wordings."""
-
-    name: str
-    concepts: tuple[str, ...]
-    templates: tuple[str, ...]
-    instant: bool = False
-    core: bool = False
-
-
-def _load(name: str, key: str) -> list[dict[str, Any]]:
-    """The list under `key` of the TOML file `name` beside this script."""
-    data = tomllib.loads(Path(__file__).with_name(name).read_text(encoding="utf-8"))
-    return cast(list[dict[str, Any]], data[key])
-
-
-def _groups() -> dict[str, tuple[Company, ...]]:
-    raw = _load("edgar_companies.toml", "groups")
-    return {
-        g["name"]: tuple(
-            Company(c["ticker"], c["name"], c["short"], tuple(c.get("aliases", ()))) for c in g["companies"]
-        )
-        for g in raw
-    }
-
-
-def _families() -> tuple[Family, ...]:
-    raw = _load("edgar_questions.toml", "families")
-    return tuple(
-        Family(
-            f["name"], tuple(f["concepts"]), tuple(f["templates"]), bool(f.get("instant", False)), bool(f.get("core"))
-        )
-        for f in raw
-    )
-
-
-GROUPS = _groups()
-COMPANIES: dict[str, Company] = {c.ticker: c for group in GROUPS.values() for c in group}
-GROUP_OF: dict[str, str] = {c.ticker: name for name, group in GROUPS.items() for c in group}
-FAMILIES = _families()
 
 CORPUS = "edgar"
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,9 +49,6 @@ OUT = ROOT / "datasets" / "edgar"
 DOCUMENT = "primary-document.html"
 # Facts asked about per filing: different concept families, drawn by a hash of the filing.
 FACTS_PER_FILING = {"10-K": 4, "10-Q": 3}
-# Share of companies in test and dev (whole groups of close companies, in hash order).
-TEST_SHARE = 0.2
-DEV_SHARE = 0.2
 
 
 @dataclass(frozen=True)
@@ -188,10 +132,6 @@ def answer_fact(fact: PageFact) -> str | None:
     return f"{fact.shown} {word}".strip()
 
 
-def _hash(*parts: str) -> int:
-    return int(hashlib.sha256("\x1f".join(parts).encode()).hexdigest(), 16)
-
-
 def unpack(archive: Path, scratch: Path) -> Path:
     """The folder of filings, unpacked from `archive` into `scratch` unless it is there already."""
     folder = scratch / "edgar-filings"
@@ -211,29 +151,12 @@ def read_filings(folder: Path) -> list[Filing]:
         relpath = path.relative_to(folder).as_posix()
         ticker = relpath.split("/")[1]
         if ticker not in COMPANIES:
-            raise ExamplesError(f"{relpath}: company {ticker} is not in scripts/edgar_companies.py")
+            raise ExamplesError(f"{relpath}: company {ticker} is not in scripts/edgar_companies.toml")
         try:
             out.append(Filing(relpath, COMPANIES[ticker], read_source(path, relpath)))
         except InputFileError as exc:
             raise ExamplesError(f"{relpath}: {exc.reason}") from exc
     return out
-
-
-def split_of_groups() -> dict[str, Split]:
-    """Each group's split: whole groups in hash order to test, then dev, until each holds its share of
-    companies; the rest to train."""
-    total = sum(len(g) for g in GROUPS.values())
-    splits: dict[str, Split] = {}
-    counts = {"test": 0, "dev": 0}
-    for name in sorted(GROUPS, key=lambda n: _hash("edgar-split", n)):
-        size = len(GROUPS[name])
-        if counts["test"] < TEST_SHARE * total:
-            splits[name], counts["test"] = "test", counts["test"] + size
-        elif counts["dev"] < DEV_SHARE * total:
-            splits[name], counts["dev"] = "dev", counts["dev"] + size
-        else:
-            splits[name] = "train"
-    return splits
 
 
 def period_kind(fact: PageFact, attributes: Mapping[str, str], form: str) -> str | None:
@@ -288,7 +211,7 @@ def filing_questions(filing: Filing) -> list[Question]:
     candidates = candidate_facts(filing)
     count = FACTS_PER_FILING.get(filing.form, 3)
     families = {f.name: f for f in FAMILIES}
-    order = sorted(candidates, key=lambda name: _hash(filing.relpath, name))
+    order = sorted(candidates, key=lambda name: stable_hash(filing.relpath, name))
     core = [n for n in order if families[n].core][: (count + 1) // 2]
     chosen = core + [n for n in order if n not in core][: count - len(core)]
     out = []
@@ -299,7 +222,7 @@ def filing_questions(filing: Filing) -> list[Question]:
         answer = answer_fact(fact)
         if not phrases or answer is None:
             continue
-        wording = _hash(filing.relpath, name, "wording") % (len(family.templates) * len(phrases))
+        wording = stable_hash(filing.relpath, name, "wording") % (len(family.templates) * len(phrases))
         template = family.templates[wording % len(family.templates)]
         trailing, leading = phrases[wording // len(family.templates)]
         text = template.format(co=filing.company.short, period=trailing, Period=leading)
@@ -312,7 +235,7 @@ def _other(company: Company, filings: Sequence[Filing], salt: str) -> Company | 
     """A close company (same group) with filings, drawn by hash; None when the group has no other."""
     tickers = sorted({f.company.ticker for f in filings})
     group = [c.ticker for c in GROUPS[GROUP_OF[company.ticker]] if c.ticker != company.ticker and c.ticker in tickers]
-    return COMPANIES[group[_hash(salt, company.ticker) % len(group)]] if group else None
+    return COMPANIES[group[stable_hash(salt, company.ticker) % len(group)]] if group else None
 
 
 def question_examples(q: Question, filings: Sequence[Filing], split: Split) -> list[LabelledExample]:
@@ -367,7 +290,7 @@ def question_examples(q: Question, filings: Sequence[Filing], split: Split) -> l
         return out
     theirs = [f.relpath for f in filings if f.company == other]
     same_form = [r for r in theirs if r.startswith(q.filing.form + "/")] or theirs
-    chip = same_form[_hash(q.question, "chip") % len(same_form)]
+    chip = same_form[stable_hash(q.question, "chip") % len(same_form)]
     wrong = {**common, "expect_not_found": True, "expected_plan": "one_step"}
     wrong_tags = (*tags, "wrong_entity", "not_in_scope", f"other:{other.ticker}")
     out.append(

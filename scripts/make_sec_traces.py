@@ -29,64 +29,36 @@ from __future__ import annotations
 import argparse
 import csv
 import fnmatch
-import hashlib
 import json
 import logging
-import re
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import ExamplesError
-from pipeline.evaluation.examples import (
-    GoldPage,
-    LabelledExample,
-    Split,
-    counts_table,
-    make_example,
-    write_example_set,
-)
-from pipeline.evaluation.metrics import number_values
-from pipeline.files import write_file_atomic
-from pipeline.store.reading import read_source
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # scripts/ is no package: its builders import each other by name
+
+from absence import index_chunks  # noqa: E402
+from sec_absent import absent_examples  # noqa: E402
+from sec_answer_facts import MAX_FACT_PAGES, MIN_LOCATING_DIGITS, extract_facts, gold_pages, unverified_facts  # noqa: E402
+from sec_computed import computed_examples  # noqa: E402
+from sec_filings import CORPUS, SEC_DOCUMENTS, names_company, other_tickers, split_of, swap_company, ticker_of  # noqa: E402
+
+from pipeline.errors import ExamplesError  # noqa: E402
+from pipeline.evaluation.examples import LabelledExample, counts_table, make_example, write_example_set  # noqa: E402
+from pipeline.evaluation.metrics import number_values  # noqa: E402
+from pipeline.files import write_file_atomic  # noqa: E402
+from pipeline.store.reading import read_source  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-CORPUS = "sec-10q"
-QUARTERS: tuple[str, ...] = ("2022 Q3", "2023 Q1", "2023 Q2", "2023 Q3")
-# Ticker -> the names a question may use for the company (lower case).
-COMPANY_NAMES: Mapping[str, tuple[str, ...]] = {
-    "AAPL": ("apple", "aapl"),
-    "AMZN": ("amazon", "amzn"),
-    "INTC": ("intel", "intc"),
-    "MSFT": ("microsoft", "msft"),
-    "NVDA": ("nvidia", "nvda"),
-}
-TICKERS: tuple[str, ...] = tuple(sorted(COMPANY_NAMES))
-SEC_DOCUMENTS: tuple[str, ...] = tuple(f"{q} {t}.pdf" for t in TICKERS for q in QUARTERS)
-MAX_FACTS = 6
-# A fact locates its evidence page when each of its numbers has at least this many digits (a "5%"
-# or a "2" is on nearly every page of a filing) and it is on at most MAX_FACT_PAGES pages.
-MIN_LOCATING_DIGITS = 3
-MAX_FACT_PAGES = 4
 CSV_COLUMNS = ("Question", "Source Docs", "Question Type", "Source Chunk Type", "Answer")
 
-_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-_NUM = r"\d[\d,]*(?:\.\d+)?"
-_SCALE = r"(?:million|billion|thousand|trillion)\b"
-# One alternation so matches come out in reading order; the group says which kind matched.
-_FACT = re.compile(
-    rf"(?P<money>\$\s?{_NUM}(?:\s?{_SCALE})?)"
-    rf"|(?P<percent>{_NUM}\s?(?:%|percent\b|percentage points?\b|basis points?\b))"
-    rf"|(?P<units>{_NUM}\s{_SCALE}(?:\s(?:shares|units|employees|customers)\b)?)"
-    rf"|(?P<date>{_MONTH}\s\d{{1,2}},\s\d{{4}})",
-)
-_SOURCE_NOTE = re.compile(r"SOURCE\(S\):.*$|\(\s*SOURCE:[^)]*\)|\"?\d{4} Q\d [A-Z]{4}\.pdf\"?", re.MULTILINE)
 _QUESTION_TYPE_TAGS = {
     "Multi-Doc RAG": "multi_doc",
     "Single-Doc Single-Chunk RAG": "single_doc_single_chunk",
@@ -110,11 +82,6 @@ class SecQuestion:
     def tickers(self) -> tuple[str, ...]:
         """The companies whose filings answer the question, sorted."""
         return tuple(sorted({ticker_of(d) for d in self.documents}))
-
-
-def ticker_of(document: str) -> str:
-    """'2023 Q3 AAPL.pdf' -> 'AAPL'."""
-    return Path(document).stem.split()[-1]
 
 
 def resolve_glob(pattern: str, documents: Sequence[str] = SEC_DOCUMENTS) -> tuple[str, ...]:
@@ -154,107 +121,6 @@ def read_questions(csv_path: Path, documents: Sequence[str] = SEC_DOCUMENTS) -> 
             )
         )
     return out
-
-
-def _canonical(value: Decimal) -> str:
-    text = f"{value:f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def _stated(fact: str, known: AbstractSet[str]) -> bool:
-    """Whether every number of `fact` occurs in `known`, allowing millions written as billions."""
-    scale = {"billion": Decimal(1000), "million": Decimal("0.001")}.get(fact.split()[-1].casefold())
-    for value in number_values(fact):
-        forms = {value} if scale is None else {value, _canonical(Decimal(value) * scale)}
-        if not forms & known:
-            return False
-    return True
-
-
-def extract_facts(answer: str, limit: int = MAX_FACTS, known: AbstractSet[str] | None = None) -> tuple[str, ...]:
-    """Up to `limit` facts of a reviewed answer, in reading order.
-
-    Amounts, percentages and numbers with units are preferred to period dates. With `known`
-    (the number values of the gold filings' text), facts whose numbers occur there ("$2.294
-    billion" may be "2,294" in a table in millions) are preferred to figures the reviewer
-    derived (sums, ratios); derived figures are dropped only when more than `limit` facts remain.
-    """
-    body = _SOURCE_NOTE.sub(" ", answer)
-    ranked: list[tuple[int, int, int, str]] = []
-    seen: set[str] = set()
-    for match in _FACT.finditer(body):
-        fact = re.sub(r"^\$\s", "$", " ".join(match.group().split()).rstrip(".,"))
-        if fact.casefold() in seen:
-            continue
-        seen.add(fact.casefold())
-        derived = known is not None and not _stated(fact, known)
-        ranked.append((int(derived), int(match.lastgroup == "date"), match.start(), fact))
-    if len(ranked) == 1 and ranked[0][1]:
-        return ()
-    kept = sorted(ranked)[:limit]
-    return tuple(fact for *_, fact in sorted(kept, key=lambda item: item[2]))
-
-
-def unverified_facts(facts: Sequence[str], known: AbstractSet[str]) -> list[str]:
-    """The facts whose numbers do not all occur in `known` (derived or mistyped figures)."""
-    return [f for f in facts if not _stated(f, known)]
-
-
-def locates_page(fact: str) -> bool:
-    """Whether a fact is specific enough to find its page by: a figure (no date) whose every number has
-    at least MIN_LOCATING_DIGITS digits."""
-    match = _FACT.fullmatch(fact)
-    if match is not None and match.lastgroup == "date":
-        return False
-    numbers = number_values(fact)
-    return bool(numbers) and all(len(n.replace(".", "")) >= MIN_LOCATING_DIGITS for n in numbers)
-
-
-def gold_pages(
-    facts: Sequence[str], documents: Sequence[str], pages: Mapping[str, Sequence[AbstractSet[str]]]
-) -> tuple[GoldPage, ...]:
-    """The pages of each gold filing that state one of the answer's locating facts (1-based, sorted).
-
-    A fact found on more than MAX_FACT_PAGES pages of a filing is a common figure there and locates
-    nothing; a filing none of whose facts is located gets no gold page (any page may hold the answer).
-    """
-    out: list[GoldPage] = []
-    for document in documents:
-        found: set[int] = set()
-        for fact in (f for f in facts if locates_page(f)):
-            on = [number for number, known in enumerate(pages[document], start=1) if _stated(fact, known)]
-            if len(on) <= MAX_FACT_PAGES:
-                found.update(on)
-        out.extend(GoldPage(document=document, page=page) for page in sorted(found))
-    return tuple(out)
-
-
-def names_company(question: str, ticker: str) -> bool:
-    """Whether the question names the company (so another company's filings cannot answer it)."""
-    words = set(re.findall(r"[a-z]+", question.casefold()))
-    return any(name in words for name in COMPANY_NAMES[ticker])
-
-
-def split_of(question: str) -> Split:
-    """60/20/20 by a hash of the question: every variant of a question shares its split."""
-    bucket = int(hashlib.sha256(" ".join(question.split()).casefold().encode()).hexdigest(), 16) % 10
-    return "train" if bucket < 6 else "dev" if bucket < 8 else "test"
-
-
-def swap_company(
-    documents: Sequence[str], ticker: str, documents_known: Sequence[str] = SEC_DOCUMENTS
-) -> tuple[str, ...]:
-    """The same quarters' filings of another company (those that exist)."""
-    known = set(documents_known)
-    quarters = sorted({Path(d).stem.rsplit(" ", 1)[0] for d in documents})
-    return tuple(f"{q} {ticker}.pdf" for q in quarters if f"{q} {ticker}.pdf" in known)
-
-
-def _other_tickers(question: str, own: Sequence[str]) -> tuple[str, str]:
-    """Two other companies, picked deterministically from the question's hash."""
-    others = [t for t in TICKERS if t not in own]
-    start = int(hashlib.sha256(question.encode()).hexdigest(), 16) % len(others)
-    return others[start], others[(start + 1) % len(others)]
 
 
 def question_examples(
@@ -304,7 +170,7 @@ def question_examples(
             ),
         )
         if names_company(q.question, own):
-            chip_ticker, property_ticker = _other_tickers(q.question, tickers)
+            chip_ticker, property_ticker = other_tickers(q.question, tickers)
             chip = swap_company(q.documents, chip_ticker, documents)
             scoped = tuple(d for d in documents if ticker_of(d) == property_ticker)
             wrong = {**common, "expect_not_found": True, "expected_plan": "one_step"}
@@ -379,14 +245,6 @@ class AddedExamples:
 def added_examples(texts: Mapping[str, Sequence[str]], index: Path | None = None) -> AddedExamples:
     """The computed-figure and unanswerable-in-scope examples from the filings' pages; with `index`, the
     absent facts are also checked against that index's chunks."""
-    here = str(Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)  # scripts/ is no package: its builders import each other by name
-    # Imported here: both modules import this one.
-    from absence import index_chunks
-    from sec_absent import absent_examples
-    from sec_computed import computed_examples
-
     computed, figures = computed_examples(texts)
     absent = absent_examples(texts, index_chunks(index) if index is not None else None)
     return AddedExamples(tuple(computed), tuple(figures), tuple(absent))

@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # scripts/ is no package: its builders import each other by name
 
-import make_sec_traces as sec  # noqa: E402
+import sec_filings as sec  # noqa: E402
 from absence import require_absent  # noqa: E402
 from sec_statements import read_statement  # noqa: E402
 

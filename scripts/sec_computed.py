@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # scripts/ is no package: its builders import each other by name
 
-import make_sec_traces as sec  # noqa: E402
+import sec_filings as sec  # noqa: E402
 from sec_figure_specs import COMPANY, FORMATS, KINDS, METRICS, REVENUE, SERVICES, SPECS, SUMS, Format, Kind, Term  # noqa: E402
 from sec_statements import Operand, Statement, parse_value, read_statement, split_line  # noqa: E402
 

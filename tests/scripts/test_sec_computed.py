@@ -20,6 +20,7 @@ from tests.support.scripts import load_script
 statements = load_script("sec_statements")
 computed = load_script("sec_computed")
 sec = load_script("make_sec_traces")
+filings = load_script("sec_filings")
 COMMITTED = ROOT / "datasets" / "sec-10q" / "traces"
 
 # Apple's statement of operations for the quarter ended December 31, 2022, as the index reads page 4.
@@ -187,4 +188,4 @@ def test_the_committed_figures_recompute_from_their_operands() -> None:
             assert e.answer_facts == (answer,) and e.question == record["question"]
             assert set(e.gold_documents) == {o["document"] for o in operands}
             assert {(p.document, p.page) for p in e.gold_pages} == {(o["document"], o["page"]) for o in operands}
-            assert e.split == sec.split_of(e.question)
+            assert e.split == filings.split_of(e.question)

@@ -13,11 +13,17 @@ from tests.support.paths import ROOT
 from tests.support.scripts import load_script
 
 sec = load_script("make_sec_traces")
-SEC_DOCUMENTS = sec.SEC_DOCUMENTS
-extract_facts, names_company, read_questions = sec.extract_facts, sec.names_company, sec.read_questions
-gold_pages, locates_page = sec.gold_pages, sec.locates_page
-resolve_glob, sec_examples, split_of = sec.resolve_glob, sec.sec_examples, sec.split_of
-swap_company, ticker_of = sec.swap_company, sec.ticker_of
+facts = load_script("sec_answer_facts")
+filings = load_script("sec_filings")
+SEC_DOCUMENTS = filings.SEC_DOCUMENTS
+extract_facts, gold_pages, locates_page = facts.extract_facts, facts.gold_pages, facts.locates_page
+names_company, split_of, swap_company, ticker_of = (
+    filings.names_company,
+    filings.split_of,
+    filings.swap_company,
+    filings.ticker_of,
+)
+read_questions, resolve_glob, sec_examples = sec.read_questions, sec.resolve_glob, sec.sec_examples
 CSV = ROOT.parent / "shared" / "data" / "sec-10q" / "qna_data.csv"
 COMMITTED = ROOT / "datasets" / "sec-10q" / "traces"
 
