@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pipeline.errors import IndexCorruptError
-from pipeline.settings import BuildSettings
+from pipeline.settings import BuildSettings, CoreConfig
 from pipeline.store import Store
 from pipeline.store.pages import PAGES_BM25, PAGES_FIGURES, PAGES_FIRST_ROWS, PageIndex, figure_share
 from pipeline.text import word_terms
@@ -114,3 +114,33 @@ def test_first_rows_that_disagree_with_the_chunks_are_refused(store: Store, tmp_
     with pytest.raises(IndexCorruptError, match=PAGES_FIGURES):
         PageIndex.load(root, store.catalog.chunk_count)
     shutil.rmtree(root)
+
+
+@pytest.fixture(scope="module")
+def spread_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """A report whose first page is a statement (each row label among figures, a chunk each) followed by five
+    pages of prose that each say "selling and marketing" once: the prose chunks rank above every chunk of the
+    statement, the statement ranks first among the pages."""
+    statement = "\n".join(
+        f"{label} " + " ".join(f"{n},{n % 997:03d}" for n in range(100 * i, 100 * i + 24))
+        for i, label in enumerate(["Selling", "marketing", "Total"], start=1)
+    )
+    prose = [f"Selling and marketing programs in region {r} were reviewed by the {r} team." for r in "abcde"]
+    files = {"report.txt": "\f".join([statement, *prose])}
+    for n in range(20):  # chunks without the query's words, so its terms weigh (idf > 0)
+        files[f"memo{n}.txt"] = f"Memo {n} about the parking rota and the holiday calendar."
+    return store_of(tmp_path_factory.mktemp("spread"), files, BuildSettings(chunk_words=30, chunk_overlap=5))
+
+
+def test_the_default_weights_put_the_statement_page_above_prose_that_outranks_its_chunks(spread_store: Store) -> None:
+    core = CoreConfig()
+
+    def first_page(page_weight: float, figure_weight: float) -> int:
+        hits = spread_store.search_chunks(
+            "selling marketing", 3, mode="bm25", page_weight=page_weight, figure_weight=figure_weight
+        )
+        return hits[0].chunk.page
+
+    assert first_page(0.0, 0.0) != 1  # the chunks alone: a prose page's chunk holds both words
+    assert first_page(3.0, 4.0) != 1  # the earlier weights: five prose chunks outrank the statement's
+    assert first_page(core.page_weight, core.figure_weight) == 1
