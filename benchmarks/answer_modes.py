@@ -1,8 +1,7 @@
-"""The answer step on the embedded models: written bullets against chosen sentences, on labelled inputs.
+"""The answer step on the embedded models against its floors, on labelled inputs.
 
-    python benchmarks/answer_modes.py [--model 0.5b|1.5b|gemma-270m|smollm2-135m] [--modes write select lead]
-        [--sentence-order chunk|question] [--split dev] [--limit 40] [--threads N] [--parallel 2]
-        [--cache DIR] [--json PATH]
+    python benchmarks/answer_modes.py [--model 0.5b|1.5b|gemma-270m|smollm2-135m] [--modes lm span sentence]
+        [--split dev] [--limit 40] [--threads N] [--parallel 2] [--cache DIR] [--json PATH]
 
 Each example's context is its gold pages' chunks plus retrieved distractors (the answer stage's
 inputs, pipeline.evaluation.stage_inputs), so the numbers measure the answer step alone: fact
@@ -11,8 +10,11 @@ Needs the demo index built with the real embedder (`make demo`). DSPy's cache is
 call is real. A model other than the default is read from `<cache>/<its file name>` (size and
 sha256 checked) or assembled from its installed parts (pipeline/program/lm/model_file.py).
 
-`lead` is the floor a chosen answer must beat, with no LM: the select step answered by code that
-takes the first LEAD_SENTENCES sentences offered for each section (retrieval order).
+A mode is a way the answer step runs (ProgramSettings.steps.answer): `lm`, the model writes the answer
+lines with their evidence (and says when nothing answers); `span` and `sentence`, its floors, plain
+code with no LM call (abstaining by support), the baseline a model must beat. The modes the recorded
+runs in benchmarks/README.md compared (`write`, `select`, `lead`, and `--sentence-order`) were answer
+modes of a program that answered before answer lines existed; today's program has none of them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted DummyLM lives with the tests
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 import json
@@ -46,12 +48,8 @@ from pipeline.program.lm import (
     make_embedded_lm,
 )
 from pipeline.program.module import ScopedQA
-from pipeline.settings import ProgramSettings, Settings, available_cores
+from pipeline.settings import ProgramSettings, Settings, StepChoices, available_cores
 from pipeline.store import open_store
-from tests.support.fakes import field, scripted_lm
-
-# Sentences the no-LM `lead` baseline takes per section (the select step's bullet cap).
-LEAD_SENTENCES = 5
 
 MODELS = {"0.5b": QWEN_CODER_05B, "1.5b": QWEN_CODER_15B, "gemma-270m": GEMMA3_270M, "smollm2-135m": SMOLLM2_135M}
 
@@ -61,21 +59,12 @@ def _mean(values: list[float | None]) -> float | None:
     return round(statistics.fmean(present), 4) if present else None
 
 
-def lead_lm() -> dspy.LM:
-    """An LM stand-in for the select step that chooses the first LEAD_SENTENCES offered ids per section."""
-
-    def respond(prompt: str) -> dict[str, Any]:
-        return {
-            "choices": [
-                {
-                    "sub_question_index": c["sub_question_index"],
-                    "sentence_ids": [s["sentence_id"] for s in c["sentences"][:LEAD_SENTENCES]],
-                }
-                for c in field(prompt, "sections_context")
-            ]
-        }
-
-    return scripted_lm(respond)
+def mode_settings(mode: str) -> ProgramSettings:
+    """The program settings that run the answer step as `mode`: by the LM (which also says when nothing
+    answers), or by one of its floors with the support floor abstaining and nothing else by the LM."""
+    if mode == "lm":
+        return ProgramSettings(steps=StepChoices(answer="lm", abstain="lm"))
+    return ProgramSettings(steps=StepChoices(answer=mode, abstain="support", compute="rows"))  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -85,10 +74,7 @@ def main() -> None:
     parser.add_argument("--split", default="dev")
     parser.add_argument("--model", choices=sorted(MODELS), default="0.5b")
     parser.add_argument("--cache", default=str(default_model_cache_dir()), help="where the model file is")
-    parser.add_argument("--modes", nargs="+", choices=["write", "select", "lead"], default=["write", "select"])
-    parser.add_argument(
-        "--sentence-order", choices=["chunk", "question"], default="chunk", help="how select and lead see sentences"
-    )
+    parser.add_argument("--modes", nargs="+", choices=["lm", "span", "sentence"], default=["lm", "span"])
     parser.add_argument("--limit", type=int, default=40)
     parser.add_argument("--threads", type=int, default=available_cores())
     parser.add_argument("--parallel", type=int, default=2)
@@ -105,7 +91,7 @@ def main() -> None:
     items = [stage_example(store, resolved[i], rows[i]) for i in usable if examples[i].id in picked]
     started = time.perf_counter()
     lm = None
-    if set(args.modes) - {"lead"}:
+    if "lm" in args.modes:
         lm = make_embedded_lm(
             cache_dir=Path(args.cache),
             threads=args.threads,
@@ -118,27 +104,15 @@ def main() -> None:
         f"examples, {args.threads} threads, {args.parallel} at once"
     )
     results: list[dict[str, Any]] = []
-    print(f"{'mode':<7} {'n':>3} {'value':>6} {'facts':>6} {'cite_p':>6} {'abstain':>7} {'s/example':>9}")
+    print(f"{'mode':<8} {'n':>3} {'value':>6} {'facts':>6} {'cite_p':>6} {'abstain':>7} {'s/example':>9}")
     for mode in args.modes:
-        program = ScopedQA(
-            store,
-            Settings(
-                program=ProgramSettings(
-                    answer_mode="select" if mode == "lead" else mode, sentence_order=args.sentence_order
-                )
-            ),
-        )
+        program = ScopedQA(store, Settings(program=mode_settings(mode)))
         begun = time.perf_counter()
-        context = (
-            {"lm": lead_lm(), "adapter": dspy.ChatAdapter()}
-            if mode == "lead"
-            else {"lm": lm, "adapter": dspy.JSONAdapter()}
-        )
-        with dspy.context(**context):
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
             scored = evaluate_stage(StageProgram(program, "answer"), items, threads=args.parallel)
         seconds = time.perf_counter() - begun
         row = {
-            "model": "none" if mode == "lead" else args.model,
+            "model": args.model if mode == "lm" else "none",
             "mode": mode,
             "n": len(scored),
             "value": _mean([r.value for r in scored]),
@@ -155,7 +129,7 @@ def main() -> None:
         }
         results.append(row)
         print(
-            f"{mode:<7} {row['n']:>3} {row['value']!s:>6} {row['fact_recall']!s:>6} "
+            f"{mode:<8} {row['n']:>3} {row['value']!s:>6} {row['fact_recall']!s:>6} "
             f"{row['citation_precision']!s:>6} {row['abstention']!s:>7} {row['seconds_per_example']:>9}"
         )
     if len(results) == 2:
@@ -168,7 +142,6 @@ def main() -> None:
         meta = {
             "model": args.model,
             "split": args.split,
-            "sentence_order": args.sentence_order,
             "threads": args.threads,
             "parallel": args.parallel,
             "load_average": os.getloadavg(),

@@ -3,9 +3,11 @@
     python benchmarks/lm_throughput.py [--questions 4] [--stage-examples 6] [--json PATH]
 
 old: one llama.cpp thread, one slot, examples one after another, scoring shows each chunk's
-first 900 characters, answers written (what the program did before). new: every core, two slots
-with two examples at once, scoring shows 360 characters, answers chosen (the defaults now, with
-the shipped program's answer_mode). Printed per path:
+first 900 characters (what the program did before). new: every core, two slots with two examples
+at once, scoring shows 360 characters (the defaults now). Both paths run every step by the LM, the
+answer step as it is today (answer lines with their evidence): the recorded run in
+benchmarks/README.md also wrote the old path's answers as prose, an answer mode the program no
+longer has. Printed per path:
 
 1. the floor: raw llama.cpp prompt and generation tokens/s on a fixed ~1,400-token prompt (and,
    for the new path, two such requests at once);
@@ -29,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import dspy
 
@@ -62,7 +64,6 @@ class RunPath:
     threads: int
     parallel: int
     score_chunk_chars: int
-    answer_mode: Literal["write", "select"]
 
 
 def floor(threads: int, parallel: int, cache: Path) -> dict[str, Any]:
@@ -127,7 +128,7 @@ def measure(
     result: dict[str, Any] = {"path": path.name, "threads": path.threads, "parallel": path.parallel}
     result["floor"] = floor(path.threads, path.parallel, cache)
     lm = make_embedded_lm(cache_dir=cache, threads=path.threads, parallel=path.parallel, cache=False)
-    settings = Settings(program=ProgramSettings(score_chunk_chars=path.score_chunk_chars, answer_mode=path.answer_mode))
+    settings = Settings(program=ProgramSettings(score_chunk_chars=path.score_chunk_chars))
     program = ScopedQA(store, settings)
     per_hour: dict[str, float] = {}
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
@@ -162,10 +163,8 @@ def main() -> None:
     items = stage_items(store, Path(args.traces), args.stage_examples)
     questions = stratified_sample(load_examples(Path(args.traces) / "dev.jsonl"), args.questions, seed=1)
     paths = {
-        "old": RunPath("old", threads=1, parallel=1, score_chunk_chars=900, answer_mode="write"),
-        "new": RunPath(
-            "new", threads=available_cores(), parallel=DEFAULT_PARALLEL, score_chunk_chars=360, answer_mode="select"
-        ),
+        "old": RunPath("old", threads=1, parallel=1, score_chunk_chars=900),
+        "new": RunPath("new", threads=available_cores(), parallel=DEFAULT_PARALLEL, score_chunk_chars=360),
     }
     load = [round(x, 2) for x in os.getloadavg()]
     results = [measure(paths[name], store, items, questions, cache) for name in args.paths]
