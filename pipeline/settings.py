@@ -113,6 +113,7 @@ class CoreConfig(Strict):
     # such pages; the demo traces' gold-page recall@5 rose too (0.962 -> 0.967).
     # Raised to 10 with page_weight 20 (above): at page_weight 20, 4 gave 0.659 on the quarterly filings' dev
     # split, 10 gave 0.750.
+    # Applied only where the sub-question asks a figure (SearchSettings.figures): a name or a clause is on prose.
     figure_weight: float = Field(default=10.0, ge=0.0, le=100.0)
     tool_loop: ToolLoopLimits = ToolLoopLimits()
     entity_gate: EntityGateConfig = EntityGateConfig()

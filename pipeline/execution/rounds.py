@@ -52,9 +52,12 @@ Clock = Callable[[], float]
 _RETRIEVER: dict[str, Literal["bm25", "dense"]] = {"bm25": "bm25", "vector": "dense"}
 
 
-def round_search(round_: RetrievalRound, passage: str | None = None, mode: SearchMode | None = None) -> SearchSettings:
+def round_search(
+    round_: RetrievalRound, passage: str | None = None, mode: SearchMode | None = None, figures: bool = True
+) -> SearchSettings:
     """How the tools search in `round_`; `mode` overrides the retrievers the round names
-    (retrieval-only evaluation compares bm25, dense and hybrid on the same plan)."""
+    (retrieval-only evaluation compares bm25, dense and hybrid on the same plan); `figures`: the sub-question
+    asks a figure, so pages of figures are favoured."""
     modes = {_RETRIEVER[m.type]: m for m in round_.retrieval_modes}
     planned: SearchMode = "hybrid" if len(modes) == 2 else next(iter(modes))
     return SearchSettings(
@@ -67,6 +70,7 @@ def round_search(round_: RetrievalRound, passage: str | None = None, mode: Searc
         together_entity_ids=round_.filters.together,
         doc_type_hint=frozenset(round_.filters.doc_types),
         periods=round_.filters.periods,
+        figures=figures,
     )
 
 
@@ -123,6 +127,7 @@ def _search_key(query: str, search: SearchSettings) -> tuple[object, ...]:
         search.documents_k,
         search.gate_key,
         search.periods,
+        search.figures,
     )
 
 
@@ -218,6 +223,7 @@ class QuestionRetrieval:
         terms = tuple(t for t in plan.literal_constraints.must_preserve_terms if t not in generic)
         catalog = self.store.catalog
         criteria = entities_to_cover(sub_question, plan.acceptance_criteria, catalog.entities, catalog.vocabulary)
+        figures = asks_amount(sub_question)
         rankings: list[Sequence[ChunkHit]] = []
         seen: set[int] = set()
         done: set[tuple[object, ...]] = set()
@@ -230,7 +236,7 @@ class QuestionRetrieval:
             stop = self._stop_before(index, round_, gap)
             if stop is not None:
                 break
-            search = round_search(round_, self.passage, self.mode)
+            search = round_search(round_, self.passage, self.mode, figures)
             asked = list(round_queries(round_, plan.goal, sub_question, gap, self._names))
             if index == 0 and self.config.planner.metric_queries:
                 entities = list(catalog.entities.values())

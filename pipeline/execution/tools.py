@@ -103,6 +103,9 @@ class SearchSettings:
     together_entity_ids: tuple[str, ...] = ()
     # The periods the question names (labels, pipeline.values.periods): their documents are preferred.
     periods: tuple[str, ...] = ()
+    # Whether the page ranking favours pages of figures (CoreConfig.figure_weight): only for a question asking a
+    # figure; an auditor's name or a clause is on a page of prose.
+    figures: bool = True
 
     @property
     def gate_key(self) -> tuple[tuple[str, ...], frozenset[str], tuple[str, ...]]:
@@ -345,7 +348,7 @@ class RetrievalTools:
                 dense_query=dense_query,
                 depths=depths,
                 page_weight=self.config.page_weight,
-                figure_weight=self.config.figure_weight,
+                figure_weight=self.config.figure_weight if search.figures else 0.0,
             )
 
         found = _store_call(lambda: chunks(ids))

@@ -100,6 +100,17 @@ def test_chunk_search_weighs_the_page_index_as_configured(demo_store: Store) -> 
     assert CoreConfig().page_weight > 0 and CoreConfig().figure_weight > 0  # on by default
 
 
+def test_pages_of_figures_are_favoured_only_for_a_question_asking_a_figure(demo_store: Store) -> None:
+    config = CoreConfig(page_weight=2.5, figure_weight=5.0)
+    for question, figure_weight in (("What is the rent at Banda Lane?", 5.0), ("Who is the tenant at Banda Lane?", 0)):
+        plan = plan_for(demo_store, question)
+        spy = RecordingStore(demo_store)
+        result = QuestionRetrieval(spy, question_scope(NO_SCOPE, spy), plan, config).retrieve(plan.goal)
+        chunk_calls = [c for c in spy.calls if c["op"] == "chunks"]
+        assert chunk_calls and {(c["page_weight"], c["figure_weight"]) for c in chunk_calls} == {(2.5, figure_weight)}
+        assert all(r.search.figures == bool(figure_weight) for r in result.rounds)
+
+
 def test_mode_override_keeps_the_plan_but_changes_the_retrievers(demo_store: Store) -> None:
     spy = RecordingStore(demo_store)
     retrieve(spy, plan_for(demo_store, "What is the rent at Banda Lane?"), mode="dense")
