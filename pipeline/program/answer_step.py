@@ -38,6 +38,7 @@ from pipeline.answering.titles import asks_titles
 from pipeline.answering.typed_answers import states_figure
 from pipeline.errors import LMFailure
 from pipeline.guards.citations import CitedSource
+from pipeline.guards.options import offered_names, outside_options
 from pipeline.guards.periods import period_problem
 from pipeline.guards.sections import GuardedSection, guard_section, not_found
 from pipeline.intake.contract import Contract, section_kind
@@ -237,6 +238,13 @@ class AnswerStep:
         for item in items:
             if kinds[item.index] == "number" and guarded[item.index].status == "answered":
                 problem = self._period_problem(item.sub_question, guarded[item.index])
+                if problem is not None:
+                    guarded[item.index] = not_found(problem)
+                    values.pop(item.index, None)
+        offered = offered_names(run.trace.question)
+        for item in items:
+            if kinds[item.index] == "name" and guarded[item.index].status == "answered":
+                problem = outside_options(guarded[item.index].line, offered)
                 if problem is not None:
                     guarded[item.index] = not_found(problem)
                     values.pop(item.index, None)
