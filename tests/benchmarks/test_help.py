@@ -12,6 +12,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,13 +31,25 @@ def test_the_benchmarks_folder_holds_both_scripts_and_the_helpers_they_share() -
     assert {"measure.py", "synthetic.py"} <= {path.name for path in LIBRARIES}
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
-def test_each_script_answers_help_with_its_usage(script: Path) -> None:
+@pytest.fixture(scope="module")
+def helped() -> dict[Path, subprocess.CompletedProcess[str]]:
+    """Every script's `--help`, run a few at a time (each is mostly Python importing its modules)."""
     # this checkout's code, whichever checkout the virtual environment was installed from
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run(
-        [sys.executable, str(script), "--help"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+
+    def run(script: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, str(script), "--help"]
+        return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1)) as pool:
+        return dict(zip(SCRIPTS, pool.map(run, SCRIPTS), strict=True))
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
+def test_each_script_answers_help_with_its_usage(
+    script: Path, helped: dict[Path, subprocess.CompletedProcess[str]]
+) -> None:
+    done = helped[script]
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith(f"usage: {script.name}"), done.stdout[:500]
 
