@@ -76,16 +76,26 @@ def ordered_terms(question: str, generic: AbstractSet[str] = frozenset()) -> lis
 
 # Where the thing asked about ends and what identifies it begins: "the land area | of plot 1159/215".
 _COMPLEMENT = re.compile(r"\s(?:of|for|in|on|under|at|from|to|with|between|about|during|within|as)\s", re.I)
+# Nouns that name a measure of what follows them ("the value of", "the number of"), not what is asked about.
+_MEASURE_NOUNS = frozenset({"valu", "amount", "number", "level", "figur", "quantiti", "count"})
 _WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how)\b", re.I)
 
 
 def focus_terms(question: str, generic: AbstractSet[str] = frozenset()) -> list[str]:
     """The key terms of what `question` asks about: from its question word to its first complement ("What is
     the land area of plot 1159/215?" -> land, area; "Under the contract, what interest is charged on ..." ->
-    interest, charged); all its key terms when that part has none."""
+    interest, charged); all its key terms when that part has none. A part naming only a measure of something
+    ("the value", "the number") passes to what follows it: "What was the value of number of patents of Acme?" ->
+    patents."""
     wh = _WH_WORD.search(question)
-    head = _COMPLEMENT.split(question[wh.start() if wh else 0 :], maxsplit=1)[0]
-    return ordered_terms(head, generic) or ordered_terms(question, generic)
+    pieces = _COMPLEMENT.split(question[wh.start() if wh else 0 :])
+    for piece in pieces:
+        terms = ordered_terms(piece, generic)
+        if not set(terms) <= _MEASURE_NOUNS:
+            return terms
+        if not terms:
+            break
+    return ordered_terms(pieces[0], generic) or ordered_terms(question, generic)
 
 
 def key_terms(question: str, generic: AbstractSet[str] = frozenset()) -> frozenset[str]:

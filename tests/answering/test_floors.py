@@ -127,3 +127,20 @@ def test_a_number_written_out_keeps_the_figure_that_repeats_it() -> None:
     assert typed_spans(text, "duration", frozenset({"due"}), frozenset(), None, 0) == ["thirty (30) days", "(5) years"]
     assert typed_spans(text, "amount", frozenset({"loss"}), frozenset(), None, 0)[-1] == "(3) million"
     assert typed_spans("a deposit (EUR 420) is held", "amount", frozenset(), frozenset(), None, 0) == ["EUR 420"]
+
+
+def test_the_focus_is_what_a_question_asks_about_past_a_measure_of_it() -> None:
+    assert focus_terms("What is the land area of plot 1159/215?") == ["land", "area"]  # the complement identifies
+    assert focus_terms('What was the value of number of patents of "Holley Inc." at the end of the period?') == [
+        "patent"
+    ]
+    assert focus_terms("What is the number of employees?") == ["employe"]
+    assert focus_terms("What is the value?") == ["valu"]  # nothing follows: the measure itself
+
+
+def test_a_sentence_without_the_thing_measured_does_not_support_its_value() -> None:
+    question = "What was the value of number of patents of the company?"
+    text = "The contractual value of the accounts receivable acquired was $3,894."
+    assert support(_sentences(text, question), answer_kind(question), frozenset(focus_terms(question))) == 0.0
+    held = "The company held 412 patents at the end of the year."
+    assert support(_sentences(held, question), answer_kind(question), frozenset(focus_terms(question))) == 1.0
