@@ -4,25 +4,10 @@ annual-report shape and reproducible, and each build phase gets its own time and
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 from pipeline.store.reading import read_source
-from tests.support.paths import ROOT
-
-
-def load(name: str) -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmarks import their helpers (measure.py) by name
-    try:
-        spec = importlib.util.spec_from_file_location(f"{name}_benchmark", ROOT / "benchmarks" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+from tests.support.scripts import load_benchmark
 
 
 def digest(folder: Path) -> str:
@@ -30,7 +15,7 @@ def digest(folder: Path) -> str:
 
 
 def test_the_synthetic_reports_print_as_pages_with_statements_and_reproduce(tmp_path: Path) -> None:
-    reports = load("annual_reports")
+    reports = load_benchmark("annual_reports")
     files, pages = reports.write_corpus(tmp_path / "a", 300)
     assert pages >= 300 and files == len(list((tmp_path / "a").rglob("*.html")))
     reports.write_corpus(tmp_path / "b", 300)
@@ -44,7 +29,7 @@ def test_the_synthetic_reports_print_as_pages_with_statements_and_reproduce(tmp_
 
 
 def test_growth_phases_split_the_build_by_its_progress() -> None:
-    build = load("build")
+    build = load_benchmark("build")
     events = [
         (1.0, "read", ""),
         (2.0, "embed", ""),

@@ -3,7 +3,6 @@ kept, none), read on the demo index's real chunks, and every answerable example 
 
 from __future__ import annotations
 
-import importlib.util
 from types import ModuleType
 
 import pytest
@@ -12,15 +11,12 @@ from pipeline.evaluation.examples import LabelledExample, load_example_set
 from pipeline.program.trace import QuestionTrace, RetrievedChunk, SubQuestionTrace
 from pipeline.store import Store
 from tests.support.paths import ROOT
+from tests.support.scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def headroom() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("evidence_headroom", ROOT / "benchmarks" / "evidence_headroom.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("evidence_headroom")
 
 
 def _trace(store: Store, kept: list[int], dropped: list[int]) -> QuestionTrace:

@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.support.paths import ROOT
-
-
-def load_benchmark() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("models_benchmark", ROOT / "benchmarks" / "models.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.support.scripts import load_benchmark
 
 
 def run(model: str, program: str, facts: list[float | None]) -> dict[str, Any]:
@@ -31,7 +21,7 @@ def run(model: str, program: str, facts: list[float | None]) -> dict[str, Any]:
 
 
 def test_run_spec_reads_model_and_program_and_names_the_choices_when_wrong() -> None:
-    models = load_benchmark()
+    models = load_benchmark("models")
     assert models.run_spec("1.5b:uncompiled") == ("1.5b", "uncompiled")
     with pytest.raises(argparse.ArgumentTypeError, match=r"MODEL:PROGRAM with MODEL one of 0\.5b, 1\.5b"):
         models.run_spec("7b:uncompiled")
@@ -40,7 +30,7 @@ def test_run_spec_reads_model_and_program_and_names_the_choices_when_wrong() -> 
 
 
 def test_each_run_is_paired_with_the_first_and_with_the_first_models_run_of_its_program() -> None:
-    models = load_benchmark()
+    models = load_benchmark("models")
     shipped = run("0.5b", "shipped", [1.0, 1.0, 1.0, 1.0])
     small = run("0.5b", "uncompiled", [0.0, 1.0, 0.0, 1.0])
     large = run("1.5b", "uncompiled", [1.0, 1.0, 0.0, None])
@@ -53,7 +43,7 @@ def test_each_run_is_paired_with_the_first_and_with_the_first_models_run_of_its_
 
 
 def test_report_pairs_over_the_examples_both_runs_scored() -> None:
-    models = load_benchmark()
+    models = load_benchmark("models")
     small = run("0.5b", "uncompiled", [0.0, 1.0, 0.0, 1.0])
     large = run("1.5b", "uncompiled", [1.0, 1.0, 0.0, None])
     for row in (small, large):

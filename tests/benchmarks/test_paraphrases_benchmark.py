@@ -2,27 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from types import ModuleType
+from tests.support.scripts import load_benchmark
 
-from tests.support.paths import ROOT
-
-
-def _load() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        spec = importlib.util.spec_from_file_location("paraphrases_benchmark", ROOT / "benchmarks" / "paraphrases.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-
-
-paraphrases = _load()
+paraphrases = load_benchmark("paraphrases")
 
 
 def test_right_reads_the_typed_value_first_then_the_line_then_the_abstention() -> None:

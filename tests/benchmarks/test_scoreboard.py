@@ -3,26 +3,15 @@ submission form of a typed value, the organisers' grading per question, pairing 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 from tests.support.paths import ROOT
+from tests.support.scripts import load_benchmark
 
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("scoreboard_benchmark", ROOT / "benchmarks" / "scoreboard.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-scoreboard = _load()
+scoreboard = load_benchmark("scoreboard")
 
 
 def write_table(path: Path, rows: list[dict[str, object]]) -> Path:

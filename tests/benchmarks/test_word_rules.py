@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from types import ModuleType
+from tests.support.scripts import load_benchmark
 
-from tests.support.paths import ROOT
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("word_rules_benchmark", ROOT / "benchmarks" / "word_rules.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-word_rules = _load()
+word_rules = load_benchmark("word_rules")
 
 SOURCE = """
 import re
