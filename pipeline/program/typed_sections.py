@@ -54,6 +54,8 @@ TITLES_QUERY = (
     "Chief Financial Officer President Chairman Director"
 )
 TITLES_CHUNKS = 12
+# Sentences a list of changed offices rests on, best first.
+TITLES_EVIDENCE = 3
 
 Read = tuple[GuardedSection, TypedValue, Callable[[LineTrace], LineTrace]]
 # How well a row's label must name a yes/no question's event (its verb held): "Dividends declared" for "were
@@ -247,15 +249,9 @@ class TypedSections:
         and values found under a caption naming what is asked have the rest of their page read."""
         hits, sentences, _ = self._fields(item, hits, query)
         found = listed_names(item.sub_question, sentences, item.terms, item.focus, avoid)
-        if found:
-            evidence = list({id(f.sentence): f.sentence for f in found}.values())
-            names = [f.name for f in found]
-            draft = Draft("; ".join(names), tuple(s.sentence_id for s in evidence), "extracted")
-            read = self._read(item, draft, evidence, [*kept, *hits], allowed, "names", names, "names:sentences")
-            if read is not None:
-                return read
         reason = f"no name found in the {min(len(sentences), NAMES_READ)} sentences read"
-        return not_found(reason), absent("names", contract, reason), _traced("names:none", None)
+        listed = [(f.name, f.sentence) for f in found]
+        return self._listed(item, contract, listed, [*kept, *hits], allowed, "names", reason)
 
     def titles(
         self,
@@ -275,16 +271,32 @@ class TypedSections:
         owners = [
             n for h in searched[:1] for n in (self.tables.owner_names(h.chunk.document_id) if self.tables else ())
         ]
-        found = changed_titles(sentences, owners)
-        if found:
-            evidence = list({id(f.sentence): f.sentence for f in found}.values())[:3]
-            names = [f.title for f in found if f.sentence in evidence]
+        listed = [(f.title, f.sentence) for f in changed_titles(sentences, owners)]
+        reason = "no statement of an appointment or a departure names a title"
+        return self._listed(item, contract, listed, [*kept, *searched], allowed, "titles", reason, TITLES_EVIDENCE)
+
+    def _listed(
+        self,
+        item: SectionInputs,
+        contract: Contract | None,
+        listed: Sequence[tuple[str, OfferedSentence]],
+        hits: Sequence[ChunkHit],
+        allowed: Collection[str] | None,
+        step: str,
+        reason: str,
+        max_evidence: int | None = None,
+    ) -> Read:
+        """A section listing names, each resting on its sentence (the names of the first `max_evidence` sentences
+        when given), through the guards; not found for `reason`, with the question's absent value, when none is
+        listed or the guards refuse them."""
+        evidence = list({id(sentence): sentence for _, sentence in listed}.values())[:max_evidence]
+        names = [name for name, sentence in listed if sentence in evidence]
+        if names:
             draft = Draft("; ".join(names), tuple(s.sentence_id for s in evidence), "extracted")
-            read = self._read(item, draft, evidence, [*kept, *searched], allowed, "names", names, "titles:sentences")
+            read = self._read(item, draft, evidence, hits, allowed, "names", names, f"{step}:sentences")
             if read is not None:
                 return read
-        reason = "no statement of an appointment or a departure names a title"
-        return not_found(reason), absent("names", contract, reason), _traced("titles:none", None)
+        return not_found(reason), absent("names", contract, reason), _traced(f"{step}:none", None)
 
     def computed(
         self,
