@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.entities import contains_term
 from pipeline.intake.comparison import QUOTED_NAME
-from pipeline.text import fold
 
 # A question choosing among names: it opens with which or who.
 _CHOOSES = re.compile(r"^\s*(?:which|who)\b", re.IGNORECASE)
@@ -24,17 +24,10 @@ def offered_names(question: str) -> tuple[str, ...]:
 
 def outside_options(answer: str, names: tuple[str, ...]) -> str | None:
     """Why `answer` cannot stand for a question offering `names`: it holds none of them and is part of none
-    ("QuidelOrtho" for "QUIDELORTHO CORPORATION"; folded, whole words); None when it names one, or when no names
-    are offered."""
+    ("QuidelOrtho" for "QUIDELORTHO CORPORATION"; whole words, case and accents folded); None when it names one,
+    or when no names are offered."""
     if not names:
         return None
-    text = " ".join(fold(answer).casefold().split())
-    for name in (" ".join(fold(n).casefold().split()) for n in names):
-        if _holds(text, name) or (len(text) >= 3 and _holds(name, text)):
-            return None
+    if any(contains_term(answer, name) or contains_term(name, answer) for name in names):
+        return None
     return f"the answer names none of the question's options ({', '.join(names)})"
-
-
-def _holds(text: str, words: str) -> bool:
-    """Whether `text` holds `words` as whole words."""
-    return re.search(rf"(?<!\w){re.escape(words)}(?!\w)", text) is not None
